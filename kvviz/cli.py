@@ -1,0 +1,75 @@
+"""``python -m kvviz <command>``: every computation and check, from scripts and CI.
+
+Exit codes: 0 success (or clean), 1 findings/differences, 2 bad input (one line on stderr).
+Each command lives in a ``register(subparsers)`` function; COMMANDS lists their modules.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+from .errors import BadInput
+
+# module paths that define register(subparsers); each adds one or more commands
+COMMANDS = [
+    "kvviz.commands.compute",
+    "kvviz.commands.offset",
+]
+
+MAX_INPUT_BYTES = 64 << 20
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse already exits 2; keep it to one line
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def read_json_file(path: str):
+    """Read an untrusted JSON file with a size bound; BadInput on any problem."""
+    import os
+
+    try:
+        size = os.path.getsize(path)
+    except OSError as e:
+        raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
+    if size > MAX_INPUT_BYTES:
+        raise BadInput(f"{path} is {size} bytes; the limit is {MAX_INPUT_BYTES}")
+    try:
+        with open(path, "rb") as f:
+            return json.loads(f.read().decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadInput(f"{path} is not UTF-8 text") from None
+    except json.JSONDecodeError as e:
+        raise BadInput(f"{path} is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
+    except RecursionError:
+        raise BadInput(f"{path} is nested too deeply") from None
+    except OSError as e:
+        raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="kvviz", description=__doc__.splitlines()[0],
+                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for mod in COMMANDS:
+        importlib.import_module(mod).register(sub)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except BadInput as e:
+        print(f"kvviz {args.command}: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+def dump_json(obj) -> str:
+    return json.dumps(obj, separators=(",", ":"))

@@ -1,0 +1,2 @@
+class BadInput(ValueError):
+    """Input a user or a file supplied that kvviz refuses, with a one-line reason."""
