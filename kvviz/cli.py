@@ -16,6 +16,7 @@ from .errors import BadInput
 COMMANDS = [
     "kvviz.commands.compute",
     "kvviz.commands.offset",
+    "kvviz.commands.run",
 ]
 
 MAX_INPUT_BYTES = 64 << 20
