@@ -77,8 +77,9 @@ class Engine:
                                       dcp_world_size=c.dcp_world_size, events=self.events)
         max_blocks = cdiv(c.max_model_len, c.block_size * c.dcp_world_size)
         clears = self.profile.move_row_clears_source and "move_row_no_clear" not in self.faults
+        # state groups hold state indices: never split into kernel blocks
         tables = [BlockTable(c.max_num_reqs, 1 if g.kind == "state" else max_blocks, c.block_size,
-                             c.kbs, has_slot_mapping=g.kind != "state", move_row_clears_source=clears,
+                             c.block_size if g.kind == "state" else c.kbs, has_slot_mapping=g.kind != "state", move_row_clears_source=clears,
                              alignment=self.profile.width_alignment)
                   for g in c.groups]
         self.batch = PersistentBatch(MultiGroupBlockTable(tables), events=self.events)
@@ -255,7 +256,7 @@ class Engine:
         for gid, (g, t) in enumerate(zip(c.groups, self.batch.tables.tables)):
             inputs.append(build_step(
                 t.device_view(num_reqs, r_pad), seq_lens, q_lens, block_size=c.block_size,
-                kernel_block_size=c.kbs, num_reqs_padded=r_pad, num_tokens_padded=t_pad,
+                kernel_block_size=t.block_size, num_reqs_padded=r_pad, num_tokens_padded=t_pad,
                 dcp_world_size=c.dcp_world_size, dcp_rank=c.dcp_rank,
                 interleave=c.cp_kv_cache_interleave_size, has_slot_mapping=g.kind != "state",
                 empty_last_page_len_is_zero=self.profile.empty_last_page_len_is_zero))
@@ -266,11 +267,11 @@ class Engine:
             req.num_computed_tokens += s.num_tokens
             if req.num_computed_tokens >= req.num_tokens:
                 req.output.append(sampled_token(s.req_id, req.num_tokens))
-        record = self._snapshot(sched_list, cpu_tables, before, commit_rows, commit_bytes,
-                                r_pad, t_pad, dirty, inputs)
         for s in sched_list:
             if self.requests[s.req_id].finished and self.state[s.req_id] == "running":
                 self._finish(s.req_id, "max_tokens")
+        record = self._snapshot(sched_list, cpu_tables, before, commit_rows, commit_bytes,
+                                r_pad, t_pad, dirty, inputs)
         record.events = list(self.events)
         self.history.append(record)
         self.step_index += 1

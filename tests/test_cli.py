@@ -1,0 +1,106 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from kvviz.cli import main
+
+
+def run_cli(capsys, *args):
+    rc = main(list(args))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_compute_contract(tmp_path, capsys):
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps({"block_size": 4, "num_reqs_padded": 3, "num_tokens_padded": 4,
+                             "requests": [{"block_ids": [2, 9], "seq_len": 6, "query_len": 2}]}))
+    rc, out, _ = run_cli(capsys, "compute", str(p))
+    assert rc == 0
+    d = json.loads(out)
+    assert set(d) == {"backend", "query_start_loc", "positions", "seq_lens", "slot_mapping", "block_table",
+                      "paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len"}
+    assert d["slot_mapping"] == [36, 37, -1, -1]
+    assert d["query_start_loc"] == [0, 2, 2, 2]
+    assert d["seq_lens"] == [6, 0, 0]
+    assert d["paged_kv_last_page_len"] == [2, 0, 0]
+    assert len(d["block_table"]) == 3 and d["block_table"][1] == [0] * 32
+
+
+def test_compute_dcp_omits_csr(tmp_path, capsys):
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps({"block_size": 4, "dcp_world_size": 2, "dcp_rank": 1,
+                             "requests": [{"block_ids": [2], "seq_len": 3, "query_len": 3}]}))
+    rc, out, _ = run_cli(capsys, "compute", str(p))
+    d = json.loads(out)
+    assert rc == 0 and "paged_kv_indptr" not in d and d["slot_mapping"] == [-1, 8, -1]
+
+
+@pytest.mark.parametrize("content", ["{not json", "[]", json.dumps({"block_size": 4, "requests": [
+    {"block_ids": [1], "seq_len": 5}]}), "\xff\xfe", json.dumps({"block_size": 6, "cp_kv_cache_interleave_size": 4,
+                                                               "requests": []})])
+def test_compute_bad_input_exit_2_one_line(tmp_path, capsys, content):
+    p = tmp_path / "b.json"
+    p.write_bytes(content.encode("latin-1") if content.startswith("\xff") else content.encode())
+    rc, out, err = run_cli(capsys, "compute", str(p))
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_compute_missing_file(capsys):
+    rc, _, err = run_cli(capsys, "compute", "/nonexistent/x.json")
+    assert rc == 2 and "cannot read" in err
+
+
+def test_offset_roundtrip(capsys):
+    base = ["offset", "--layout", "HND", "--block-size", "16", "--num-kv-heads", "8", "--head-dim", "128",
+            "--dtype", "bfloat16", "--num-blocks", "100"]
+    rc, out, _ = run_cli(capsys, *base, "--slot", "37", "--head", "3", "--dim", "5", "--kv", "v")
+    a = json.loads(out)
+    assert rc == 0 and set(a) == {"element_offset", "byte_offset", "block", "offset_in_block"}
+    assert a["element_offset"] == 100 * 16 * 8 * 128 + 39557 and a["byte_offset"] == 2 * a["element_offset"]
+    rc, out, _ = run_cli(capsys, *base, "--byte-offset", str(a["byte_offset"] + 1))
+    d = json.loads(out)
+    assert d == {"kv": "v", "block": 2, "offset_in_block": 5, "slot": 37, "head": 3, "dim": 5, "byte_in_element": 1}
+
+
+@pytest.mark.parametrize("extra", [["--slot", "5000", "--head", "0", "--dim", "0"], ["--slot", "1"],
+                                   ["--byte-offset", "-1"], ["--byte-offset", "1", "--slot", "1"]])
+def test_offset_bad(capsys, extra):
+    rc, _, err = run_cli(capsys, "offset", "--layout", "NHD", "--block-size", "16", "--num-kv-heads", "2",
+                         "--head-dim", "8", "--dtype", "fp8", "--num-blocks", "10", *extra)
+    assert rc == 2 and len(err.strip().splitlines()) == 1
+
+
+def test_help_for_each_command():
+    for cmd in ["compute", "offset", "run"]:
+        r = subprocess.run([sys.executable, "-m", "kvviz", cmd, "--help"], capture_output=True, text=True)
+        assert r.returncode == 0 and "usage: kvviz " + cmd in r.stdout
+
+
+def test_unknown_command_exits_2():
+    r = subprocess.run([sys.executable, "-m", "kvviz", "nope"], capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+
+
+def test_run_json_and_text(tmp_path, capsys):
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps({"config": {"num_blocks": 8, "block_size": 4},
+                             "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 2}]}))
+    rc, out, _ = run_cli(capsys, "run", str(p), "--json")
+    d = json.loads(out)
+    assert rc == 0 and [s["step"] for s in d["steps"]] == [0, 1]
+    g = d["steps"][0]["groups"][0]
+    # max_model_len 256 / block 4 = 64 columns (a multiple of 128 tokens)
+    assert g["slot_mapping"] == [4, 5, 6, 7, 8]
+    assert g["block_table_device"] == [[1, 2] + [0] * 62]
+    rc, out, _ = run_cli(capsys, "run", str(p))
+    assert rc == 0 and "step 1" in out and "A finishes" in out
+
+
+def test_run_bad_scenario(tmp_path, capsys):
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps({"config": {"block_size": 0}}))
+    rc, _, err = run_cli(capsys, "run", str(p))
+    assert rc == 2 and "block_size" in err

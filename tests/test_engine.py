@@ -1,0 +1,139 @@
+import numpy as np
+import pytest
+
+from kvviz.engine import Engine, run_scenario
+from kvviz.errors import BadInput
+from kvviz.scenario import parse_scenario
+
+SHARED = {"config": {"num_blocks": 16, "block_size": 4, "max_num_reqs": 4, "max_num_batched_tokens": 16,
+                     "cudagraph_capture_sizes": [1, 2, 4, 8]},
+          "requests": [{"id": "A", "arrival": 0, "prompt_len": 10, "prefix_group": "sys", "prefix_len": 8,
+                        "max_tokens": 3},
+                       {"id": "B", "arrival": 1, "prompt_len": 9, "prefix_group": "sys", "prefix_len": 8,
+                        "max_tokens": 4},
+                       {"id": "C", "arrival": 1, "prompt_len": 5, "max_tokens": 2}],
+          "actions": [{"step": 3, "kind": "fork", "req": "B", "n": 1}]}
+
+
+def kinds(rec, kind):
+    return [e for e in rec.events if e["kind"] == kind]
+
+
+def test_shared_prefix_hit_padding_finish_condense_fork():
+    h = run_scenario(parse_scenario(SHARED))
+    s0, s1, s2, s3 = h[:4]
+    assert s0.inputs[0].slot_mapping.tolist() == list(range(4, 14))  # blocks 1,2,3
+    # B reuses A's two full prefix blocks; only its 9th token is computed
+    assert kinds(s1, "cache_hit")[0]["blocks"] == [1, 2]
+    assert [(s.req_id, s.row, s.num_tokens) for s in s1.scheduled] == [("A", 0, 1), ("B", 1, 1), ("C", 2, 5)]
+    assert s1.device_tables[0][1, :3].tolist() == [1, 2, 4]
+    assert s1.inputs[0].slot_mapping.tolist() == [14, 16, 20, 21, 22, 23, 24, -1]  # 7 tokens padded to 8
+    # step 2: three decodes padded to 4 rows / 4 tokens: NULL row, -1 slot, seq_len 0
+    i2 = s2.inputs[0]
+    assert (s2.num_reqs_padded, s2.num_tokens_padded) == (4, 4)
+    assert i2.slot_mapping.tolist() == [15, 17, 25, -1]
+    assert i2.seq_lens.tolist() == [12, 10, 6, 0] and (i2.block_table[3] == 0).all()
+    assert i2.query_start_loc.tolist() == [0, 1, 2, 3, 3]
+    assert i2.paged_kv_last_page_len.tolist() == [4, 2, 2, 0]
+    assert {e["req"] for e in kinds(s2, "finish")} == {"A", "C"}
+    # step 3: A and C leave (rows 0, 2 cleared); the fork child B.1 fills the lowest hole
+    assert [e["row"] for e in kinds(s3, "clear_row")] == [0, 2]
+    assert kinds(s3, "cow")[0]["src"] == 4 and kinds(s3, "share")[0]["blocks"] == [1, 2]
+    assert s3.rows[:2] == ["B.1", "B"]
+    assert s3.ref_counts[1] == 2 and s3.ref_counts[4] == 1
+
+
+def test_condense_moves_highest_row_and_clears_it():
+    sc = {"config": {"num_blocks": 32, "block_size": 4},
+          "requests": [{"id": r, "prompt_len": 5, "max_tokens": m} for r, m in
+                       [("A", 2), ("B", 6), ("C", 6)]]}
+    e = Engine(parse_scenario(sc))
+    e.step(); e.step()  # A finishes after step 1
+    rec = e.step()      # A's row 0 cleared; C (row 2) moves into it
+    assert [(m["src"], m["dst"]) for m in kinds(rec, "move_row")] == [(2, 0)]
+    assert rec.cpu_tables[0][2].sum() == 0 and rec.rows[:2] == ["C", "B"]
+    assert rec.device_tables[0][2, :2].tolist() != [0, 0]  # the mirror of row 2 is not refreshed (not committed)
+
+
+def test_move_row_no_clear_fault_leaves_source():
+    sc = {"config": {"num_blocks": 32, "block_size": 4},
+          "requests": [{"id": r, "prompt_len": 5, "max_tokens": m} for r, m in [("A", 2), ("B", 6), ("C", 6)]]}
+    e = Engine(parse_scenario(sc), faults={"move_row_no_clear"})
+    for _ in range(3):
+        rec = e.step()
+    assert rec.cpu_tables[0][2, :2].tolist() == rec.cpu_tables[0][0, :2].tolist() != [0, 0]
+
+
+def test_skip_commit_leaves_mirror_stale():
+    sc = {"config": {"num_blocks": 16, "block_size": 4}, "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 2}]}
+    rec = Engine(parse_scenario(sc), faults={"skip_commit"}).step()
+    assert rec.commit_bytes == 0 and rec.device_tables[0][0, :2].tolist() == [0, 0]
+    assert rec.inputs[0].slot_mapping.tolist() == [0, 1, 2, 3, 0]  # reads the null block: silent corruption
+
+
+def test_preemption_frees_and_recomputes_from_zero():
+    sc = {"config": {"num_blocks": 6, "block_size": 4, "max_num_batched_tokens": 64, "enable_prefix_caching": False},
+          "requests": [{"id": "A", "prompt_len": 8, "max_tokens": 10},
+                       {"id": "B", "arrival": 1, "prompt_len": 8, "max_tokens": 10}]}
+    h = run_scenario(parse_scenario(sc), max_steps=40)
+    pre = [(r.index, e) for r in h for e in r.events if e["kind"] == "preempt"]
+    assert pre, "the 5-block pool cannot hold both requests to the end"
+    idx, ev = pre[0]
+    assert ev["req"] == "B" and ev["why"] == "pool exhausted"
+    # when B runs again it restarts at position 0
+    again = next(s for r in h[idx + 1:] for s in r.scheduled if s.req_id == "B")
+    assert again.num_computed == 0
+    assert all(r.requests["A"]["output_len"] <= 10 for r in h)
+    assert h[-1].requests["B"]["state"] == "finished" and h[-1].requests["A"]["state"] == "finished"
+
+
+def test_chunked_prefill_across_block_boundary():
+    sc = {"config": {"num_blocks": 16, "block_size": 4, "max_num_batched_tokens": 6},
+          "requests": [{"id": "A", "prompt_len": 10, "max_tokens": 1}]}
+    h = run_scenario(parse_scenario(sc))
+    assert [s.num_tokens for r in h for s in r.scheduled] == [6, 4]
+    assert [s.kind for r in h for s in r.scheduled] == ["chunk", "prefill"]
+    assert h[1].inputs[0].positions.tolist() == [6, 7, 8, 9]
+    assert h[1].inputs[0].slot_mapping.tolist() == [10, 11, 12, 13]  # 6,7 in block 2; 8,9 in block 3
+
+
+def test_hybrid_groups_each_have_a_table():
+    sc = {"config": {"num_blocks": 64, "block_size": 4, "kernel_block_size": 2,
+                     "groups": [{"kind": "full"}, {"kind": "sliding_window", "sliding_window": 4}, {"kind": "state"}]},
+          "requests": [{"id": "A", "prompt_len": 12, "max_tokens": 6}]}
+    h = run_scenario(parse_scenario(sc))
+    last = h[-1]
+    assert last.inputs[2].slot_mapping is None and last.inputs[2].paged_kv_indptr is None
+    assert last.num_blocks_per_row[2][0] == 1  # one state index, never split into kernel blocks
+    assert last.num_blocks_per_row[0][0] == 2 * 5  # 17 tokens -> 5 manager blocks -> 10 kernel blocks
+    skips = [e for r in h for e in r.events if e["kind"] == "window_skip"]
+    assert skips and skips[0]["group"] == 1
+    # the scheduler replaced skipped blocks with the null block, the worker row keeps the old ids
+    prev = h[-2]  # the last step frees everything: look one step earlier
+    assert prev.requests["A"]["blocks"][1][0] == 0
+    assert prev.device_tables[1][0, 0] == 2 * skips[0]["blocks"][-1]
+    # each group's slots come from its own table
+    k0 = last.device_tables[0][0]
+    pos = last.inputs[0].positions[0]
+    assert last.inputs[0].slot_mapping[0] == k0[pos // 2] * 2 + pos % 2
+
+
+def test_bad_scenarios():
+    for bad, msg in [({"config": {"profile": "x"}}, "unknown profile"),
+                     ({"config": {"groups": [{"kind": "sliding_window"}]}}, "sliding_window"),
+                     ({"requests": [{"id": "A"}, {"id": "A"}]}, "duplicate"),
+                     ({"requests": [{"prompt": []}]}, "prompt"),
+                     ({"actions": [{"kind": "explode", "req": "A", "step": 0}]}, "kind"),
+                     ({"config": {"max_model_len": 8}, "requests": [{"prompt_len": 8, "max_tokens": 4}]}, "max_model_len"),
+                     ({"config": {"foo": 1}}, "unknown key"),
+                     ("x", "object")]:
+        with pytest.raises(BadInput, match=msg):
+            parse_scenario(bad)
+
+
+def test_replay_is_deterministic():
+    a = run_scenario(parse_scenario(SHARED))
+    b = run_scenario(parse_scenario(SHARED))
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x.inputs[0].slot_mapping, y.inputs[0].slot_mapping)
+        assert x.events == y.events
