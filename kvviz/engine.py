@@ -127,6 +127,10 @@ class Engine:
                 cid += "'"
             child = Request(cid, list(parent.prompt), parent.max_tokens, list(parent.output),
                             parent.num_computed_tokens, parent.extra_keys, parent=rid)
+            if len(self.running) >= self.config.max_num_reqs:
+                self.events.append({"kind": "fork_failed", "req": rid, "child": cid,
+                                    "why": "no free row in the batch"})
+                return
             ids = self.manager.fork(parent, child)
             if ids is None:
                 self.events.append({"kind": "fork_failed", "req": rid, "child": cid,

@@ -1,0 +1,161 @@
+"""Property tests over random operation sequences (>= 1000 sequences per run)."""
+import numpy as np
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from kvviz import reference
+from kvviz.batch import PersistentBatch
+from kvviz.block_table import BlockTable, MultiGroupBlockTable
+from kvviz.engine import Engine
+from kvviz.scenario import parse_scenario
+
+request_st = st.fixed_dictionaries({
+    "arrival": st.integers(0, 6),
+    "prompt_len": st.integers(1, 30),
+    "prefix_len": st.integers(0, 16),
+    "prefix_group": st.sampled_from(["g1", "g2"]),
+    "max_tokens": st.integers(1, 8),
+})
+action_st = st.fixed_dictionaries({
+    "step": st.integers(0, 12),
+    "kind": st.sampled_from(["finish", "preempt", "fork"]),
+    "req": st.sampled_from([f"R{i}" for i in range(6)]),
+    "n": st.integers(1, 2),
+})
+config_st = st.fixed_dictionaries({
+    "num_blocks": st.integers(6, 40),
+    "block_size": st.sampled_from([1, 2, 4, 8]),
+    "max_num_reqs": st.integers(1, 6),
+    "max_num_batched_tokens": st.integers(4, 48),
+    "enable_prefix_caching": st.booleans(),
+    "profile": st.sampled_from(["current", "2025-11", "2025-early"]),
+    "cudagraph_capture_sizes": st.sampled_from([[], [1, 2, 4, 8, 16]]),
+    "groups": st.sampled_from([[{"kind": "full"}],
+                               [{"kind": "full"}, {"kind": "sliding_window", "sliding_window": 5}],
+                               [{"kind": "full"}, {"kind": "state"}]]),
+})
+
+
+def scenario_st():
+    return st.tuples(config_st, st.lists(request_st, min_size=1, max_size=6),
+                     st.lists(action_st, max_size=4), st.sampled_from([1, 2])).map(_build)
+
+
+def _build(t):
+    cfg, reqs, acts, kbs_div = t
+    cfg = dict(cfg, max_model_len=64)
+    if cfg["block_size"] % kbs_div == 0:
+        cfg["kernel_block_size"] = cfg["block_size"] // kbs_div
+    out = []
+    for i, r in enumerate(reqs):
+        r = dict(r, id=f"R{i}")
+        r["prefix_len"] = min(r["prefix_len"], r["prompt_len"])
+        out.append(r)
+    return {"config": cfg, "requests": out, "actions": acts}
+
+
+def check_step(engine: Engine, rec) -> None:
+    m = engine.manager
+    tpb = m.tokens_per_block
+    # pool accounting
+    m.pool.check_invariants(m.live_references())
+    # shared blocks are full in every holder
+    holders: dict[int, list[tuple[str, int, int]]] = {}
+    for rid, groups in m.req_blocks.items():
+        for gid, blocks in enumerate(groups):
+            for i, b in enumerate(blocks):
+                if not b.is_null:
+                    holders.setdefault(b.block_id, []).append((rid, gid, i))
+    for bid, hs in holders.items():
+        if len(hs) > 1:
+            for rid, gid, i in hs:
+                assert engine.config.groups[gid].kind != "state", "state blocks are never shared"
+                assert (i + 1) * tpb <= engine.requests[rid].num_computed_tokens, (
+                    f"block {bid} shared but partial in {rid}")
+    # rows are compact and each row holds exactly its request's blocks
+    n = rec.num_reqs
+    assert all(r is not None for r in rec.rows[:n]) and all(r is None for r in rec.rows[n:])
+    for gid, t in enumerate(engine.batch.tables.tables):
+        # mirror equals CPU after commit
+        np.testing.assert_array_equal(t.device[:n], t.cpu[:n])
+        for row, rid in enumerate(rec.rows[:n]):
+            ids = rec.requests[rid]["blocks"][gid] if rec.requests[rid]["state"] == "running" else None
+            if ids is not None and engine.config.groups[gid].kind == "full":
+                bpk = t.blocks_per_kv_block
+                expect = [b * bpk + k for b in ids for k in range(bpk)]
+                assert t.cpu[row, : t.num_blocks_per_row[row]].tolist() == expect
+        inp = rec.inputs[gid]
+        if inp.slot_mapping is None:
+            continue
+        # slot mapping equals the plain recomputation; CSR equals the reference
+        ref = reference.slot_mapping(inp.query_start_loc, inp.positions, inp.block_table,
+                                     block_size=engine.config.block_size, kernel_block_size=t.block_size,
+                                     num_reqs=n, num_tokens_padded=inp.num_tokens_padded)
+        np.testing.assert_array_equal(inp.slot_mapping, ref)
+        want = reference.flashinfer_csr(inp.block_table, inp.seq_lens, t.block_size,
+                                        empty_last_page_len_is_zero=engine.profile.empty_last_page_len_is_zero)
+        for got, w in zip((inp.paged_kv_indptr, inp.paged_kv_indices, inp.paged_kv_last_page_len), want):
+            np.testing.assert_array_equal(got, w)
+        # padding: -1 slots, NULL rows, zero seq_lens, qsl padded with its last value
+        assert (inp.slot_mapping[inp.num_tokens:] == -1).all()
+        assert (inp.block_table[n:] == 0).all() and (inp.seq_lens[n:] == 0).all()
+        assert (inp.query_start_loc[n:] == inp.query_start_loc[n]).all()
+        # full-attention tokens never land in the null block nor in the same slot twice
+        if engine.config.groups[gid].kind == "full":
+            real = inp.slot_mapping[: inp.num_tokens]
+            assert (real >= t.block_size).all()
+            assert len(set(real.tolist())) == len(real)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario_st())
+def test_random_scenarios_keep_every_invariant(spec):
+    engine = Engine(parse_scenario(spec))
+    for _ in range(60):
+        if engine.done():
+            break
+        rec = engine.step()
+        check_step(engine, rec)
+
+
+ops = st.lists(st.tuples(st.sampled_from(["add", "remove", "append", "condense", "swap", "commit"]),
+                         st.integers(0, 7), st.integers(0, 7)), max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops)
+def test_batch_rows_match_a_plain_model(seq):
+    """Rows of the persistent batch vs a dict model: lowest hole first, condense fills holes top-down."""
+    bt = BlockTable(8, 64, 4, alignment="none")
+    b = PersistentBatch(MultiGroupBlockTable([bt]))
+    model: dict[str, list[int]] = {}
+    counter = 0
+    for op, x, y in seq:
+        if op == "add" and b.num_reqs + len(b.holes) < 8:
+            rid = f"r{counter}"
+            counter += 1
+            ids = list(range(counter, counter + x % 3 + 1))
+            holes = b.holes
+            expect_row = holes[0] if holes else b.num_reqs
+            assert b.add_request(rid, [ids]) == expect_row
+            model[rid] = ids
+        elif op == "remove" and model:
+            rid = sorted(model)[x % len(model)]
+            b.remove_request(rid)
+            del model[rid]
+        elif op == "append" and model:
+            rid = sorted(model)[x % len(model)]
+            if len(model[rid]) < 60:
+                b.append_blocks(rid, [[100 + y]])
+                model[rid].append(100 + y)
+        elif op == "condense":
+            b.condense()
+            assert sorted(b.req_id_to_index.values()) == list(range(b.num_reqs))
+        elif op == "swap" and not b.holes and b.num_reqs >= 2:
+            b.swap_rows(x % b.num_reqs, y % b.num_reqs)
+        elif op == "commit":
+            bt.commit(b.num_reqs + len(b.holes))
+            np.testing.assert_array_equal(bt.device[: b.num_reqs], bt.cpu[: b.num_reqs])
+        for rid, ids in model.items():
+            assert bt.row_prefix(b.req_id_to_index[rid]).tolist() == ids
+        for hole in b.holes:  # a removed row's counted prefix is cleared
+            assert bt.num_blocks_per_row[hole] == 0
