@@ -104,3 +104,15 @@ def test_run_bad_scenario(tmp_path, capsys):
     p.write_text(json.dumps({"config": {"block_size": 0}}))
     rc, _, err = run_cli(capsys, "run", str(p))
     assert rc == 2 and "block_size" in err
+
+
+def test_examples_run(capsys):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "examples"
+    for p in sorted((root / "scenarios").glob("*.json")):
+        rc, out, _ = run_cli(capsys, "run", str(p), "--json")
+        assert rc == 0 and json.loads(out)["steps"], p
+    for p in sorted((root / "batches").glob("*.json")):
+        rc, out, _ = run_cli(capsys, "compute", str(p))
+        assert rc == 0 and json.loads(out)["slot_mapping"], p
