@@ -16,7 +16,10 @@ from .errors import BadInput
 COMMANDS = [
     "kvviz.commands.compute",
     "kvviz.commands.offset",
+    "kvviz.commands.bench",
     "kvviz.commands.run",
+    "kvviz.commands.check",
+    "kvviz.commands.diff",
 ]
 
 MAX_INPUT_BYTES = 64 << 20

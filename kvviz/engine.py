@@ -55,6 +55,8 @@ class StepRecord:
     num_reqs_padded: int
     num_tokens_padded: int
     dirty_rows: list[int] = field(default_factory=list)
+    free_queue_after: list[int] = field(default_factory=list)   # after this step's finishes
+    ref_counts_after: list[int] = field(default_factory=list)
 
     @property
     def num_tokens(self) -> int:
@@ -271,11 +273,16 @@ class Engine:
             req.num_computed_tokens += s.num_tokens
             if req.num_computed_tokens >= req.num_tokens:
                 req.output.append(sampled_token(s.req_id, req.num_tokens))
+        # the pool as the kernels of this step see it (rows and blocks agree) ...
+        record = self._snapshot(sched_list, cpu_tables, before, commit_rows, commit_bytes,
+                                r_pad, t_pad, dirty, inputs)
         for s in sched_list:
             if self.requests[s.req_id].finished and self.state[s.req_id] == "running":
                 self._finish(s.req_id, "max_tokens")
-        record = self._snapshot(sched_list, cpu_tables, before, commit_rows, commit_bytes,
-                                r_pad, t_pad, dirty, inputs)
+                record.requests[s.req_id]["state"] = "finished"
+        # ... and after the requests that finished this step released their blocks
+        record.free_queue_after = self.manager.pool.free_block_ids()
+        record.ref_counts_after = self.manager.pool.ref_counts()
         record.events = list(self.events)
         self.history.append(record)
         self.step_index += 1

@@ -109,9 +109,9 @@ def test_hybrid_groups_each_have_a_table():
     skips = [e for r in h for e in r.events if e["kind"] == "window_skip"]
     assert skips and skips[0]["group"] == 1
     # the scheduler replaced skipped blocks with the null block, the worker row keeps the old ids
-    prev = h[-2]  # the last step frees everything: look one step earlier
-    assert prev.requests["A"]["blocks"][1][0] == 0
-    assert prev.device_tables[1][0, 0] == 2 * skips[0]["blocks"][-1]
+    assert last.requests["A"]["blocks"][1][0] == 0
+    assert last.device_tables[1][0, 0] == 2 * skips[0]["blocks"][-1]
+    assert last.requests["A"]["state"] == "finished" and sum(last.ref_counts_after) == 0
     # each group's slots come from its own table
     k0 = last.device_tables[0][0]
     pos = last.inputs[0].positions[0]

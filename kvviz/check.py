@@ -1,0 +1,724 @@
+"""The checker: every invariant a dump can be tested against, vectorised.
+
+``run_checks(dump)`` returns findings ordered by row (the first wrong row comes
+first; findings about blocks or the free list, which belong to no row, come
+last). Each check reports at most one finding per row: the first wrong entry
+in it, with how many more there are. Expected values are recomputed from the
+CPU table, which is the truth; the device mirror is only compared with it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .constants import NULL_BLOCK_ID, PAD_SLOT_ID
+from .dump import Dump
+from .step import compute_slot_mapping
+
+MAX_ROWS_PER_CHECK = 50
+
+
+@dataclass(frozen=True)
+class CheckInfo:
+    id: str
+    title: str
+    concept: str          # key of the concept the check guards (for the UI's links)
+    needs: tuple          # dump keys beyond the required ones
+    explanation: str      # what the invariant is and why it matters, for a student
+
+
+CONCEPTS = {
+    "mirror": "CPU table and device mirror: rows are edited on the CPU and copied to the GPU by one "
+              "commit per step, of the first num_reqs rows.",
+    "slot-mapping": "Slot mapping: token at position p of row r goes to slot "
+                    "block_table[r, p // B] * B + p % B; padding tokens get -1.",
+    "padding": "CUDA-graph padding: padded tokens get slot -1 (never written) and padded request "
+               "rows are all block 0 (always safe to read).",
+    "block-pool": "The block pool: blocks 1..N-1 are handed out, block 0 is the null block, each "
+                  "block's ref count is the number of requests holding it, free blocks sit in the "
+                  "free queue.",
+    "allocation": "Allocation: a request of S tokens holds ceil(S / B) blocks, each listed once, in "
+                  "the first num_blocks_per_row entries of its row.",
+    "prefix-sharing": "Prefix sharing and copy-on-write: only full blocks may be shared; a forked "
+                      "request gets its own copy of the partially filled last block.",
+    "flashinfer-csr": "FlashInfer's CSR page table: indptr is the running total of pages, indices "
+                      "the rows' block prefixes, last_page_len the fill of each last page.",
+}
+
+_CHECK_LIST = [
+    CheckInfo("mirror-stale", "Device mirror is stale", "mirror", ("block_table_device",),
+              "The device copy of a live row differs from the CPU table inside the row's counted "
+              "blocks: the row was changed after the last commit, or the commit copied too few rows, "
+              "so the attention kernel reads an old version of the row."),
+    CheckInfo("block-out-of-range", "Block id outside the pool", "block-pool", (),
+              "A counted entry (or a free-list entry) is negative or not below num_blocks: the kernel "
+              "would read or write memory that belongs to no block."),
+    CheckInfo("null-in-live-row", "Null block in a live row", "block-pool", (),
+              "Block 0 is the null block used for padding. A live request must not have it among its "
+              "counted blocks (sliding-window rows may, for blocks that fell out of the window)."),
+    CheckInfo("duplicate-block-in-row", "Block listed twice in one row", "allocation", (),
+              "Each of a request's blocks holds a different range of its tokens, so a block id may "
+              "appear only once in a row's counted prefix."),
+    CheckInfo("too-few-blocks", "Row holds too few blocks", "allocation", ("seq_lens",),
+              "A request with S tokens needs ceil(S / B) blocks; with fewer, its last tokens have "
+              "nowhere to live and the kernel reads past the row's counted prefix."),
+    CheckInfo("freed-block-in-use", "Freed block still in use", "block-pool",
+              ("ref_cnt", "free_block_ids"),
+              "A block a live row counts is on the free list or has ref count 0, so the pool may hand "
+              "it to another request, which would overwrite this one's keys and values."),
+    CheckInfo("shared-partial-block", "Partially filled block is shared", "prefix-sharing", ("seq_lens",),
+              "Two live rows hold the same block and it is the partially filled last block of one of "
+              "them: the next token of one request overwrites the other's. It needs copy-on-write."),
+    CheckInfo("slot-mismatch", "Slot does not match the table", "slot-mapping",
+              ("slot_mapping", "positions", "query_start_loc"),
+              "A real token's slot differs from block_table[row, pos // B] * B + pos % B computed from "
+              "the CPU table, so its key and value are written to the wrong place."),
+    CheckInfo("pad-slot", "Padding token has a real slot", "padding", ("slot_mapping", "query_start_loc"),
+              "Slots after the last real token must be -1 so the KV write skips them; any other value "
+              "makes a padding token overwrite a real slot."),
+    CheckInfo("pad-row", "Padded row is not all 0", "padding", ("num_reqs_padded",),
+              "Rows from num_reqs to num_reqs_padded are read by CUDA-graph replays and must point only "
+              "at the null block 0; a stale id there lets a dummy request read or write a real block."),
+    CheckInfo("csr-indptr", "FlashInfer indptr is wrong", "flashinfer-csr", ("paged_kv_indptr", "seq_lens"),
+              "paged_kv_indptr must start at 0 and grow by ceil(seq_len / page_size) per row."),
+    CheckInfo("csr-indices", "FlashInfer page indices are wrong", "flashinfer-csr",
+              ("paged_kv_indices", "paged_kv_indptr", "seq_lens"),
+              "Row r's slice of paged_kv_indices must equal the first ceil(seq_len / page_size) entries "
+              "of row r of the block table."),
+    CheckInfo("csr-last-page-len", "FlashInfer last_page_len is wrong", "flashinfer-csr",
+              ("paged_kv_last_page_len", "seq_lens"),
+              "The last page holds seq_len % page_size tokens, except that a full last page counts as "
+              "page_size and an empty row as 0."),
+    CheckInfo("refcount-mismatch", "Ref count differs from the holders", "block-pool", ("ref_cnt",),
+              "A block's ref count must equal the number of live rows holding it (block 0's is not "
+              "kept). Assumes every running request is in this batch."),
+    CheckInfo("free-list-duplicate", "Free list repeats a block", "block-pool", ("free_block_ids",),
+              "Each free block is in the free queue once, and the null block 0 never is; otherwise two "
+              "requests can be handed the same block."),
+]
+CHECKS: dict[str, CheckInfo] = {c.id: c for c in _CHECK_LIST}
+_ORDER = {c.id: i for i, c in enumerate(_CHECK_LIST)}
+
+
+@dataclass
+class Finding:
+    check: str
+    row: int | None
+    index: int | None
+    message: str
+
+    @property
+    def info(self) -> CheckInfo:
+        return CHECKS[self.check]
+
+    def to_json(self) -> dict:
+        out = {"check": self.check}
+        if self.row is not None:
+            out["row"] = self.row
+        if self.index is not None:
+            out["index"] = self.index
+        out["message"] = self.message
+        return out
+
+    def sort_key(self):
+        return (self.row is None, self.row if self.row is not None else 0, _ORDER[self.check],
+                self.index if self.index is not None else -1)
+
+
+def first_wrong_row(findings: list[Finding]) -> int | None:
+    rows = [f.row for f in findings if f.row is not None]
+    return min(rows) if rows else None
+
+
+def applicable_checks(dump: Dump) -> list[str]:
+    """The checks this dump carries enough tables for."""
+    have = set(dump.present())
+    out = []
+    for c in _CHECK_LIST:
+        if c.id == "freed-block-in-use":
+            ok = bool(have & {"ref_cnt", "free_block_ids"})
+        elif c.id == "null-in-live-row":
+            ok = dump.sliding_window is None
+        elif c.id.startswith("csr-"):
+            ok = set(c.needs) <= have and dump.dcp_world_size == 1
+        else:
+            ok = set(c.needs) <= have
+        if ok:
+            out.append(c.id)
+    return out
+
+
+# --- vectorised helpers ----------------------------------------------------------------
+
+class _Segments:
+    """Row segments [start_r, start_r + len_r) of a [R, W] table, flattened: ``take`` gathers
+    them, ``locate`` maps a flat position back to (row, column)."""
+
+    def __init__(self, width: int, start: np.ndarray, length: np.ndarray):
+        self.n = len(length)
+        self.width = width
+        self.start = start.astype(np.int64)
+        self.len = np.maximum(length.astype(np.int64), 0)
+        self.off = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(self.len, out=self.off[1:])
+        self.total = int(self.off[-1])
+        self.dense = self.n > 0 and bool((self.start == 0).all()) and bool((self.len == width).all())
+        self._idx = None
+
+    def index(self, base: np.ndarray | None = None) -> np.ndarray:
+        """Flat positions ``base[r] + k`` for k < len_r (base defaults to r * W + start_r)."""
+        if base is None:
+            if self._idx is None:
+                self._idx = _ranges(np.arange(self.n, dtype=np.int64) * self.width + self.start,
+                                    self.len, self.total)
+            return self._idx
+        return _ranges(base.astype(np.int64), self.len, self.total)
+
+    def take(self, table: np.ndarray) -> np.ndarray:
+        if self.dense:
+            return np.ascontiguousarray(table[: self.n]).reshape(-1)
+        return np.ascontiguousarray(table).reshape(-1)[self.index()]
+
+    def locate(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rows = np.searchsorted(self.off, pos, side="right") - 1
+        return rows, self.start[rows] + (pos - self.off[rows])
+
+
+def _ranges(base: np.ndarray, length: np.ndarray, total: int) -> np.ndarray:
+    """Concatenation of arange(base[r], base[r] + length[r]) without np.repeat."""
+    out = np.ones(total, dtype=np.int64)
+    nz = np.flatnonzero(length > 0)
+    if total == 0 or nz.size == 0:
+        return out[:0]
+    begin = np.zeros(len(length) + 1, dtype=np.int64)
+    np.cumsum(length, out=begin[1:])
+    b = base[nz]
+    last_prev = b[:-1] + length[nz[:-1]] - 1
+    out[begin[nz[0]]] = b[0]
+    out[begin[nz[1:]]] = b[1:] - last_prev
+    return np.cumsum(out, out=out)
+
+
+def _first_per_row(rows: np.ndarray, cols: np.ndarray):
+    """rows sorted ascending; returns (row, first col, count) for each distinct row."""
+    if rows.size == 0:
+        return rows, cols, rows
+    starts = np.flatnonzero(np.concatenate(([True], rows[1:] != rows[:-1])))
+    counts = np.diff(np.append(starts, rows.size))
+    return rows[starts], cols[starts], counts
+
+
+def _more(k: int, what: str = "entries") -> str:
+    return f" ({k - 1} more such {what} in this row)" if k > 1 else ""
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+class _Counts:
+    """How often each id occurs: a dense id-indexed array when the universe is small enough
+    (bool when every id is distinct), else sorted distinct ids with their counts."""
+
+    def __init__(self, ids: np.ndarray, universe: int):
+        self.universe = universe
+        self.dense = None
+        self.per_entry = None          # occurrence count of each entry; None when all distinct
+        if universe <= 8 * ids.size + (1 << 22):
+            seen = np.zeros(universe, dtype=bool)
+            seen[ids] = True
+            if np.count_nonzero(seen) == ids.size:   # all distinct: no counting needed
+                self.dense = seen
+                return
+            self.dense = np.bincount(ids, minlength=universe)
+            self.per_entry = self.dense[ids]
+        else:
+            self.uniq, inv, self.counts = np.unique(ids, return_inverse=True, return_counts=True)
+            if self.uniq.size != ids.size:
+                self.per_entry = self.counts[inv]
+
+    def at(self, ids: np.ndarray) -> np.ndarray:
+        if self.dense is not None:
+            return self.dense[ids].astype(np.int64)
+        if self.uniq.size == 0:
+            return np.zeros(len(ids), dtype=np.int64)
+        i = np.minimum(np.searchsorted(self.uniq, ids), self.uniq.size - 1)
+        return np.where(self.uniq[i] == ids, self.counts[i], 0)
+
+    def set(self, ids: np.ndarray, counts: np.ndarray) -> None:
+        if self.dense is not None:
+            self.dense[ids] = counts
+        else:
+            self.counts = self.counts.copy()
+            self.counts[np.searchsorted(self.uniq, ids)] = counts
+
+
+def _isin(values: np.ndarray, members: np.ndarray, universe: int) -> np.ndarray:
+    if values.size == 0 or members.size == 0:
+        return np.zeros(values.shape, dtype=bool)
+    if universe <= 8 * (values.size + members.size) + (1 << 22):
+        mark = np.zeros(universe, dtype=bool)
+        mark[members] = True
+        return mark[values]
+    return np.isin(values, members)
+
+
+# --- the checker -----------------------------------------------------------------------
+
+class _Run:
+    def __init__(self, d: Dump, limit: int):
+        self.d = d
+        self.limit = limit
+        self.out: list[Finding] = []
+        self.n = d.num_reqs
+        self.W = d.width
+        self.bt = d.block_table
+        self.cnt = d.num_blocks_per_row[: self.n].astype(np.int64)
+        self.bpk = d.blocks_per_kv_block
+        self.kbs = d.kbs
+        self.span = d.block_size * d.dcp_world_size     # tokens one block id stands for
+        self.kernel_ids = d.num_blocks * self.bpk
+        self.seq = None if d.seq_lens is None else d.seq_lens[: self.n].astype(np.int64)
+        self.prefix = _Segments(self.W, np.zeros(self.n, np.int64), self.cnt)
+        self.vals = self.prefix.take(self.bt)
+
+    def add(self, check: str, rows, cols, counts, message) -> None:
+        """One finding per row (rows ascending), capped at ``limit`` rows."""
+        rows, cols, counts = (np.asarray(x) for x in (rows, cols, counts))
+        for r, c, k in zip(rows[: self.limit].tolist(), cols[: self.limit].tolist(),
+                           counts[: self.limit].tolist()):
+            self.out.append(Finding(check, r, c, message(r, c, k)))
+        self._truncated(check, rows.size, "rows")
+
+    def _truncated(self, check: str, n: int, what: str) -> None:
+        if n > self.limit:
+            self.out.append(Finding(check, None, None, f"{n - self.limit} more {what} fail this check "
+                                    f"as well; only the first {self.limit} are listed."))
+
+    def add_flat(self, check: str, bad_pos: np.ndarray, message) -> None:
+        rows, cols = self.prefix.locate(bad_pos)
+        self.add(check, *_first_per_row(rows, cols), message)
+
+    # --- per-row prefix checks -------------------------------------------------------------
+    def mirror(self) -> None:
+        dev = self.d.block_table_device
+        if dev is None:
+            return
+        dv = self.prefix.take(dev)
+        bad = np.flatnonzero(self.vals != dv)
+        if not bad.size:
+            return
+        cpu_v, dev_v = self.vals, dv
+
+        def msg(r, c, k):
+            i = int(self.prefix.off[r] + c)
+            return (f"Row {r} column {c} is block {int(dev_v[i])} on the device but block {int(cpu_v[i])} "
+                    f"in the CPU table, so the kernel reads an old copy of the row; the row changed "
+                    f"after the last commit or the commit skipped it{_more(k)}.")
+        self.add_flat("mirror-stale", bad, msg)
+
+    def ranges(self) -> None:
+        limit = min(self.kernel_ids, 1 << 31)
+        u = self.vals.view(np.uint32)
+        self.in_range = u < limit
+        bad = np.flatnonzero(~self.in_range)
+        if bad.size:
+            v = self.vals
+            self.add_flat("block-out-of-range", bad, lambda r, c, k: (
+                f"Row {r} column {c} holds block {int(v[self.prefix.off[r] + c])}, but the pool only "
+                f"has blocks 0 to {self.kernel_ids - 1}{_more(k)}."))
+        if self.d.sliding_window is None:
+            bad = np.flatnonzero(u < self.bpk)
+            if bad.size:
+                self.add_flat("null-in-live-row", bad, lambda r, c, k: (
+                    f"Row {r} column {c} is the null block 0, inside the {int(self.cnt[r])} blocks the "
+                    f"live request counts, so its tokens there point at the padding block{_more(k)}."))
+
+    def too_few(self) -> None:
+        if self.seq is None:
+            return
+        need = -(-self.seq // self.span) * self.bpk
+        rows = np.flatnonzero(self.cnt < need)
+        if rows.size:
+            self.add("too-few-blocks", rows, self.cnt[rows], np.ones(rows.size), lambda r, c, k: (
+                f"Row {r} counts {c} block(s), but its {int(self.seq[r])} tokens need "
+                f"ceil({int(self.seq[r])} / {self.span}) = {int(need[r]) // self.bpk} block(s) of "
+                f"{self.span} tokens" + (f" ({int(need[r])} kernel blocks)" if self.bpk > 1 else "") + "."))
+
+    # --- block accounting -------------------------------------------------------------------
+    def accounting(self) -> None:
+        d = self.d
+        # entries that hold a block: in range, not null, not fallen out of a sliding window
+        held = self.in_range & (self.vals.view(np.uint32) >= self.bpk)
+        window_ok = True
+        if d.sliding_window is not None:
+            if self.seq is None:
+                window_ok = False  # cannot tell which old ids the scheduler already freed
+            else:
+                skipped = np.maximum(self.seq - d.sliding_window + 1, 0) // self.span * self.bpk
+                rows, cols = self.prefix.locate(np.arange(self.vals.size))
+                held &= cols >= skipped[rows]
+        pos = np.flatnonzero(held) if not held.all() else None
+        ids = self.vals if pos is None else self.vals[pos]
+        self.pos_of = (lambda p: p) if pos is None else (lambda p: pos[p])
+        mids = ids // self.bpk if self.bpk > 1 else ids
+
+        # duplicate kernel ids inside one row
+        kcount = _Counts(ids, self.kernel_ids)
+        if kcount.per_entry is not None:
+            self._duplicates(ids, np.flatnonzero(kcount.per_entry >= 2))
+
+        # holders: distinct live rows per block
+        holders = kcount if self.bpk == 1 else _Counts(mids, d.num_blocks)
+        if holders.per_entry is not None:
+            multi = np.flatnonzero(holders.per_entry >= 2)
+            rows, _ = self.prefix.locate(self.pos_of(multi))
+            m = mids[multi]
+            order = np.lexsort((rows, m))
+            m_s, r_s = m[order], rows[order]
+            new = np.concatenate(([True], (m_s[1:] != m_s[:-1]) | (r_s[1:] != r_s[:-1])))
+            pm, pc = np.unique(m_s[new], return_counts=True)
+            holders.set(pm, pc)
+        self.holders, self.mids = holders, mids
+
+        if window_ok:
+            self._freed(holders, mids)
+            self._refcount(holders)
+        self._shared_partial()
+
+    def _duplicates(self, ids, multi) -> None:
+        rows, cols = self.prefix.locate(self.pos_of(multi))
+        v = ids[multi]
+        order = np.lexsort((cols, v, rows))
+        r_s, v_s, c_s = rows[order], v[order], cols[order]
+        same = np.concatenate(([False], (r_s[1:] == r_s[:-1]) & (v_s[1:] == v_s[:-1])))
+        dup = np.flatnonzero(same)
+        if not dup.size:
+            return
+        rr, idx = np.unique(r_s[dup], return_index=True)
+        counts = np.diff(np.append(idx, dup.size))
+        at = dup[idx]
+        first_c = {}
+        for r, i in zip(rr[: self.limit].tolist(), at[: self.limit].tolist()):
+            j = i
+            while j > 0 and r_s[j - 1] == r_s[i] and v_s[j - 1] == v_s[i]:
+                j -= 1
+            first_c[r] = (int(v_s[i]), int(c_s[j]), int(c_s[i]))
+        self.add("duplicate-block-in-row", rr, c_s[at], counts, lambda r, c, k: (
+            f"Row {r} lists block {first_c[r][0]} twice (columns {first_c[r][1]} and "
+            f"{first_c[r][2]}), so two different ranges of the request's tokens would share "
+            f"one block's memory{_more(k, 'repeats')}."))
+
+    def _freed(self, holders: _Counts, mids) -> None:
+        d = self.d
+        N = d.num_blocks
+        free = None
+        if d.free_block_ids is not None:
+            f = d.free_block_ids.astype(np.int64)
+            free = f[(f >= 0) & (f < N)]
+        if holders.dense is not None:   # per block: held and (free or unreferenced)
+            bad = np.zeros(N, dtype=bool)
+            if free is not None and free.size:
+                bad[free] = True
+            if d.ref_cnt is not None:
+                bad |= d.ref_cnt == 0
+            bad &= holders.dense.astype(bool, copy=False)
+            if not bad.any():
+                return
+            hit = np.flatnonzero(bad[mids])
+        else:
+            uniq = holders.uniq
+            bad = np.zeros(uniq.size, dtype=bool)
+            if free is not None:
+                bad |= _isin(uniq, free, N)
+            if d.ref_cnt is not None:
+                bad |= d.ref_cnt[uniq] == 0
+            if not bad.any():
+                return
+            hit = np.flatnonzero(_isin(mids, uniq[bad], N))
+        rows, cols = self.prefix.locate(self.pos_of(hit))
+        v = self.vals
+
+        def msg(r, c, k):
+            b = int(v[self.prefix.off[r] + c]) // self.bpk
+            why = []
+            if d.free_block_ids is not None:
+                at = np.flatnonzero(d.free_block_ids == b)
+                if at.size:
+                    why.append(f"lists as free (free-list position {int(at[0])})")
+            if d.ref_cnt is not None and int(d.ref_cnt[b]) == 0:
+                why.append("gives ref count 0")
+            return (f"Row {r} column {c} uses block {b}, which the pool {' and '.join(why)}, so it can be "
+                    f"handed to another request that overwrites this one's KV{_more(k)}.")
+        self.add("freed-block-in-use", *_first_per_row(rows, cols), msg)
+
+    def _refcount(self, holders: _Counts) -> None:
+        d = self.d
+        if d.ref_cnt is None:
+            return
+        ref = d.ref_cnt
+        if holders.dense is not None:
+            diff = ref != holders.dense
+            diff[NULL_BLOCK_ID] = False
+            bad = np.flatnonzero(diff)
+        else:  # few held blocks in a huge pool: compare the held ones, then the rest must be 0
+            uniq = holders.uniq
+            bad_h = uniq[ref[uniq] != holders.counts]
+            nonzero = np.flatnonzero(ref)
+            bad = np.union1d(bad_h, nonzero[~np.isin(nonzero, uniq)])
+            bad = bad[bad != NULL_BLOCK_ID]
+        if not bad.size:
+            return
+        h_all = holders.at(bad[: self.limit])
+        for b, h in zip(bad[: self.limit].tolist(), h_all.tolist()):
+            rc = int(ref[b])
+            hint = ("a reference leaked, or a request holding it is not in this batch" if rc > h
+                    else "the pool could free it while a row still reads it")
+            self.out.append(Finding("refcount-mismatch", None, b,
+                                    f"Block {b} has ref count {rc} but {_plural(h, 'live row')} "
+                                    f"hold{'s' if h == 1 else ''} it; {hint}."))
+        self._truncated("refcount-mismatch", bad.size, "blocks")
+
+    def _shared_partial(self) -> None:
+        if self.seq is None:
+            return
+        s = self.seq
+        last = (s - 1) // self.span * self.bpk          # column of the last block
+        partial = (s > 0) & (s % self.span != 0) & (last < self.cnt)
+        rows = np.flatnonzero(partial)
+        if not rows.size:
+            return
+        blk = self.bt[rows, last[rows]].astype(np.int64)
+        ok = (blk >= self.bpk) & (blk < self.kernel_ids)
+        rows, blk = rows[ok], blk[ok] // self.bpk
+        h = self.holders.at(blk)
+        shared = h >= 2
+        rows, blk, h = rows[shared], blk[shared], h[shared]
+        if not rows.size:
+            return
+        info = {int(r): (int(b), int(k)) for r, b, k in zip(rows[: self.limit], blk[: self.limit],
+                                                            h[: self.limit])}
+        named = set(rows[:5].tolist())   # naming the other holders costs a pass over the table
+
+        def msg(r, c, k):
+            b, holders = info[r]
+            fill = int(s[r] - (s[r] - 1) // self.span * self.span)
+            others = ""
+            if r in named:
+                where = np.flatnonzero(self.mids == b)
+                rows_b = sorted(set(self.prefix.locate(self.pos_of(where))[0].tolist()) - {r})[:3]
+                others = f" (row {', '.join(map(str, rows_b))})"
+            return (f"Row {r}'s last block {b} holds only {fill} of {self.span} tokens yet "
+                    f"{_plural(holders - 1, 'other live row')}{others} "
+                    f"hold{'s' if holders == 2 else ''} it too, so the next token of either request "
+                    f"overwrites the other's; it needed a private copy (copy-on-write).")
+        self.add("shared-partial-block", rows, last[rows], np.ones(rows.size), msg)
+
+    # --- slots ------------------------------------------------------------------------------
+    def slots(self) -> None:
+        d = self.d
+        if d.slot_mapping is None or d.query_start_loc is None:
+            return
+        qsl = d.query_start_loc[: self.n + 1].astype(np.int64)
+        T = int(qsl[-1]) if self.n else 0
+        sm = d.slot_mapping
+        tail = np.flatnonzero(sm[T:] != PAD_SLOT_ID)
+        if tail.size:
+            i = T + int(tail[0])
+            self.out.append(Finding("pad-slot", None, i, (
+                f"Slot {i} lies after the {T} real tokens but holds {int(sm[i])} instead of -1, so "
+                f"the KV write would overwrite slot {int(sm[i])} with a padding token's values"
+                + (f" ({tail.size - 1} more padding slots are not -1)" if tail.size > 1 else "") + ".")))
+        if d.positions is None or T == 0:
+            return
+        pos = d.positions[:T].astype(np.int64)
+        # the kernel's column for each token, to spot positions the table cannot hold
+        world, inter = d.dcp_world_size, d.cp_kv_cache_interleave_size
+        vidx, voff = np.divmod(pos, d.block_size * world)
+        loff = (voff // (world * inter)) * inter + voff % inter
+        cols = vidx * self.bpk + loff // self.kbs
+        outside = (cols < 0) | (cols >= self.W)
+        safe = np.where(outside, 0, pos)
+        exp = compute_slot_mapping(qsl, safe, self.bt, num_reqs=self.n, num_tokens_padded=T,
+                                   block_size=d.block_size, kernel_block_size=self.kbs,
+                                   dcp_world_size=world, dcp_rank=d.dcp_rank, interleave=inter)
+        got = sm[:T]
+        bad = np.flatnonzero((got != exp) | outside)
+        if not bad.size:
+            return
+        rows = np.searchsorted(qsl[1:], bad, side="right")
+        rr, first, k = _first_per_row(rows, bad)
+
+        def msg(r, i, k):
+            p, g, e = int(pos[i]), int(got[i]), int(exp[i])
+            head = f"Token {i} (row {r}, position {p}) has slot {g}"
+            if outside[i]:
+                return (f"{head}, but position {p} needs column {int(cols[i])} of a table only "
+                        f"{self.W} wide{_more(k, 'tokens')}.")
+            if e == PAD_SLOT_ID:
+                return f"{head}, but another DCP rank stores that position, so it must be -1{_more(k, 'tokens')}."
+            return (f"{head}, but row {r}'s table puts position {p} in block {e // self.kbs} at offset "
+                    f"{e % self.kbs}, which is slot {e}{_more(k, 'tokens')}.")
+        self.add("slot-mismatch", rr, first, k, msg)
+
+    # --- padding rows -------------------------------------------------------------------------
+    def pad_rows(self) -> None:
+        d = self.d
+        lo, hi = self.n, d.padded_reqs
+        if hi <= lo:
+            return
+        table = d.block_table_device if d.block_table_device is not None else self.bt
+        which = "device" if d.block_table_device is not None else "CPU"
+        pad = table[lo:hi]
+        nz = pad != NULL_BLOCK_ID
+        first = nz.argmax(axis=1)
+        bad = nz[np.arange(hi - lo), first]
+        found = {}
+        for j in np.flatnonzero(bad).tolist():
+            r, c = lo + j, int(first[j])
+            found[r] = (c, f"Padded row {r} holds {int(pad[j, c])} at column {c} of the {which} table; "
+                           f"padded rows must be all 0 (the null block) because CUDA-graph replays "
+                           f"read them.")
+        if d.block_table_device is not None:
+            # a vacated row whose CPU prefix was not cleared reaches the kernel at the next commit
+            # that copies padded rows (a dummy run commits num_reqs_padded rows)
+            cnt = d.num_blocks_per_row[lo:hi].astype(np.int64)
+            seg = _Segments(self.W, np.zeros(hi - lo, np.int64), cnt)
+            v = seg.take(self.bt[lo:hi]) if seg.total else np.zeros(0, np.int32)
+            rows, cols = seg.locate(np.flatnonzero(v != NULL_BLOCK_ID))
+            for j, c in zip(*_first_per_row(rows, cols)[:2]):
+                r = lo + int(j)
+                if r not in found:
+                    found[r] = (int(c), f"Padded row {r} still counts {int(cnt[j])} block(s) in the CPU "
+                                        f"table (block {int(self.bt[r, c])} at column {int(c)}); the "
+                                        f"vacated row was not cleared, and a commit of the padded rows "
+                                        f"(as a dummy run does) hands those ids to the kernel.")
+        keys = sorted(found)
+        self.add("pad-row", keys, [found[r][0] for r in keys], np.ones(len(keys)),
+                 lambda r, c, k: found[r][1])
+
+    # --- FlashInfer CSR -----------------------------------------------------------------------
+    def csr(self) -> None:
+        d = self.d
+        if d.seq_lens is None or d.dcp_world_size != 1:
+            return
+        P = self.kbs
+
+        def seq_for(n):
+            s = np.zeros(n, dtype=np.int64)
+            m = min(n, d.seq_lens.shape[0])
+            s[:m] = d.seq_lens[:m]
+            return s
+
+        if d.paged_kv_last_page_len is not None:
+            lpl = d.paged_kv_last_page_len.astype(np.int64)
+            s = seq_for(lpl.size)
+            rem = s % P
+            exp = np.where(s == 0, 0, np.where(rem == 0, P, rem))
+            rows = np.flatnonzero(lpl != exp)
+            self.add("csr-last-page-len", rows, rows * 0, np.ones(rows.size), lambda r, c, k: (
+                f"Row {r} has {int(s[r])} tokens, so its last page holds {int(exp[r])} (a full page "
+                f"counts as {P}, an empty row as 0), but paged_kv_last_page_len says {int(lpl[r])}."))
+
+        if d.paged_kv_indptr is None:
+            return
+        ip = d.paged_kv_indptr.astype(np.int64)
+        n = ip.size - 1
+        s = seq_for(n)
+        pages = -(-s // P)
+        if ip[0] != 0:
+            self.out.append(Finding("csr-indptr", None, 0,
+                                    f"paged_kv_indptr starts at {int(ip[0])}; it must start at 0."))
+        got = np.diff(ip)
+        n_idx = None if d.paged_kv_indices is None else d.paged_kv_indices.size
+        past = (ip[1:] > n_idx) if n_idx is not None else np.zeros(n, bool)
+        rows = np.flatnonzero((got != pages) | past | (ip[:-1] < 0))
+
+        def msg(r, c, k):
+            if got[r] == pages[r]:
+                return (f"paged_kv_indptr gives row {r} pages {int(ip[r])} to {int(ip[r + 1])}, past the "
+                        f"{n_idx} entries of paged_kv_indices.")
+            return (f"paged_kv_indptr gives row {r} {int(got[r])} page(s), but its {int(s[r])} tokens "
+                    f"need ceil({int(s[r])} / {P}) = {int(pages[r])} page(s).")
+        self.add("csr-indptr", rows, rows + 1, np.ones(rows.size), msg)
+
+        if d.paged_kv_indices is None:
+            return
+        good = np.ones(n, dtype=bool)
+        good[rows] = False
+        take = np.where(good, np.minimum(pages, self.W), 0)
+        seg = _Segments(self.W, np.zeros(n, np.int64), take)
+        if seg.total == 0:
+            return
+        exp = seg.take(self.bt)
+        ind = d.paged_kv_indices
+        if seg.total <= ind.size and bool((ip[:-1] == seg.off[:-1]).all()) and good.all():
+            got_v = ind[: seg.total]
+        else:
+            got_v = ind[seg.index(np.where(good, ip[:-1], 0))]
+        bad = np.flatnonzero(got_v != exp)
+        if not bad.size:
+            return
+        r_, c_ = seg.locate(bad)
+        rr, cc, kk = _first_per_row(r_, c_)
+
+        def msg2(r, c, k):
+            i = int(ip[r] + c)
+            return (f"paged_kv_indices entry {i} (row {r}, page {c}) is {int(ind[i])}, but row {r} of the "
+                    f"block table has block {int(self.bt[r, c])} there{_more(k, 'pages')}.")
+        self.add("csr-indices", rr, cc, kk, msg2)
+
+    # --- free list ----------------------------------------------------------------------------
+    def free_list(self) -> None:
+        d = self.d
+        if d.free_block_ids is None:
+            return
+        f = d.free_block_ids.astype(np.int64)
+        N = d.num_blocks
+        oor = np.flatnonzero((f < 0) | (f >= N))
+        for i in oor[: self.limit].tolist():
+            self.out.append(Finding("block-out-of-range", None, i,
+                                    f"Free-list entry {i} is block {int(f[i])}, but the pool only has "
+                                    f"blocks 0 to {N - 1}."))
+        self._truncated("block-out-of-range", oor.size, "free-list entries")
+        nulls = np.flatnonzero(f == NULL_BLOCK_ID)
+        msgs = [(int(i), f"The null block 0 is in the free list at position {int(i)}; it must never be "
+                         "handed out, since padded rows point at it.") for i in nulls[:1]]
+        valid = np.flatnonzero((f > NULL_BLOCK_ID) & (f < N))
+        occ = _Counts(f[valid], N).per_entry
+        if occ is not None:
+            multi = valid[occ >= 2]
+            order = np.lexsort((multi, f[multi]))
+            m_s, b_s = multi[order], f[multi][order]
+            second = np.flatnonzero(np.concatenate(([False], b_s[1:] == b_s[:-1])))
+            firsts = {}
+            for j in second.tolist():
+                b = int(b_s[j])
+                if b not in firsts:
+                    firsts[b] = (int(m_s[j - 1]), int(m_s[j]))
+            for b, (i, j) in sorted(firsts.items(), key=lambda x: x[1][1]):
+                msgs.append((j, f"Block {b} is in the free list twice (positions {i} and {j}), so two "
+                                f"requests could be handed the same block."))
+        msgs.sort()
+        for i, m in msgs[: self.limit]:
+            self.out.append(Finding("free-list-duplicate", None, i, m))
+        self._truncated("free-list-duplicate", len(msgs), "entries")
+
+
+def run_checks(dump: Dump, *, limit: int = MAX_ROWS_PER_CHECK) -> list[Finding]:
+    """Every applicable check; findings ordered by row, then check, then index."""
+    run = _Run(dump, limit)
+    run.mirror()
+    run.ranges()
+    run.too_few()
+    run.accounting()
+    run.slots()
+    run.pad_rows()
+    run.csr()
+    run.free_list()
+    return sorted(run.out, key=Finding.sort_key)
+
+
+def findings_to_json(findings: list[Finding]) -> dict:
+    return {"findings": [f.to_json() for f in findings]}

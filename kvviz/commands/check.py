@@ -1,0 +1,35 @@
+"""`kvviz check DUMP`: every invariant a dump of a step's tables can be tested against."""
+from __future__ import annotations
+
+from ..check import CHECKS, first_wrong_row, findings_to_json, run_checks
+from ..cli import dump_json
+from ..dump import load_dump
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "check", help="check a dump (.npz or .json) of one step's tables",
+        description="Load a dump (format: docs/dump-format.md) and run every check its tables allow: "
+        + ", ".join(CHECKS) + ". Findings are ordered by row, so the first one names the first wrong "
+        "row. Exit 0 when clean, 1 with findings, 2 when the file cannot be read.")
+    p.add_argument("dump", metavar="DUMP")
+    p.add_argument("--json", action="store_true",
+                   help='print {"findings": [{"check", "row"?, "index"?, "message"}]}')
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    dump = load_dump(args.dump)
+    findings = run_checks(dump)
+    if args.json:
+        print(dump_json(findings_to_json(findings)))
+    elif not findings:
+        print(f"{args.dump}: clean ({dump.num_reqs} live rows)")
+    else:
+        first = first_wrong_row(findings)
+        head = f"first wrong row: {first}" if first is not None else "no row is wrong; see below"
+        print(f"{args.dump}: {len(findings)} finding(s); {head}")
+        for f in findings:
+            where = f"row {f.row}" if f.row is not None else "-"
+            print(f"  [{f.check}] {where}: {f.message}")
+    return 1 if findings else 0

@@ -1,0 +1,192 @@
+"""Each check against the hand-worked dump of tests/dump_fixtures.py, one defect at a time."""
+import numpy as np
+import pytest
+
+from dump_fixtures import base_dump, base_mapping
+from kvviz.check import CHECKS, CONCEPTS, applicable_checks, first_wrong_row, run_checks
+
+
+def ids(findings):
+    return [(f.check, f.row, f.index) for f in findings]
+
+
+def test_clean_dump_has_no_findings():
+    d = base_dump()
+    assert run_checks(d) == []
+    assert set(applicable_checks(d)) == set(CHECKS)
+
+
+def test_every_check_names_a_known_concept():
+    assert len(CHECKS) == 15
+    assert all(c.concept in CONCEPTS and c.explanation for c in CHECKS.values())
+
+
+def test_mirror_stale_in_counted_prefix_only():
+    dev = base_mapping()["block_table_device"]
+    dev[1, 1] = 9          # inside row 1's 2 counted blocks: stale
+    dev[0, 3] = 7          # past row 0's 3 counted blocks: not looked at
+    f = run_checks(base_dump(block_table_device=dev))
+    assert ids(f) == [("mirror-stale", 1, 1)]
+    assert "block 9 on the device but block 5 in the CPU table" in f[0].message
+
+
+def test_slot_mismatch_names_expected_slot():
+    f = run_checks(base_dump(slot_mapping=np.array([12, 14, 20, -1])))
+    assert ids(f) == [("slot-mismatch", 0, 1)]
+    assert f[0].message.startswith("Token 1 (row 0, position 9) has slot 14")
+    assert "block 3 at offset 1, which is slot 13" in f[0].message
+
+
+def test_pad_slot():
+    f = run_checks(base_dump(slot_mapping=np.array([12, 13, 20, 0])))
+    assert ids(f) == [("pad-slot", None, 3)]
+
+
+def test_pad_row_device_and_cpu_leftovers():
+    dev = base_mapping()["block_table_device"]
+    dev[2, 2] = 6
+    f = run_checks(base_dump(block_table_device=dev))
+    assert ids(f) == [("pad-row", 2, 2)]
+    # a vacated CPU row that still counts its blocks (move_row without clearing)
+    m = base_mapping()
+    m["block_table"][2, :2] = [4, 5]
+    m["num_blocks_per_row"][2] = 2
+    f = run_checks(base_dump(block_table=m["block_table"], num_blocks_per_row=m["num_blocks_per_row"]))
+    assert ids(f) == [("pad-row", 2, 0)]
+    assert "still counts 2 block(s)" in f[0].message
+    # rows past num_reqs_padded are not read
+    dev = base_mapping()["block_table_device"]
+    dev[3, 0] = 6
+    assert run_checks(base_dump(block_table_device=dev)) == []
+
+
+def test_out_of_range_and_null():
+    m = base_mapping()
+    m["block_table"][0, 1] = 16          # pool has 0..15
+    m["block_table"][1, 0] = 0           # null block inside a live prefix
+    d = base_dump(block_table=m["block_table"], block_table_device=m["block_table"].copy())
+    got = ids(run_checks(d))
+    assert ("block-out-of-range", 0, 1) in got
+    assert ("null-in-live-row", 1, 0) in got
+    assert got.index(("block-out-of-range", 0, 1)) < got.index(("null-in-live-row", 1, 0))
+
+
+def test_null_allowed_with_sliding_window():
+    m = base_mapping()
+    m["block_table"][0, 0] = 0           # fell out of an 8-token window (seq 10: tokens 0..2 gone)
+    m["ref_cnt"][1] = 0
+    m["free_block_ids"] = np.concatenate(([1], m["free_block_ids"])).astype(np.int32)
+    d = base_dump(block_table=m["block_table"], block_table_device=m["block_table"].copy(),
+                  ref_cnt=m["ref_cnt"], free_block_ids=m["free_block_ids"], sliding_window=8,
+                  paged_kv_indices=np.array([0, 2, 3, 4, 5], np.int32))
+    assert run_checks(d) == []
+
+
+def test_too_few_blocks():
+    f = run_checks(base_dump(seq_lens=np.array([13, 5, 0], np.int32),
+                             paged_kv_last_page_len=np.array([1, 1, 0], np.int32),
+                             paged_kv_indptr=np.array([0, 4, 6, 6], np.int32),
+                             paged_kv_indices=np.array([1, 2, 3, 0, 4, 5], np.int32)))
+    assert ("too-few-blocks", 0, 3) in ids(f)
+    msg = next(x.message for x in f if x.check == "too-few-blocks")
+    assert msg == "Row 0 counts 3 block(s), but its 13 tokens need ceil(13 / 4) = 4 block(s) of 4 tokens."
+
+
+def test_freed_block_in_use_and_refcount():
+    m = base_mapping()
+    m["ref_cnt"][4] = 0
+    m["free_block_ids"] = np.array([4, 6, 7], np.int32)
+    f = run_checks(base_dump(ref_cnt=m["ref_cnt"], free_block_ids=m["free_block_ids"]))
+    assert ids(f) == [("freed-block-in-use", 1, 0), ("refcount-mismatch", None, 4)]
+    assert "free-list position 0" in f[0].message and "ref count 0" in f[0].message
+    assert f[1].message.startswith("Block 4 has ref count 0 but 1 live row holds it")
+
+
+def test_refcount_leak_and_null_block_ignored():
+    ref = base_mapping()["ref_cnt"]
+    ref[7] = 2          # nobody holds 7
+    ref[0] = 99         # the null block's count is not maintained
+    f = run_checks(base_dump(ref_cnt=ref))
+    assert ids(f) == [("refcount-mismatch", None, 7)]
+    assert "ref count 2 but 0 live rows hold it" in f[0].message
+
+
+def test_shared_partial_block_and_shared_full_block():
+    m = base_mapping()
+    bt = m["block_table"]
+    bt[1, :2] = [1, 3]          # row 1 shares full block 1 (fine) and row 0's partial block 3
+    ref = m["ref_cnt"]
+    ref[1], ref[3], ref[4], ref[5] = 2, 2, 0, 0
+    free = np.concatenate(([4, 5], m["free_block_ids"])).astype(np.int32)
+    d = base_dump(block_table=bt, block_table_device=bt.copy(), ref_cnt=ref, free_block_ids=free,
+                  slot_mapping=np.array([12, 13, 12, -1]), paged_kv_indices=np.array([1, 2, 3, 1, 3], np.int32))
+    f = run_checks(d)
+    # row 0: block 3 holds 2 of 4 tokens; row 1 (5 tokens) has block 3 as its last block too
+    assert ids(f) == [("shared-partial-block", 0, 2), ("shared-partial-block", 1, 1)]
+    assert "Row 0's last block 3 holds only 2 of 4 tokens yet 1 other live row (row 1)" in f[0].message
+
+
+def test_duplicate_block_in_row():
+    m = base_mapping()
+    bt = m["block_table"]
+    bt[0, 2] = 1
+    ref = m["ref_cnt"]
+    ref[3] = 0
+    d = base_dump(block_table=bt, block_table_device=bt.copy(), ref_cnt=ref,
+                  free_block_ids=np.concatenate(([3], m["free_block_ids"])).astype(np.int32),
+                  slot_mapping=np.array([4, 5, 20, -1]), paged_kv_indices=np.array([1, 2, 1, 4, 5], np.int32))
+    f = run_checks(d)
+    assert ids(f) == [("duplicate-block-in-row", 0, 2)]
+    assert "lists block 1 twice (columns 0 and 2)" in f[0].message
+
+
+def test_csr_checks():
+    f = run_checks(base_dump(paged_kv_indptr=np.array([0, 3, 4, 5], np.int32)))
+    assert ids(f)[:2] == [("csr-indptr", 1, 2), ("csr-indptr", 2, 3)]
+    assert "gives row 1 1 page(s), but its 5 tokens need ceil(5 / 4) = 2 page(s)" in f[0].message
+    f = run_checks(base_dump(paged_kv_indices=np.array([1, 2, 3, 4, 6], np.int32)))
+    assert ids(f) == [("csr-indices", 1, 1)]
+    assert "entry 4 (row 1, page 1) is 6" in f[0].message
+    f = run_checks(base_dump(paged_kv_last_page_len=np.array([2, 1, 4], np.int32)))
+    assert ids(f) == [("csr-last-page-len", 2, 0)]
+
+
+def test_free_list_duplicates_and_null():
+    f = run_checks(base_dump(free_block_ids=np.array([6, 7, 0, 6, 8, 20], np.int32)))
+    assert ids(f) == [("block-out-of-range", None, 5), ("free-list-duplicate", None, 2),
+                      ("free-list-duplicate", None, 3)]
+    assert "positions 0 and 3" in f[2].message
+
+
+def test_order_is_by_row_then_check():
+    dev = base_mapping()["block_table_device"]
+    dev[1, 0] = 9
+    f = run_checks(base_dump(block_table_device=dev, slot_mapping=np.array([12, 14, 20, 5]),
+                             ref_cnt=np.zeros(16, np.int32)))
+    rows = [x.row for x in f]
+    assert rows[:3] == [0, 0, 1] and rows[-1] is None
+    assert first_wrong_row(f) == 0
+    assert [x.check for x in f if x.row == 0] == ["freed-block-in-use", "slot-mismatch"]
+
+
+def test_findings_capped_per_check():
+    bt = np.zeros((200, 4), np.int32)
+    d = base_dump(block_table=bt, block_table_device=bt.copy(), num_reqs=120, num_reqs_padded=None,
+                  num_blocks_per_row=np.ones(200, np.int32), seq_lens=None, query_start_loc=None,
+                  positions=None, slot_mapping=None, paged_kv_indptr=None, paged_kv_indices=None,
+                  paged_kv_last_page_len=None, ref_cnt=None, free_block_ids=None)
+    f = [x for x in run_checks(d, limit=50) if x.check == "null-in-live-row"]
+    assert len(f) == 51 and f[-1].row is None and f[-1].message.startswith("70 more rows")
+
+
+@pytest.mark.parametrize("world", [2])
+def test_dcp_dump_skips_csr_and_uses_dcp_slots(world):
+    # 2 DCP ranks, interleave 1: rank 0 stores the even offsets of each virtual block of 8,
+    # at local offset voff // 2. pos 5 -> rank 1 (-1); pos 6 -> block 1, offset 3 -> slot 7;
+    # pos 8 -> virtual block 1 (id 5), offset 0 -> slot 20, but the dump says 16
+    d = base_dump(dcp_world_size=world, dcp_rank=0, slot_mapping=np.array([-1, 7, 16, -1]),
+                  positions=np.array([5, 6, 8, 0]), seq_lens=np.array([10, 9, 0], np.int32),
+                  paged_kv_indptr=None, paged_kv_indices=None, paged_kv_last_page_len=None)
+    f = run_checks(d)
+    assert ids(f) == [("slot-mismatch", 1, 2)]
+    assert "which is slot 20" in f[0].message

@@ -1,0 +1,157 @@
+"""Dump round trips, the example files, and capture from vLLM-shaped objects."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from dump_fixtures import base_dump, base_mapping
+from kvviz.capture import capture
+from kvviz.check import run_checks
+from kvviz.dump import Dump, dump_to_npz_bytes, load_dump, load_dump_bytes, save_dump
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def same(a: Dump, b: Dump):
+    assert a.to_json() == b.to_json()
+
+
+def test_npz_and_json_round_trip(tmp_path):
+    d = base_dump(sliding_window=None)
+    for name in ("d.npz", "d.json"):
+        p = str(tmp_path / name)
+        save_dump(d, p)
+        back = load_dump(p)
+        same(d, back)
+        assert back.block_table.dtype == np.int32 and back.slot_mapping.dtype == np.int64
+    same(d, load_dump_bytes(dump_to_npz_bytes(d)))
+    same(d, load_dump_bytes(json.dumps(d.to_json()).encode()))
+
+
+def test_derived_fields():
+    d = base_dump()
+    assert (d.rows, d.width, d.padded_reqs, d.num_tokens, d.kbs) == (4, 4, 3, 3, 4)
+    assert "ref_cnt" in d.present() and "sliding_window" not in d.present()
+
+
+def test_optional_keys_absent():
+    m = {k: base_mapping()[k] for k in ("kvviz_dump_version", "block_size", "num_blocks", "num_reqs",
+                                        "block_table", "num_blocks_per_row")}
+    d = load_dump_bytes(json.dumps({k: (v.tolist() if hasattr(v, "tolist") else v)
+                                    for k, v in m.items()}).encode())
+    assert d.block_table_device is None and d.padded_reqs == 2
+    assert run_checks(d) == []
+
+
+def test_example_dumps_cli():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    clean = subprocess.run([sys.executable, "-m", "kvviz", "check", "examples/dumps/clean.json"],
+                           cwd=ROOT, capture_output=True, text=True, env=env)
+    assert clean.returncode == 0, clean.stderr
+    bad = subprocess.run([sys.executable, "-m", "kvviz", "check", "--json",
+                          "examples/dumps/commit_too_few_rows.json"], cwd=ROOT, capture_output=True,
+                         text=True, env=env)
+    assert bad.returncode == 1
+    got = json.loads(bad.stdout)["findings"]
+    assert [(f["check"], f["row"]) for f in got] == [("mirror-stale", 3), ("slot-mismatch", 3),
+                                                     ("csr-indices", 3)]
+
+
+# --- capture from objects shaped like vLLM's -------------------------------------------
+
+class FakeTensor:
+    """Stands in for a torch tensor: .detach().cpu().numpy()."""
+    def __init__(self, a):
+        self.a = np.asarray(a)
+
+    def detach(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def numpy(self):
+        return self.a
+
+
+class CpuGpuBuffer:
+    def __init__(self, cpu, gpu):
+        self.cpu, self.gpu, self.np = FakeTensor(cpu), FakeTensor(gpu), np.asarray(cpu)
+
+
+class VllmBlockTable:
+    def __init__(self, cpu, gpu, counts, block_size, kernel_block_size=None):
+        self.block_table = CpuGpuBuffer(cpu, gpu)
+        self.num_blocks_per_row = np.asarray(counts, np.int32)
+        self.block_size = kernel_block_size or block_size
+        self.kv_cache_block_size = block_size
+        self.dcp_world_size, self.dcp_rank, self.cp_kv_cache_interleave_size = 1, 0, 1
+
+
+class MultiGroupBlockTable:
+    def __init__(self, tables):
+        self.block_tables = tables
+
+    def __getitem__(self, i):
+        return self.block_tables[i]
+
+
+class InputBatch:
+    def __init__(self, block_table, num_reqs):
+        self.block_table = block_table
+        self.num_reqs = num_reqs
+
+
+class KVCacheBlock:
+    def __init__(self, block_id, ref_cnt):
+        self.block_id, self.ref_cnt = block_id, ref_cnt
+
+
+class FreeQueue:
+    def __init__(self, blocks):
+        self.blocks = blocks
+
+    def get_all_free_blocks(self):
+        return list(self.blocks)
+
+
+class BlockPool:
+    def __init__(self, refs, free_ids):
+        self.blocks = [KVCacheBlock(i, r) for i, r in enumerate(refs)]
+        self.free_block_queue = FreeQueue([self.blocks[i] for i in free_ids])
+
+
+def test_capture_from_input_batch_matches_hand_built_dump():
+    m = base_mapping()
+    bt = VllmBlockTable(m["block_table"], m["block_table_device"], m["num_blocks_per_row"], 4)
+    batch = InputBatch(MultiGroupBlockTable([bt]), num_reqs=2)
+    pool = BlockPool(m["ref_cnt"].tolist(), m["free_block_ids"].tolist())
+    d = capture(batch, num_reqs_padded=3, block_pool=pool, seq_lens=FakeTensor(m["seq_lens"]),
+                query_start_loc=m["query_start_loc"], positions=FakeTensor(m["positions"]),
+                slot_mapping=m["slot_mapping"], paged_kv_indptr=m["paged_kv_indptr"],
+                paged_kv_indices=m["paged_kv_indices"], paged_kv_last_page_len=m["paged_kv_last_page_len"])
+    same(d, base_dump())
+    # a copy: later edits of the live buffers do not change the dump
+    bt.block_table.np[0, 0] = 9
+    assert d.block_table[0, 0] == 1
+
+
+def test_capture_bare_hybrid_block_table():
+    # manager block 32 tokens, kernel block 16: manager block 2 -> kernel blocks 4, 5
+    cpu = np.array([[4, 5, 0, 0]], np.int32)
+    t = VllmBlockTable(cpu, cpu.copy(), [2], 32, kernel_block_size=16)
+    d = capture(t, num_reqs=1, num_blocks=8, seq_lens=[20])
+    assert (d.block_size, d.kernel_block_size, d.blocks_per_kv_block) == (32, 16, 2)
+    assert run_checks(d) == []
+    d2 = capture(t, num_reqs=1, num_blocks=2, seq_lens=[20])   # kernel ids must be < 2 * 2
+    assert [f.check for f in run_checks(d2)] == ["block-out-of-range"]
+
+
+def test_capture_rejects_strangers():
+    import pytest
+    from kvviz.errors import BadInput
+    with pytest.raises(BadInput, match="cannot find KV-cache group 0"):
+        capture(object(), num_reqs=1, num_blocks=4)

@@ -1,0 +1,162 @@
+"""Bad dumps: one clear BadInput sentence (exit 2 in the CLI), never a traceback."""
+import io
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dump_fixtures import base_dump, base_mapping
+from kvviz.dump import dump_to_npz_bytes, load_dump, load_dump_bytes
+from kvviz.errors import BadInput
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def npz(**arrays) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def good_npz() -> bytes:
+    return dump_to_npz_bytes(base_dump())
+
+
+def bad(data: bytes, match: str, **kw):
+    with pytest.raises(BadInput, match=match):
+        load_dump_bytes(data, "x", **kw)
+
+
+def test_truncated_npz():
+    data = good_npz()
+    bad(data[: len(data) // 2], "not a readable .npz archive")
+
+
+def test_corrupt_member_crc():
+    data = bytearray(good_npz())
+    i = data.index(b"\x93NUMPY") + 200        # inside the first array's data
+    data[i] ^= 0xFF
+    bad(bytes(data), "cannot be read|claims shape|truncated")
+
+
+def test_pickled_object_array():
+    m = {k: np.asarray(v) for k, v in base_mapping().items()}
+    m["block_table"] = np.array([[1, "x"]], dtype=object)
+    bad(npz(**m), "pickled Python objects")
+
+
+def test_wrong_dtypes():
+    m = {k: np.asarray(v) for k, v in base_mapping().items()}
+    m["block_table"] = m["block_table"].astype(np.float32)
+    bad(npz(**m), "'block_table' has dtype float32; integers are required")
+    j = base_dump().to_json()
+    j["seq_lens"] = [1.5, 2, 0]
+    bad(json.dumps(j).encode(), "'seq_lens' has dtype float64")
+    j = base_dump().to_json()
+    j["num_blocks"] = True
+    bad(json.dumps(j).encode(), "'num_blocks' must be an integer, got bool")
+    j = base_dump().to_json()
+    j["block_size"] = "16"
+    bad(json.dumps(j).encode(), "'block_size' must be an integer, got str")
+    j = base_dump().to_json()
+    j["ref_cnt"] = [1] * 15 + [2 ** 40]
+    bad(json.dumps(j).encode(), "'ref_cnt' has values outside the int32 range")
+
+
+def test_wrong_shapes():
+    j = base_dump().to_json()
+    j["block_table"] = [[1, 2], [3]]
+    bad(json.dumps(j).encode(), "not a rectangular array")
+    j = base_dump().to_json()
+    j["block_table"] = [1, 2, 3]
+    bad(json.dumps(j).encode(), "must have 2 dimensions, got shape \\(3,\\)")
+    j = base_dump().to_json()
+    j["num_blocks_per_row"] = [3, 2]
+    bad(json.dumps(j).encode(), "num_blocks_per_row has 2 entries but block_table has 4 rows")
+    j = base_dump().to_json()
+    j["block_table_device"] = [[0] * 5] * 4
+    bad(json.dumps(j).encode(), "block_table_device has shape \\(4, 5\\)")
+    j = base_dump().to_json()
+    j["ref_cnt"] = [0] * 3
+    bad(json.dumps(j).encode(), "ref_cnt has 3 entries; it needs one per block \\(16\\)")
+    j = base_dump().to_json()
+    j["query_start_loc"] = [0, 3, 2, 3]
+    bad(json.dumps(j).encode(), "query_start_loc decreases")
+    j = base_dump().to_json()
+    j["slot_mapping"] = [12, 13]
+    bad(json.dumps(j).encode(), "slot_mapping has 2 entries but query_start_loc counts 3 tokens")
+
+
+def test_negative_and_huge_dimensions():
+    j = base_dump().to_json()
+    j["num_reqs"] = -1
+    bad(json.dumps(j).encode(), "'num_reqs' must be in \\[0, 4\\], got -1")
+    j = base_dump().to_json()
+    j["num_reqs"] = 5
+    bad(json.dumps(j).encode(), "'num_reqs' must be in \\[0, 4\\], got 5")
+    j = base_dump().to_json()
+    j["num_blocks_per_row"] = [3, 2, -1, 0]
+    bad(json.dumps(j).encode(), "num_blocks_per_row\\[2\\] = -1 is outside \\[0, 4\\]")
+    j = base_dump().to_json()
+    j["block_size"] = 1 << 20
+    bad(json.dumps(j).encode(), "'block_size' must be in")
+    j = base_dump().to_json()
+    j["block_table"] = [[]]
+    bad(json.dumps(j).encode(), "needs at least one row and one column")
+
+
+def test_npz_header_claims_huge_shape():
+    """A tiny member whose header claims 2^40 entries is refused before anything is allocated."""
+    # rewrite one member through zipfile so the archive itself stays valid
+    zin = zipfile.ZipFile(io.BytesIO(good_npz()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            raw = zin.read(info)
+            if info.filename == "block_table.npy":
+                fmt = np.lib.format
+                f = io.BytesIO()
+                fmt.write_array_header_1_0(f, {"descr": "<i4", "fortran_order": False,
+                                               "shape": (1 << 40, 4)})
+                raw = f.getvalue() + b"\0" * 64      # header (with magic) + 64 bytes of data
+            zout.writestr(info.filename, raw)
+    bad(out.getvalue(), "claims shape \\(1099511627776, 4\\)")
+
+
+def test_size_bounds(tmp_path):
+    data = good_npz()
+    bad(data, "is \\d+ bytes; the limit is 100", max_bytes=100)
+    js = json.dumps(base_dump().to_json()).encode()
+    bad(js, "bytes of JSON; the limit is 50", max_json_bytes=50)
+    p = tmp_path / "big.npz"
+    p.write_bytes(data)
+    with pytest.raises(BadInput, match="big.npz is \\d+ bytes; the limit is 10"):
+        load_dump(str(p), max_bytes=10)
+
+
+def test_not_a_dump_at_all():
+    bad(b"", "is empty")
+    bad(b"\x93NUMPY\x01\x00", "single .npy array")
+    bad(b"\xff\xfe garbage", "neither an .npz archive nor UTF-8 JSON")
+    bad(b"[1, 2]", "must be a JSON object")
+    bad(b'{"kvviz_dump_version": 1}', "lacks the required keys 'block_size', 'num_blocks'")
+    bad(b"{" * 100000, "nested too deeply|not valid JSON")
+    j = base_dump().to_json()
+    j["kvviz_dump_version"] = 2
+    bad(json.dumps(j).encode(), "kvviz_dump_version is 2; this kvviz reads version 1")
+
+
+@pytest.mark.parametrize("content", [b"PK\x03\x04 truncated", b"{not json", b""])
+def test_cli_exit_2_one_line(tmp_path, content):
+    p = tmp_path / "d.npz"
+    p.write_bytes(content)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-m", "kvviz", "check", str(p)], cwd=ROOT,
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("kvviz check: d.npz")
