@@ -1,0 +1,95 @@
+"""KV write (reshape-and-cache): scatter each token's new K and V into the paged cache.
+
+The cache is one tensor with the K plane first, NHD ``[2, N, B, H, D]`` or HND
+``[2, N, H, B, D]``; the launcher reads its strides, so either layout (or any
+other stride order) works. A token whose slot is PAD (-1) writes nothing. The
+number of tokens is the slot mapping's length, not the key's: the key may be
+padded past it. An fp8 (e4m3) cache takes K/V that are already fp8 (a byte
+copy) or fp16/bf16/fp32 that the kernel scales and casts.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+TOKENS_PER_PROGRAM = 4
+MAX_ELEMS_PER_PROGRAM = 1024
+
+
+@triton.jit(do_not_specialize=["num_tokens"])
+def _kv_write_kernel(key_ptr, value_ptr, k_stride_t, k_stride_h, v_stride_t, v_stride_h,
+                     cache_ptr, plane_stride, block_stride, tok_stride, head_stride,
+                     slot_ptr, num_tokens, k_inv_scale, v_inv_scale,
+                     BLOCK_SIZE: tl.constexpr, HEAD_DIM: tl.constexpr, NUM_HEADS: tl.constexpr,
+                     TOK_TILE: tl.constexpr, ELEM_TILE: tl.constexpr, QUANT: tl.constexpr):
+    t = tl.program_id(0).to(tl.int64) * TOK_TILE + tl.arange(0, TOK_TILE)
+    e = tl.program_id(1) * ELEM_TILE + tl.arange(0, ELEM_TILE)
+    head = (e // HEAD_DIM).to(tl.int64)
+    dim = (e % HEAD_DIM).to(tl.int64)
+    slot = tl.load(slot_ptr + t, mask=t < num_tokens, other=-1).to(tl.int64)
+    keep = slot >= 0
+    block = slot // BLOCK_SIZE
+    off = slot % BLOCK_SIZE
+    m = keep[:, None] & (e < NUM_HEADS * HEAD_DIM)[None, :]
+    dst = (block * block_stride + off * tok_stride)[:, None] + (head * head_stride + dim)[None, :]
+    k = tl.load(key_ptr + (t * k_stride_t)[:, None] + (head * k_stride_h + dim)[None, :], mask=m)
+    v = tl.load(value_ptr + (t * v_stride_t)[:, None] + (head * v_stride_h + dim)[None, :], mask=m)
+    if QUANT:
+        k = k.to(tl.float32) * k_inv_scale
+        v = v.to(tl.float32) * v_inv_scale
+    tl.store(cache_ptr + dst, k.to(cache_ptr.dtype.element_ty), mask=m)
+    tl.store(cache_ptr + plane_stride + dst, v.to(cache_ptr.dtype.element_ty), mask=m)
+
+
+def cache_strides(cache, layout: str):
+    """(plane, block, token-in-block, head) element strides of a 5-D cache."""
+    if cache.dim() != 5 or cache.shape[0] != 2:
+        raise ValueError("the cache must be 5-D with the K/V plane first")
+    if cache.stride(4) != 1:
+        raise ValueError("the cache's head_dim must be contiguous")
+    s = cache.stride()
+    if layout == "NHD":
+        return s[0], s[1], s[2], s[3]
+    if layout == "HND":
+        return s[0], s[1], s[3], s[2]
+    raise ValueError(f"layout must be NHD or HND, not {layout!r}")
+
+
+def cache_dims(cache, layout: str):
+    """(num_blocks, block_size, num_heads, head_dim)."""
+    _, n, a, b, d = cache.shape
+    return (n, a, b, d) if layout == "NHD" else (n, b, a, d)
+
+
+def kv_write(key, value, cache, slot_mapping, *, layout: str = "NHD",
+             k_scale: float = 1.0, v_scale: float = 1.0):
+    """Write ``key``/``value`` [T', H, D] (T' >= len(slot_mapping)) into ``cache`` in place."""
+    import torch
+
+    plane_s, block_s, tok_s, head_s = cache_strides(cache, layout)
+    _, block_size, num_heads, head_dim = cache_dims(cache, layout)
+    num_tokens = slot_mapping.numel()
+    for name, x in (("key", key), ("value", value)):
+        if x.dim() != 3 or tuple(x.shape[1:]) != (num_heads, head_dim):
+            raise ValueError(f"{name} must be [tokens, {num_heads}, {head_dim}], got {tuple(x.shape)}")
+        if x.shape[0] < num_tokens:
+            raise ValueError(f"{name} has {x.shape[0]} tokens, the slot mapping {num_tokens}")
+        if x.stride(2) != 1:
+            raise ValueError(f"{name}'s last dimension must be contiguous")
+    if slot_mapping.dtype != torch.int64:
+        raise ValueError("slot_mapping must be int64")
+    quant = cache.dtype != key.dtype
+    if quant and cache.dtype != torch.float8_e4m3fn:
+        raise ValueError(f"a {cache.dtype} cache needs {cache.dtype} K/V")
+    if num_tokens == 0:
+        return cache
+    hd = num_heads * head_dim
+    elem_tile = min(triton.next_power_of_2(hd), MAX_ELEMS_PER_PROGRAM)
+    grid = (triton.cdiv(num_tokens, TOKENS_PER_PROGRAM), triton.cdiv(hd, elem_tile))
+    _kv_write_kernel[grid](
+        key, value, key.stride(0), key.stride(1), value.stride(0), value.stride(1),
+        cache, plane_s, block_s, tok_s, head_s, slot_mapping, num_tokens,
+        1.0 / k_scale, 1.0 / v_scale,
+        BLOCK_SIZE=block_size, HEAD_DIM=head_dim, NUM_HEADS=num_heads,
+        TOK_TILE=TOKENS_PER_PROGRAM, ELEM_TILE=elem_tile, QUANT=quant)
+    return cache

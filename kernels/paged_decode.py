@@ -1,0 +1,113 @@
+"""Decode attention that reads K/V back through the page table.
+
+One program per (request, query head): the query is the request's last token,
+it attends over all ``seq_len`` cached tokens of its KV head (grouped-query:
+``num_q_heads // num_kv_heads`` query heads share one KV head). Token ``n`` of a
+request lives in page ``table[n // page_size]`` at entry ``n % page_size``, the
+table being either a block-table row (``paged_decode_block_table``) or a CSR
+slice ``indices[indptr[r]:indptr[r+1]]`` whose length comes from
+``last_page_len`` (``paged_decode_csr``). Scores and softmax are fp32, with
+an online (running max) softmax over tiles of tokens. A request with no
+tokens yields zeros.
+"""
+from __future__ import annotations
+
+import math
+
+import triton
+import triton.language as tl
+
+from .kv_write import cache_dims, cache_strides
+
+TOKENS_PER_TILE = 32
+
+
+@triton.jit
+def _paged_decode_kernel(q_ptr, q_stride_r, q_stride_h, out_ptr, o_stride_r, o_stride_h,
+                         cache_ptr, plane_stride, block_stride, tok_stride, head_stride,
+                         table_ptr, table_stride0, table_stride1, seq_lens_ptr,
+                         indptr_ptr, last_page_len_ptr, sm_scale, k_scale, v_scale,
+                         PAGE_SIZE: tl.constexpr, GROUP: tl.constexpr, HEAD_DIM: tl.constexpr,
+                         D_PAD: tl.constexpr, BLOCK_N: tl.constexpr, CSR: tl.constexpr):
+    r = tl.program_id(0)
+    hq = tl.program_id(1)
+    hkv = (hq // GROUP).to(tl.int64)
+    if CSR:
+        begin = tl.load(indptr_ptr + r).to(tl.int64)
+        npages = tl.load(indptr_ptr + r + 1).to(tl.int64) - begin
+        last = tl.load(last_page_len_ptr + r).to(tl.int64)
+        seq_len = tl.where(npages > 0, (npages - 1) * PAGE_SIZE + last, 0)
+        pages_ptr = table_ptr + begin
+        page_step = 1
+    else:
+        seq_len = tl.load(seq_lens_ptr + r).to(tl.int64)
+        pages_ptr = table_ptr + r.to(tl.int64) * table_stride0
+        page_step = table_stride1
+    d = tl.arange(0, D_PAD)
+    dmask = d < HEAD_DIM
+    q = tl.load(q_ptr + r.to(tl.int64) * q_stride_r + hq * q_stride_h + d, mask=dmask, other=0.0)
+    q = q.to(tl.float32) * sm_scale
+    m_i = tl.zeros([1], dtype=tl.float32) - float("inf")
+    l_i = tl.zeros([1], dtype=tl.float32)
+    acc = tl.zeros([D_PAD], dtype=tl.float32)
+    for n0 in range(0, seq_len, BLOCK_N):
+        n = n0 + tl.arange(0, BLOCK_N)
+        nmask = n < seq_len
+        page = tl.load(pages_ptr + (n // PAGE_SIZE) * page_step, mask=nmask, other=0).to(tl.int64)
+        base = page * block_stride + (n % PAGE_SIZE) * tok_stride + hkv * head_stride
+        addr = base[:, None] + d[None, :]
+        m2 = nmask[:, None] & dmask[None, :]
+        k = tl.load(cache_ptr + addr, mask=m2, other=0.0).to(tl.float32) * k_scale
+        s = tl.sum(k * q[None, :], axis=1)
+        s = tl.where(nmask, s, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(s, axis=0))
+        p = tl.exp(s - m_new)
+        alpha = tl.exp(m_i - m_new)
+        v = tl.load(cache_ptr + plane_stride + addr, mask=m2, other=0.0).to(tl.float32) * v_scale
+        acc = acc * alpha + tl.sum(p[:, None] * v, axis=0)
+        l_i = l_i * alpha + tl.sum(p, axis=0)
+        m_i = m_new
+    out = acc / tl.where(l_i > 0, l_i, 1.0)
+    tl.store(out_ptr + r.to(tl.int64) * o_stride_r + hq * o_stride_h + d, out, mask=dmask)
+
+
+def _launch(q, cache, layout, table, t0, t1, seq_lens, indptr, last_page_len, csr, num_reqs,
+            sm_scale, k_scale, v_scale, out):
+    import torch
+
+    plane_s, block_s, tok_s, head_s = cache_strides(cache, layout)
+    _, page_size, num_kv_heads, head_dim = cache_dims(cache, layout)
+    if q.dim() != 3 or q.shape[2] != head_dim or q.stride(2) != 1:
+        raise ValueError(f"q must be [requests, q_heads, {head_dim}] with a contiguous last dim")
+    num_q_heads = q.shape[1]
+    if num_q_heads % num_kv_heads:
+        raise ValueError(f"{num_q_heads} query heads do not group over {num_kv_heads} KV heads")
+    if out is None:
+        out = torch.empty((num_reqs, num_q_heads, head_dim), dtype=torch.float32, device=q.device)
+    if sm_scale is None:
+        sm_scale = 1.0 / math.sqrt(head_dim)
+    if num_reqs == 0:
+        return out
+    _paged_decode_kernel[(num_reqs, num_q_heads)](
+        q, q.stride(0), q.stride(1), out, out.stride(0), out.stride(1),
+        cache, plane_s, block_s, tok_s, head_s, table, t0, t1, seq_lens, indptr, last_page_len,
+        float(sm_scale), float(k_scale), float(v_scale),
+        PAGE_SIZE=page_size, GROUP=num_q_heads // num_kv_heads, HEAD_DIM=head_dim,
+        D_PAD=triton.next_power_of_2(head_dim), BLOCK_N=TOKENS_PER_TILE, CSR=csr)
+    return out
+
+
+def paged_decode_block_table(q, cache, block_table, seq_lens, *, layout: str = "NHD", num_reqs=None,
+                             sm_scale=None, k_scale: float = 1.0, v_scale: float = 1.0, out=None):
+    """q [R, Hq, D] -> fp32 [R, Hq, D]; row r of ``block_table`` and ``seq_lens[r]`` describe request r."""
+    n = q.shape[0] if num_reqs is None else num_reqs
+    return _launch(q, cache, layout, block_table, block_table.stride(0), block_table.stride(1),
+                   seq_lens, seq_lens, seq_lens, False, n, sm_scale, k_scale, v_scale, out)
+
+
+def paged_decode_csr(q, cache, indptr, indices, last_page_len, *, layout: str = "NHD", num_reqs=None,
+                     sm_scale=None, k_scale: float = 1.0, v_scale: float = 1.0, out=None):
+    """Same as ``paged_decode_block_table`` with FlashInfer's CSR page table."""
+    n = q.shape[0] if num_reqs is None else num_reqs
+    return _launch(q, cache, layout, indices, 0, 1, last_page_len, indptr, last_page_len, True, n,
+                   sm_scale, k_scale, v_scale, out)

@@ -1,0 +1,240 @@
+"""Slot mapping: (positions, query_start_loc, block table) -> int64 slot per token.
+
+Two designs over the same per-token arithmetic (``_slots_of``):
+
+* ``slot_mapping_per_request``: one program per request, looping over that
+  request's tokens, plus one extra program that writes PAD into the CUDA-graph
+  tail. This is how vLLM launches it; a long prefill runs on a handful of
+  programs while the rest of the chip idles.
+* ``slot_mapping_flat``: one program per tile of tokens, so the grid depends
+  only on the padded token count and every program does the same work, whether
+  the tokens come from one prefill or from 1024 decodes. A token's request is
+  the number of request starts at or before it, found by a binary search over
+  query_start_loc, or, for large decode-like batches, by reading
+  query_start_loc whole and counting (a histogram of the starts inside the
+  tile, then a running sum). The same programs write the tail.
+
+All offsets are int64. The table's row stride, column stride and width are
+arguments; a column at or past the width reads the null block instead of
+another row.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from kvviz.constants import PAD_SLOT_ID
+
+TOKEN_TILE = 1024
+REQ_CHUNK = 1024          # query_start_loc entries one wide load reads in the flat kernel
+# The flat kernel counts (histogram) instead of binary-searching only for large decode-like
+# batches: on the H200 (2026-11-30) counting won at 1024 requests x 1 token (9.3 vs 11.9 us
+# per launch in a CUDA graph) and lost everywhere else (e.g. 16 x 8192: 8.4 vs 5.0 us).
+COUNT_MIN_REQS = 1024
+COUNT_MAX_REQS = 4096
+
+
+@triton.jit
+def _slots_of(pos, row_ptr, bt_stride1, bt_width, valid,
+              BLOCK_SIZE: tl.constexpr, KERNEL_BLOCK_SIZE: tl.constexpr, DCP_WORLD: tl.constexpr,
+              DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr, PAD_ID: tl.constexpr):
+    # a "virtual block" is one manager block on every DCP rank, interleaved in
+    # runs of INTERLEAVE tokens
+    vbs = BLOCK_SIZE * DCP_WORLD
+    vidx = pos // vbs
+    voff = pos - vidx * vbs
+    local = ((voff // INTERLEAVE) % DCP_WORLD) == DCP_RANK
+    loff = (voff // (DCP_WORLD * INTERLEAVE)) * INTERLEAVE + voff % INTERLEAVE
+    col = vidx * (BLOCK_SIZE // KERNEL_BLOCK_SIZE) + loff // KERNEL_BLOCK_SIZE
+    take = valid & local & (col < bt_width)
+    block = tl.load(row_ptr + col * bt_stride1, mask=take, other=0).to(tl.int64)
+    slot = block * KERNEL_BLOCK_SIZE + loff % KERNEL_BLOCK_SIZE
+    return tl.where(local, slot, PAD_ID)
+
+
+@triton.jit(do_not_specialize=["num_reqs", "num_tokens_padded", "bt_width"])
+def _slot_mapping_per_request_kernel(qsl_ptr, pos_ptr, bt_ptr, bt_stride0, bt_stride1, bt_width,
+                                     out_ptr, num_reqs, num_tokens_padded,
+                                     BLOCK_SIZE: tl.constexpr, KERNEL_BLOCK_SIZE: tl.constexpr,
+                                     DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr,
+                                     INTERLEAVE: tl.constexpr, PAD_ID: tl.constexpr,
+                                     TILE: tl.constexpr):
+    pid = tl.program_id(0)
+    lanes = tl.arange(0, TILE)
+    if pid == num_reqs:
+        # the extra program: the CUDA-graph tail [num_tokens, num_tokens_padded)
+        tail = tl.load(qsl_ptr + num_reqs).to(tl.int64)
+        for i in range(tail, num_tokens_padded, TILE):
+            offs = i + lanes
+            tl.store(out_ptr + offs, tl.full([TILE], PAD_ID, tl.int64), mask=offs < num_tokens_padded)
+    else:
+        start = tl.load(qsl_ptr + pid).to(tl.int64)
+        end = tl.load(qsl_ptr + pid + 1).to(tl.int64)
+        row_ptr = bt_ptr + pid.to(tl.int64) * bt_stride0
+        for i in range(start, end, TILE):
+            offs = i + lanes
+            m = offs < end
+            pos = tl.load(pos_ptr + offs, mask=m, other=0).to(tl.int64)
+            slot = _slots_of(pos, row_ptr, bt_stride1, bt_width, m, BLOCK_SIZE, KERNEL_BLOCK_SIZE,
+                             DCP_WORLD, DCP_RANK, INTERLEAVE, PAD_ID)
+            tl.store(out_ptr + offs, slot, mask=m)
+
+
+@triton.jit(do_not_specialize=["num_reqs", "num_tokens_padded", "bt_width", "search_steps"])
+def _slot_mapping_flat_kernel(qsl_ptr, pos_ptr, bt_ptr, bt_stride0, bt_stride1, bt_width,
+                              out_ptr, num_reqs, num_tokens_padded, search_steps,
+                              BLOCK_SIZE: tl.constexpr, KERNEL_BLOCK_SIZE: tl.constexpr,
+                              DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr,
+                              INTERLEAVE: tl.constexpr, PAD_ID: tl.constexpr, TILE: tl.constexpr,
+                              COUNT: tl.constexpr, REQ_CHUNK: tl.constexpr):
+    pid = tl.program_id(0)
+    t0 = pid.to(tl.int64) * TILE
+    lanes = tl.arange(0, TILE)
+    offs = t0 + lanes
+    num_tokens = tl.load(qsl_ptr + num_reqs).to(tl.int64)
+    inside = offs < num_tokens_padded
+    real = offs < num_tokens
+    # issued first: nothing it needs depends on another load
+    pos = tl.load(pos_ptr + offs, mask=inside, other=0).to(tl.int64)
+    # request of token t = #{r in [1, num_reqs) : qsl[r] <= t} (qsl is sorted; empty
+    # requests repeat a value and are counted past)
+    if COUNT:
+        # few requests: read all of qsl in wide loads (no chain of dependent reads);
+        # starts inside this tile go into a histogram whose running sum gives each
+        # token's request, the rest count once
+        base = tl.zeros([TILE], dtype=tl.int32)
+        before = tl.zeros([REQ_CHUNK], dtype=tl.int32)
+        for c in range(1, num_reqs, REQ_CHUNK):
+            r = c + tl.arange(0, REQ_CHUNK)
+            st = tl.load(qsl_ptr + r, mask=r < num_reqs, other=0x7FFFFFFF).to(tl.int64)
+            before += (st <= t0).to(tl.int32)
+            within = (st > t0) & (st < t0 + TILE)
+            base += tl.histogram(tl.where(within, st - t0, 0).to(tl.int32), TILE)
+        base = tl.where(lanes == 0, 0, base)   # bin 0 collected the starts outside the tile
+        req = tl.sum(before, axis=0) + tl.cumsum(base, axis=0)
+    else:
+        # many requests: binary search, invariant qsl[lo] <= t
+        lo = tl.zeros([TILE], dtype=tl.int32)
+        hi = tl.zeros([TILE], dtype=tl.int32) + (num_reqs - 1)
+        for _ in range(search_steps):
+            mid = (lo + hi + 1) // 2
+            start = tl.load(qsl_ptr + mid, mask=inside, other=0).to(tl.int64)
+            up = start <= offs
+            lo = tl.where(up, mid, lo)
+            hi = tl.where(up, hi, mid - 1)
+        req = lo
+    row_ptr = bt_ptr + req.to(tl.int64) * bt_stride0
+    slot = _slots_of(pos, row_ptr, bt_stride1, bt_width, real, BLOCK_SIZE, KERNEL_BLOCK_SIZE,
+                     DCP_WORLD, DCP_RANK, INTERLEAVE, PAD_ID)
+    tl.store(out_ptr + offs, tl.where(real, slot, PAD_ID), mask=inside)
+
+
+def _check(query_start_loc, positions, block_table, num_reqs, block_size, kernel_block_size,
+           dcp_world_size, dcp_rank, interleave):
+    import torch
+
+    if query_start_loc.dtype != torch.int32 or query_start_loc.dim() != 1:
+        raise ValueError("query_start_loc must be a 1-D int32 tensor")
+    if query_start_loc.numel() < num_reqs + 1:
+        raise ValueError(f"query_start_loc has {query_start_loc.numel()} entries, needs {num_reqs + 1}")
+    if positions.dtype != torch.int64 or positions.dim() != 1:
+        raise ValueError("positions must be a 1-D int64 tensor")
+    if block_table.dtype != torch.int32 or block_table.dim() != 2:
+        raise ValueError("block_table must be a 2-D int32 tensor")
+    if block_table.shape[0] < num_reqs:
+        raise ValueError(f"block_table has {block_table.shape[0]} rows for {num_reqs} requests")
+    kbs = kernel_block_size or block_size
+    if block_size % kbs:
+        raise ValueError(f"kernel block size {kbs} does not divide block size {block_size}")
+    if not 0 <= dcp_rank < dcp_world_size:
+        raise ValueError(f"dcp_rank {dcp_rank} outside a world of {dcp_world_size}")
+    if interleave < 1 or block_size % interleave:
+        raise ValueError(f"interleave {interleave} does not divide block size {block_size}")
+    return kbs
+
+
+def _out(out, positions, num_tokens_padded):
+    import torch
+
+    n = positions.numel() if num_tokens_padded is None else num_tokens_padded
+    if n > positions.numel():
+        raise ValueError(f"num_tokens_padded {n} exceeds positions ({positions.numel()})")
+    if out is None:
+        out = torch.empty(n, dtype=torch.int64, device=positions.device)
+    elif out.dtype != torch.int64 or out.numel() < n:
+        raise ValueError("out must be an int64 tensor of at least num_tokens_padded entries")
+    return out, n
+
+
+def slot_mapping_per_request(query_start_loc, positions, block_table, *, num_reqs: int, block_size: int,
+                             kernel_block_size: int | None = None, num_tokens_padded: int | None = None,
+                             dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1,
+                             out=None):
+    """One program per request (vLLM's launch) + one for the padding tail.
+
+    ``positions`` holds ``num_tokens_padded`` entries (the default is all of it);
+    entries ``[0, num_tokens_padded)`` of ``out`` are written on every call."""
+    kbs = _check(query_start_loc, positions, block_table, num_reqs, block_size, kernel_block_size,
+                 dcp_world_size, dcp_rank, interleave)
+    out, n = _out(out, positions, num_tokens_padded)
+    _slot_mapping_per_request_kernel[(num_reqs + 1,)](
+        query_start_loc, positions, block_table, block_table.stride(0), block_table.stride(1),
+        block_table.shape[1], out, num_reqs, n,
+        BLOCK_SIZE=block_size, KERNEL_BLOCK_SIZE=kbs, DCP_WORLD=dcp_world_size, DCP_RANK=dcp_rank,
+        INTERLEAVE=interleave, PAD_ID=PAD_SLOT_ID, TILE=TOKEN_TILE)
+    return out
+
+
+def slot_mapping_flat(query_start_loc, positions, block_table, *, num_reqs: int, block_size: int,
+                      kernel_block_size: int | None = None, num_tokens_padded: int | None = None,
+                      dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1,
+                      out=None, tile: int | None = None):
+    """One program per ``tile`` tokens; same arguments and result as the per-request launch."""
+    kbs = _check(query_start_loc, positions, block_table, num_reqs, block_size, kernel_block_size,
+                 dcp_world_size, dcp_rank, interleave)
+    out, n = _out(out, positions, num_tokens_padded)
+    if n == 0:
+        return out
+    steps = max(num_reqs - 1, 0).bit_length()
+    if tile is None:  # a decode step gets a small program, a prefill full tiles
+        tile = min(max(triton.next_power_of_2(n), 128), TOKEN_TILE)
+    grid = (triton.cdiv(n, tile),)
+    _slot_mapping_flat_kernel[grid](
+        query_start_loc, positions, block_table, block_table.stride(0), block_table.stride(1),
+        block_table.shape[1], out, num_reqs, n, steps,
+        BLOCK_SIZE=block_size, KERNEL_BLOCK_SIZE=kbs, DCP_WORLD=dcp_world_size, DCP_RANK=dcp_rank,
+        INTERLEAVE=interleave, PAD_ID=PAD_SLOT_ID, TILE=tile,
+        COUNT=COUNT_MIN_REQS <= num_reqs <= COUNT_MAX_REQS and n <= 2 * num_reqs, REQ_CHUNK=REQ_CHUNK)
+    return out
+
+
+def slot_mapping_torch(query_start_loc, positions, block_table, *, num_reqs: int, block_size: int,
+                       kernel_block_size: int | None = None, num_tokens_padded: int | None = None,
+                       dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1,
+                       num_tokens: int | None = None, out=None):
+    """The same mapping as torch indexing ops (several launches), for the benchmark.
+
+    ``num_tokens`` must be known on the host (as it is in a model runner); without
+    it this reads query_start_loc[num_reqs] back, which syncs."""
+    import torch
+
+    kbs = _check(query_start_loc, positions, block_table, num_reqs, block_size, kernel_block_size,
+                 dcp_world_size, dcp_rank, interleave)
+    out, n = _out(out, positions, num_tokens_padded)
+    if num_tokens is None:
+        num_tokens = int(query_start_loc[num_reqs])
+    qsl = query_start_loc[: num_reqs + 1]
+    lens = qsl[1:] - qsl[:-1]
+    rows = torch.repeat_interleave(torch.arange(num_reqs, device=positions.device), lens,
+                                   output_size=num_tokens)
+    pos = positions[:num_tokens]
+    vbs = block_size * dcp_world_size
+    voff = pos % vbs
+    local = (voff // interleave) % dcp_world_size == dcp_rank
+    loff = (voff // (dcp_world_size * interleave)) * interleave + voff % interleave
+    cols = (pos // vbs) * (block_size // kbs) + loff // kbs
+    cols = torch.where(local, cols, 0).clamp_(max=block_table.shape[1] - 1)
+    blocks = block_table[rows, cols].to(torch.int64)
+    out[:num_tokens] = torch.where(local, blocks * kbs + loff % kbs, PAD_SLOT_ID)
+    out[num_tokens:n] = PAD_SLOT_ID
+    return out

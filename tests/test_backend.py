@@ -1,0 +1,118 @@
+"""The backend: labels, the compute cross-check, and run_batch's end-to-end proof."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+import kernels
+from kvviz import backend
+from kvviz.backend import KernelMismatch, device_label, kernel_backend_for_compute, run_batch
+from kvviz.cli import main
+from kvviz.step import build_step_from_batch
+
+from test_kernels import fresh_seed, random_step
+
+
+def test_label_says_what_runs():
+    import triton
+
+    lab = device_label()
+    assert lab["triton"] == triton.__version__ and lab["torch"] == torch.__version__
+    assert lab["mode"] == ("interpreter" if kernels.interpreted() else "compiled")
+    if lab["mode"] == "interpreter":
+        assert lab["device"] == "CPU"
+    else:
+        assert lab["device"] == torch.cuda.get_device_name(0)
+    s = backend.label_string(lab)
+    assert lab["triton"] in s and lab["mode"] in s and lab["device"] in s
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(dcp_world_size=2, dcp_rank=1, interleave=2, block_size=16),
+                                dict(block_size=16, kernel_block_size=4, pad_tokens=40)])
+def test_compute_cross_check_passes_on_real_steps(kw):
+    rng = np.random.default_rng(fresh_seed())
+    step, _ = random_step(rng, **kw)
+    label = kernel_backend_for_compute(step)
+    assert label == backend.label_string()
+
+
+def test_compute_cross_check_is_loud_on_a_mismatch():
+    rng = np.random.default_rng(fresh_seed())
+    step, _ = random_step(rng)
+    step.slot_mapping = step.slot_mapping.copy()
+    step.slot_mapping[0] += 1                    # the "reference" is now wrong: must be reported
+    with pytest.raises(KernelMismatch, match=r"(?s)KERNEL MISMATCH.*slot_mapping\[per-request\].*\[0\]"):
+        kernel_backend_for_compute(step)
+    step, _ = random_step(rng)
+    step.paged_kv_indices = step.paged_kv_indices.copy()
+    step.paged_kv_indices[-1] ^= 1
+    with pytest.raises(KernelMismatch, match="paged_kv_indices"):
+        kernel_backend_for_compute(step)
+
+
+def test_compute_command_with_triton_backend(tmp_path, capsys):
+    batch = {"block_size": 16, "num_reqs_padded": 4, "num_tokens_padded": 40,
+             "requests": [{"block_ids": [7, 3], "seq_len": 20, "query_len": 20},
+                          {"block_ids": [40000], "seq_len": 5, "query_len": 1},
+                          {"block_ids": [], "seq_len": 0, "query_len": 0}]}
+    f = tmp_path / "b.json"
+    f.write_text(json.dumps(batch))
+    assert main(["compute", str(f), "--backend", "triton"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["backend"] == backend.label_string()
+    ref = build_step_from_batch(batch)
+    assert out["slot_mapping"] == ref.slot_mapping.tolist()
+    assert out["slot_mapping"][20] == 40000 * 16 + 4 and out["slot_mapping"][-1] == -1
+
+
+@pytest.mark.parametrize("layout,dtype,kw", [
+    ("NHD", "float16", dict()),
+    ("HND", "bfloat16", dict(block_size=16, kernel_block_size=4)),
+    ("NHD", "fp8", dict(dcp_world_size=2, dcp_rank=0, block_size=8)),
+    ("HND", "fp8", dict(dcp_world_size=4, dcp_rank=3, interleave=2, block_size=8, pad_reqs=0)),
+    ("HND", "float16", dict(min_block_id=33000, num_manager_blocks=400, max_seq=40)),
+])
+def test_run_batch_proves_the_chain(layout, dtype, kw):
+    seed = fresh_seed()
+    step, _ = random_step(np.random.default_rng(seed), **kw)
+    res = run_batch(step, layout=layout, dtype=dtype, num_kv_heads=2, head_dim=16, num_q_heads=4, seed=seed,
+                    k_scale=0.5 if dtype == "fp8" else 1.0, v_scale=1.5 if dtype == "fp8" else 1.0)
+    assert res.passed, f"seed {seed}: {res.failures()}"
+    names = {r["kernel"] for r in res.rows()}
+    assert names == {"slot_mapping[per-request]", "slot_mapping[flat]", "csr", "kv_write",
+                     "paged_decode[block_table]", "paged_decode[csr]"}
+    assert all(r["us"] is not None and r["us"] > 0 for r in res.rows())
+    assert res.label == device_label()
+    att = res.kernels["paged_decode[csr]"].output
+    assert att.shape == (step.num_reqs_padded, 4, 16) and np.abs(att).max() > 0
+    json.dumps(res.to_json())
+
+
+def test_run_batch_reports_a_broken_kernel(monkeypatch):
+    """A kernel that drops every other write must show up as a failed kv_write and a wrong decode."""
+    import kernels.kv_write as kvw
+
+    real = kvw.kv_write
+
+    def broken(key, value, cache, slots, **kw):
+        slots = slots.clone()
+        slots[::2] = -1
+        return real(key, value, cache, slots, **kw)
+
+    monkeypatch.setattr(kvw, "kv_write", broken)
+    seed = fresh_seed()
+    step, _ = random_step(np.random.default_rng(seed), num_reqs=4, max_seq=40)
+    res = run_batch(step, seed=seed, timing=False)
+    assert not res.passed
+    assert not res.kernels["kv_write"].passed and "MISMATCH" in res.kernels["kv_write"].detail
+    assert not res.kernels["paged_decode[block_table]"].passed
+    assert res.kernels["slot_mapping[flat]"].passed
+
+
+def test_run_batch_refuses_a_cache_too_big():
+    step, _ = random_step(np.random.default_rng(0), min_block_id=1 << 28, num_manager_blocks=100)
+    with pytest.raises(ValueError, match="limit"):
+        run_batch(step, num_kv_heads=8, head_dim=128, timing=False)

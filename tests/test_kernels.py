@@ -1,0 +1,428 @@
+"""Every kernel against its reference on random batches (Triton interpreter on a CPU).
+
+Each test draws a fresh seed (printed, and shown in the failure message) and
+fills outputs with garbage before the kernel runs, so an entry the kernel
+forgot to write cannot pass. Shapes stay small: the interpreter is slow.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
+from kernels.kv_write import kv_write
+from kernels.page_indices import flashinfer_csr
+from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
+from kernels.slot_mapping import slot_mapping_flat, slot_mapping_per_request, slot_mapping_torch
+from kvviz import reference
+from kvviz.attention_ref import decode_attention_ref, kv_write_ref, quantize_fp8
+from kvviz.block_table import cdiv, get_block_table_width, map_to_kernel_blocks
+from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID
+from kvviz.step import build_step, dcp_local_seq_lens
+
+DEV = "cuda" if torch.cuda.is_available() else "cpu"
+SLOT_KERNELS = [slot_mapping_per_request, slot_mapping_flat, slot_mapping_torch]
+
+
+def fresh_seed() -> int:
+    seed = int(np.random.SeedSequence().entropy % (1 << 31))
+    print(f"seed={seed}")
+    return seed
+
+
+def garbage(n, dtype, gen, device=DEV):
+    """Random bit patterns: never zeros, never a pattern the kernel would write by accident."""
+    if dtype.is_floating_point:
+        raw = torch.randint(0, 256, (n * torch.empty(0, dtype=dtype).element_size(),), dtype=torch.uint8,
+                            generator=gen)
+        return raw.view(dtype).to(device)
+    info = torch.iinfo(dtype)
+    return torch.randint(info.min, info.max, (n,), dtype=dtype, generator=gen).to(device)
+
+
+def random_step(rng, *, num_reqs=5, max_seq=70, block_size=8, kernel_block_size=None, pad_reqs=2,
+                pad_tokens=9, dcp_world_size=1, dcp_rank=0, interleave=1, min_block_id=1,
+                num_manager_blocks=None, empties=True):
+    """A batch of random requests (some empty, some decode, some prefill) over unique random blocks."""
+    kbs = kernel_block_size or block_size
+    bpk = block_size // kbs
+    seq = rng.integers(1, max_seq + 1, num_reqs)
+    q = np.array([rng.integers(1, s + 1) if rng.random() < 0.5 else 1 for s in seq])
+    if empties and num_reqs >= 3:
+        seq[1] = 0
+        q[1] = 0                       # an empty request
+        q[2] = 0                       # scheduled nothing this step, but has context
+    nblk = [cdiv(int(s), block_size * dcp_world_size) for s in seq]
+    total = sum(nblk)
+    pool = num_manager_blocks or max(4 * total, 64)
+    ids = rng.choice(np.arange(min_block_id, min_block_id + pool), size=total, replace=False)
+    width = get_block_table_width(max(max(nblk), 1), block_size, kbs)
+    r_pad = num_reqs + pad_reqs
+    bt = np.full((r_pad, width), NULL_BLOCK_ID, dtype=np.int32)
+    at = 0
+    for r, n in enumerate(nblk):
+        row = map_to_kernel_blocks(ids[at:at + n], bpk)
+        bt[r, :len(row)] = row
+        at += n
+    step = build_step(bt, seq, q, block_size=block_size, kernel_block_size=kbs, num_reqs_padded=r_pad,
+                      num_tokens_padded=int(q.sum()) + pad_tokens, dcp_world_size=dcp_world_size,
+                      dcp_rank=dcp_rank, interleave=interleave)
+    return step, (min_block_id + pool) * bpk
+
+
+def loop_slots(step):
+    return reference.slot_mapping(step.query_start_loc, step.positions, step.block_table,
+                                  block_size=step.block_size, num_reqs=step.num_reqs,
+                                  num_tokens_padded=step.num_tokens_padded,
+                                  kernel_block_size=step.kernel_block_size,
+                                  dcp_world_size=step.dcp_world_size, dcp_rank=step.dcp_rank,
+                                  interleave=step.interleave)
+
+
+def run_slots(fn, step, gen, *, out_len=None, bt=None):
+    n = step.num_tokens_padded if out_len is None else out_len
+    out = garbage(n, torch.int64, gen)
+    bt = torch.from_numpy(step.block_table) if bt is None else bt
+    fn(torch.from_numpy(step.query_start_loc).to(DEV), torch.from_numpy(step.positions).to(DEV),
+       bt.to(DEV), out=out, num_reqs=step.num_reqs, block_size=step.block_size,
+       kernel_block_size=step.kernel_block_size, num_tokens_padded=step.num_tokens_padded,
+       dcp_world_size=step.dcp_world_size, dcp_rank=step.dcp_rank, interleave=step.interleave)
+    return out.cpu().numpy()
+
+
+# --- slot mapping ------------------------------------------------------------------------------
+
+SLOT_CASES = {
+    "plain": dict(),
+    "cuda-graph padding only": dict(num_reqs=3, pad_reqs=5, pad_tokens=33),
+    "kernel block < manager block": dict(block_size=16, kernel_block_size=4),
+    "dcp 2 rank 1": dict(dcp_world_size=2, dcp_rank=1),
+    "dcp 4 rank 2 interleave 4": dict(block_size=16, dcp_world_size=4, dcp_rank=2, interleave=4),
+    "dcp 2 + kernel blocks + interleave 2": dict(block_size=16, kernel_block_size=8, dcp_world_size=2,
+                                                 dcp_rank=0, interleave=2),
+    "ids past 32768 blocks": dict(min_block_id=40000, num_manager_blocks=3000),
+    "many requests": dict(num_reqs=37, max_seq=20, pad_tokens=1),
+}
+
+
+@pytest.mark.parametrize("fn", SLOT_KERNELS, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("case", list(SLOT_CASES))
+def test_slot_mapping_matches_loop_reference(fn, case):
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    step, _ = random_step(rng, **SLOT_CASES[case])
+    want = loop_slots(step)
+    got = run_slots(fn, step, gen)
+    assert np.array_equal(got, want), f"seed {seed}: first diff at {np.flatnonzero(got != want)[:5]}"
+    assert (got[step.num_tokens:] == PAD_SLOT_ID).all()
+    if step.dcp_world_size > 1:  # other ranks' tokens are PAD, this rank's are not
+        assert (got[: step.num_tokens] == PAD_SLOT_ID).any() or step.num_tokens < 2
+
+
+@pytest.mark.parametrize("fn", SLOT_KERNELS[:2], ids=lambda f: f.__name__)
+def test_slot_mapping_writes_the_tail_every_call_and_nothing_past_it(fn):
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    step, _ = random_step(rng, pad_tokens=1500)   # the tail spans more than one tile
+    extra = 5
+    out = garbage(step.num_tokens_padded + extra, torch.int64, gen)
+    beyond = out[step.num_tokens_padded:].clone()
+    args = (torch.from_numpy(step.query_start_loc), torch.from_numpy(step.positions),
+            torch.from_numpy(step.block_table))
+    kw = dict(num_reqs=step.num_reqs, block_size=step.block_size, num_tokens_padded=step.num_tokens_padded)
+    for _ in range(2):  # a second call over a dirtied buffer still rewrites the tail
+        fn(*[a.to(DEV) for a in args], out=out, **kw)
+        assert np.array_equal(out[: step.num_tokens_padded].cpu().numpy(), loop_slots(step)), f"seed {seed}"
+        assert torch.equal(out[step.num_tokens_padded:].cpu(), beyond.cpu())
+        out[step.num_tokens:step.num_tokens_padded] = 777
+
+
+@pytest.mark.parametrize("fn", SLOT_KERNELS[:2], ids=lambda f: f.__name__)
+def test_slot_mapping_reads_a_strided_table_view(fn):
+    """Width and strides come from the tensor: a column slice of a wider table works."""
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    step, _ = random_step(rng)
+    wide = torch.from_numpy(rng.integers(1 << 20, 1 << 21, (step.num_reqs_padded, step.block_table.shape[1] * 3))
+                            .astype(np.int32))
+    wide[:, 5:5 + step.block_table.shape[1]] = torch.from_numpy(step.block_table)
+    view = wide[:, 5:5 + step.block_table.shape[1]]
+    assert not view.is_contiguous() or view.stride(0) != view.shape[1]
+    got = run_slots(fn, step, gen, bt=view)
+    assert np.array_equal(got, loop_slots(step)), f"seed {seed}"
+
+
+def test_slot_mapping_with_no_requests_is_all_pad():
+    seed = fresh_seed()
+    gen = torch.Generator().manual_seed(seed)
+    step = build_step(np.zeros((3, 16), np.int32), [], [], block_size=8, num_reqs_padded=3,
+                      num_tokens_padded=20)
+    for fn in SLOT_KERNELS[:2]:
+        got = run_slots(fn, step, gen)
+        assert (got == PAD_SLOT_ID).all() and len(got) == 20
+
+
+# --- CSR repack --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("empty_zero", [True, False])
+@pytest.mark.parametrize("case", ["plain", "kernel block < manager block", "ids past 32768 blocks",
+                                  "many requests"])
+def test_csr_matches_loop_reference(case, empty_zero):
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    step, _ = random_step(rng, **SLOT_CASES[case])
+    seq = step.seq_lens
+    want = reference.flashinfer_csr(step.block_table, seq, step.kernel_block_size,
+                                    empty_last_page_len_is_zero=empty_zero)
+    total = int(want[0][-1])
+    idx = garbage(total + 11, torch.int32, gen)
+    tail = idx[total:].clone()
+    lpl = garbage(len(seq), torch.int32, gen)
+    ip, ix, lp = flashinfer_csr(torch.from_numpy(step.block_table).to(DEV), torch.from_numpy(seq).to(DEV),
+                                seq, step.kernel_block_size, empty_last_page_len_is_zero=empty_zero,
+                                indices_out=idx, last_page_len_out=lpl)
+    assert np.array_equal(ip.cpu().numpy(), want[0]), f"seed {seed}"
+    assert np.array_equal(ix[:total].cpu().numpy(), want[1]), f"seed {seed}"
+    assert np.array_equal(lp.cpu().numpy(), want[2]), f"seed {seed}"
+    assert torch.equal(idx[total:].cpu(), tail.cpu()), "wrote past indptr[-1]"
+    assert (lp.cpu().numpy()[seq == 0] == (0 if empty_zero else step.kernel_block_size)).all()
+
+
+def test_csr_full_last_page_and_dcp_local_lengths():
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    bt = rng.integers(1, 1 << 30, (4, 2048)).astype(np.int32)   # a long row: several tiles
+    seq = dcp_local_seq_lens(np.array([32, 0, 16 * 1500 + 3, 17], np.int32), block_size=16,
+                             dcp_world_size=2, dcp_rank=1, interleave=1)
+    want = reference.flashinfer_csr(bt, seq, 16)
+    got = [t.cpu().numpy() for t in flashinfer_csr(torch.from_numpy(bt).to(DEV), torch.from_numpy(seq).to(DEV),
+                                                   seq, 16)]
+    for g, w in zip(got, want):
+        assert np.array_equal(g, w), f"seed {seed}"
+    assert got[2][0] == 16 and got[2][1] == 0
+
+
+# --- KV write ----------------------------------------------------------------------------------
+
+def _cache(shape, dtype, gen):
+    n = int(np.prod(shape))
+    return garbage(n, dtype, gen).reshape(shape)
+
+
+def _bits(t):
+    return t.view(torch.uint8 if t.element_size() == 1 else torch.int16).cpu()
+
+
+@pytest.mark.parametrize("layout", ["NHD", "HND"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "fp8-copy"])
+def test_kv_write_matches_reference(layout, dtype):
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    step, nblocks = random_step(rng, dcp_world_size=2, dcp_rank=int(rng.integers(0, 2)), block_size=8,
+                                kernel_block_size=4)
+    heads, dim = 2, 24  # 48 elements: not a power of two
+    cdt = {"float16": torch.float16, "bfloat16": torch.bfloat16, "fp8-copy": torch.float8_e4m3fn}[dtype]
+    shape = (2, nblocks, 4, heads, dim) if layout == "NHD" else (2, nblocks, heads, 4, dim)
+    cache = _cache(shape, cdt, gen)
+    before = cache.clone()
+    t_pad = step.num_tokens_padded
+    k = (torch.randn((t_pad + 3, heads, dim), generator=gen) * 4).to(cdt)   # padded past the slots
+    v = (torch.randn((t_pad + 3, heads, dim), generator=gen) * 4).to(cdt)
+    slots = torch.from_numpy(step.slot_mapping)
+    assert (step.slot_mapping == PAD_SLOT_ID).any()
+    kv_write(k.to(DEV), v.to(DEV), cache, slots.to(DEV), layout=layout)
+    want = kv_write_ref(before, k, v, slots, layout=layout)
+    assert torch.equal(_bits(cache), _bits(want)), f"seed {seed}"
+    written = (_bits(cache) != _bits(before)).sum().item()
+    assert (written > 0) == bool((step.slot_mapping >= 0).any())
+
+
+def test_kv_write_fp8_quantises_like_torch():
+    """fp16 K/V into an e4m3 cache with scales: the kernel's cast must equal torch's."""
+    if kernels.interpreted():
+        pytest.skip("the Triton interpreter's fp16->e4m3 cast rounds differently from torch's "
+                    "(triton 3.9: 1.959 -> 1.0); tested compiled on the GPU (pytest -m gpu)")
+    _fp8_quant_case(DEV)
+
+
+def _fp8_quant_case(dev, tokens=300, heads=4, dim=64, block=16):
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    nblocks = cdiv(tokens, block) * 3
+    for layout in ("NHD", "HND"):
+        shape = (2, nblocks, block, heads, dim) if layout == "NHD" else (2, nblocks, heads, block, dim)
+        cache = garbage(int(np.prod(shape)), torch.float8_e4m3fn, gen, dev).reshape(shape)
+        before = cache.clone()
+        slots = torch.from_numpy(rng.permutation(nblocks * block)[:tokens].astype(np.int64))
+        slots[rng.random(tokens) < 0.1] = PAD_SLOT_ID
+        k = torch.randn((tokens, heads, dim), generator=gen).half() * 3
+        v = torch.randn((tokens, heads, dim), generator=gen).half() * 3
+        kv_write(k.to(dev), v.to(dev), cache, slots.to(dev), layout=layout, k_scale=0.25, v_scale=1.5)
+        want = kv_write_ref(before, k, v, slots, layout=layout, k_scale=0.25, v_scale=1.5)
+        assert torch.equal(_bits(cache), _bits(want)), f"seed {seed} {layout}"
+
+
+def test_kv_write_past_32768_blocks():
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    nblocks, block, heads, dim = 40000, 16, 1, 16
+    cache = _cache((2, nblocks, block, heads, dim), torch.float16, gen)
+    before = cache.clone()
+    slots = torch.from_numpy(rng.choice(np.arange(35000 * block, nblocks * block), 64, replace=False)
+                             .astype(np.int64))
+    k = torch.randn((64, heads, dim), generator=gen).half()
+    v = torch.randn((64, heads, dim), generator=gen).half()
+    kv_write(k.to(DEV), v.to(DEV), cache, slots.to(DEV))
+    assert torch.equal(_bits(cache), _bits(kv_write_ref(before, k, v, slots))), f"seed {seed}"
+
+
+def test_kv_write_all_pad_writes_nothing():
+    seed = fresh_seed()
+    gen = torch.Generator().manual_seed(seed)
+    cache = _cache((2, 8, 4, 2, 8), torch.float16, gen)
+    before = cache.clone()
+    k = torch.randn((10, 2, 8), generator=gen).half()
+    kv_write(k.to(DEV), k.to(DEV), cache, torch.full((10,), PAD_SLOT_ID, dtype=torch.int64).to(DEV))
+    assert torch.equal(_bits(cache), _bits(before))
+
+
+# --- paged decode ------------------------------------------------------------------------------
+
+def decode_case(rng, gen, *, layout, dtype, dev=DEV, num_reqs=4, max_seq=90, page=8, kv_heads=2,
+                group=2, dim=32, min_block_id=1, scale=(1.0, 1.0)):
+    """Write a whole random batch into a poisoned cache (reference writer), then return the
+    kernel outputs through both page tables and the dense reference."""
+    seq = rng.integers(0, max_seq + 1, num_reqs).astype(np.int32)
+    seq[0] = 0
+    seq[-1] = page * 3          # a full last page
+    npages = (seq + page - 1) // page
+    pool = int(npages.sum()) * 3 + 8
+    ids = rng.choice(np.arange(min_block_id, min_block_id + pool), int(npages.sum()), replace=False)
+    width = int(npages.max()) + 3
+    bt = np.zeros((num_reqs, width), np.int32)
+    at = 0
+    for r, n in enumerate(npages):
+        bt[r, :n] = ids[at:at + n]
+        at += n
+    nblocks = min_block_id + pool
+    cdt = {"float16": torch.float16, "bfloat16": torch.bfloat16, "fp8": torch.float8_e4m3fn}[dtype]
+    shape = (2, nblocks, page, kv_heads, dim) if layout == "NHD" else (2, nblocks, kv_heads, page, dim)
+    cache = garbage(int(np.prod(shape)), cdt, gen, "cpu").reshape(shape)
+    keys, values, all_k, all_v, all_slots = [], [], [], [], []
+    for r in range(num_reqs):
+        pos = np.arange(seq[r])
+        slots = bt[r, pos // page].astype(np.int64) * page + pos % page
+        k = torch.randn((seq[r], kv_heads, dim), generator=gen)
+        v = torch.randn((seq[r], kv_heads, dim), generator=gen)
+        if dtype == "fp8":
+            k, v = quantize_fp8(k, scale[0]), quantize_fp8(v, scale[1])
+            keys.append(k.float().numpy() * scale[0])
+            values.append(v.float().numpy() * scale[1])
+        else:
+            k, v = k.to(cdt), v.to(cdt)
+            keys.append(k.float().numpy())
+            values.append(v.float().numpy())
+        all_k.append(k)
+        all_v.append(v)
+        all_slots.append(torch.from_numpy(slots))
+    cache = kv_write_ref(cache, torch.cat(all_k), torch.cat(all_v), torch.cat(all_slots), layout=layout)
+    cache = cache.to(dev)
+    q = torch.randn((num_reqs, kv_heads * group, dim), generator=gen)
+    want = decode_attention_ref(q.numpy(), keys, values)
+    ip, ix, lp = reference.flashinfer_csr(bt, seq, page)
+    ks = dict(layout=layout, k_scale=scale[0], v_scale=scale[1])
+    out_bt = garbage(q.numel(), torch.float32, gen, dev).reshape(q.shape)
+    out_csr = garbage(q.numel(), torch.float32, gen, dev).reshape(q.shape)
+    paged_decode_block_table(q.to(dev), cache, torch.from_numpy(bt).to(dev), torch.from_numpy(seq).to(dev),
+                             out=out_bt, **ks)
+    paged_decode_csr(q.to(dev), cache, torch.from_numpy(ip).to(dev), torch.from_numpy(ix).to(dev),
+                     torch.from_numpy(lp).to(dev), out=out_csr, **ks)
+    return out_bt.cpu().numpy(), out_csr.cpu().numpy(), want
+
+
+@pytest.mark.parametrize("layout,dtype", [("NHD", "float16"), ("HND", "float16"), ("NHD", "bfloat16"),
+                                          ("HND", "fp8")])
+def test_paged_decode_matches_dense_attention(layout, dtype):
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    scale = (0.5, 2.0) if dtype == "fp8" else (1.0, 1.0)
+    got_bt, got_csr, want = decode_case(rng, gen, layout=layout, dtype=dtype, scale=scale)
+    for got in (got_bt, got_csr):
+        assert not np.isnan(got).any(), f"seed {seed}: read an unwritten (poisoned) entry"
+        np.testing.assert_allclose(got, want, atol=2e-3, rtol=2e-3, err_msg=f"seed {seed}")
+    assert (got_bt[0] == 0).all()   # the empty request
+
+
+def test_paged_decode_past_32768_blocks():
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    got_bt, got_csr, want = decode_case(rng, gen, layout="HND", dtype="float16", num_reqs=2, max_seq=40,
+                                        kv_heads=1, group=1, dim=16, min_block_id=33000)
+    np.testing.assert_allclose(got_bt, want, atol=2e-3, rtol=2e-3, err_msg=f"seed {seed}")
+    np.testing.assert_allclose(got_csr, want, atol=2e-3, rtol=2e-3, err_msg=f"seed {seed}")
+
+
+def test_empty_launch_runs():
+    from kernels.empty import empty_launch
+
+    buf = torch.zeros(1, device=DEV)
+    empty_launch(buf)
+    assert buf.item() == 0
+
+
+def test_flat_slot_mapping_search_path(monkeypatch):
+    """Force the binary-search path of the flat kernel (its default for most batches)."""
+    import kernels.slot_mapping as sm
+
+    monkeypatch.setattr(sm, "COUNT_MAX_REQS", 0)
+    for case in ("many requests", "dcp 2 + kernel blocks + interleave 2", "cuda-graph padding only"):
+        seed = fresh_seed()
+        rng = np.random.default_rng(seed)
+        step, _ = random_step(rng, **SLOT_CASES[case])
+        got = run_slots(sm.slot_mapping_flat, step, torch.Generator().manual_seed(seed))
+        assert np.array_equal(got, loop_slots(step)), f"seed {seed} {case}"
+
+
+def test_flat_slot_mapping_counts_over_several_chunks(monkeypatch):
+    """The counting path, over more requests than one wide read of query_start_loc covers
+    (REQ_CHUNK), some of them empty, and with several tokens per request."""
+    import kernels.slot_mapping as sm
+
+    monkeypatch.setattr(sm, "COUNT_MIN_REQS", 1)
+    monkeypatch.setattr(sm, "COUNT_MAX_REQS", 1 << 20)
+
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    step, _ = random_step(rng, num_reqs=1100, max_seq=3, pad_tokens=5, block_size=4)
+    assert step.num_reqs > sm.REQ_CHUNK
+    got = run_slots(sm.slot_mapping_flat, step, torch.Generator().manual_seed(seed))
+    assert np.array_equal(got, loop_slots(step)), f"seed {seed}"
+    for case in ("plain", "dcp 4 rank 2 interleave 4", "cuda-graph padding only"):
+        step, _ = random_step(rng, **SLOT_CASES[case])
+        got = run_slots(sm.slot_mapping_flat, step, torch.Generator().manual_seed(seed))
+        assert np.array_equal(got, loop_slots(step)), f"seed {seed} {case}"
+
+
+def test_csr_rows_longer_than_the_programs_per_row(monkeypatch):
+    """One program per row walking several tiles (the loop after the first, early-read tile)."""
+    import kernels.page_indices as pi
+
+    monkeypatch.setattr(pi, "MAX_TILES_PER_ROW", 1)
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    bt = rng.integers(1, 1 << 30, (3, 2600)).astype(np.int32)
+    seq = np.array([16 * 2600, 16 * 1100 - 5, 0], np.int32)
+    want = reference.flashinfer_csr(bt, seq, 16)
+    got = pi.flashinfer_csr(torch.from_numpy(bt).to(DEV), torch.from_numpy(seq).to(DEV), seq, 16)
+    for g, w in zip(got, want):
+        assert np.array_equal(g.cpu().numpy(), w), f"seed {seed}"
