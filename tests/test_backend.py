@@ -116,3 +116,21 @@ def test_run_batch_refuses_a_cache_too_big():
     step, _ = random_step(np.random.default_rng(0), min_block_id=1 << 28, num_manager_blocks=100)
     with pytest.raises(ValueError, match="limit"):
         run_batch(step, num_kv_heads=8, head_dim=128, timing=False)
+
+
+def test_compute_command_exits_1_and_prints_nothing_on_a_mismatch(tmp_path, capsys, monkeypatch):
+    import kvviz.commands.compute as compute_cmd
+    from kvviz.step import build_step_from_batch
+
+    def corrupted(spec, **kw):
+        step = build_step_from_batch(spec, **kw)
+        step.slot_mapping = step.slot_mapping.copy()
+        step.slot_mapping[1] = 12345
+        return step
+
+    monkeypatch.setattr(compute_cmd, "build_step_from_batch", corrupted)
+    f = tmp_path / "b.json"
+    f.write_text('{"block_size": 4, "requests": [{"block_ids": [2, 3], "seq_len": 6, "query_len": 6}]}')
+    assert main(["compute", str(f), "--backend", "triton"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and "KERNEL MISMATCH" in err and "slot_mapping" in err

@@ -1,6 +1,8 @@
 """`kvviz compute BATCH.json`: one step's tables for a user-defined batch."""
 from __future__ import annotations
 
+import sys
+
 from ..cli import dump_json, read_json_file
 from ..profiles import get_profile
 from ..step import build_step_from_batch
@@ -16,6 +18,7 @@ def register(sub) -> None:
         '"cp_kv_cache_interleave_size": 1?, "kernel_block_size": K?}')
     p.add_argument("batch", metavar="BATCH.json")
     p.add_argument("--profile", default="current", help="behaviour profile (current, 2025-11, 2025-early)")
+    p.epilog = "Exit codes: 0 ok, 1 a kernel disagreed with the reference, 2 bad input."
     p.add_argument("--backend", default="reference", choices=["reference", "auto", "triton"],
                    help="reference: numpy (default); auto/triton: run the Triton kernels "
                         "(GPU, or the interpreter on a CPU) and cross-check them")
@@ -33,8 +36,12 @@ def run(args) -> int:
     step = build_step_from_batch(spec, empty_last_page_len_is_zero=profile.empty_last_page_len_is_zero)
     backend = "reference (numpy)"
     if args.backend != "reference":
-        from ..backend import kernel_backend_for_compute
+        from ..backend import KernelMismatch, kernel_backend_for_compute
 
-        backend = kernel_backend_for_compute(step)
+        try:
+            backend = kernel_backend_for_compute(step)
+        except KernelMismatch as e:  # loud, never hidden: nothing printed on stdout
+            print(f"kvviz compute: {e}", file=sys.stderr)
+            return 1
     print(dump_json(step.to_json(backend)))
     return 0
