@@ -325,17 +325,6 @@ def run_batch(step: StepInputs, *, layout: str = "NHD", dtype: str = "float16", 
     cache = cache.to(dev)
 
     req_all, pos_all, slot_all = _full_sequence_slots(step)
-    wide = torch.float16 if dtype == "fp8" else cdt
-    k_all = torch.randn((len(pos_all), num_kv_heads, head_dim), generator=gen).to(wide)
-    v_all = torch.randn((len(pos_all), num_kv_heads, head_dim), generator=gen).to(wide)
-    # the kernel quantises to fp8 on a GPU; the interpreter's cast rounds differently from
-    # torch's (triton 3.9), so there the K/V arrive already in e4m3 and the kernel copies bytes
-    quant_in_kernel = dtype == "fp8" and dev == "cuda"
-    if dtype == "fp8" and not quant_in_kernel:
-        k_feed, v_feed = quantize_fp8(k_all, k_scale), quantize_fp8(v_all, v_scale)
-        ks = vs = 1.0
-    else:
-        k_feed, v_feed, ks, vs = k_all, v_all, k_scale, v_scale
     # split: context (positions before this step's queries) vs the step's own tokens
     first_new = np.repeat(step.seq_lens[: step.num_reqs].astype(np.int64)
                           - np.diff(step.query_start_loc[: step.num_reqs + 1]).astype(np.int64),
@@ -345,6 +334,25 @@ def run_batch(step: StepInputs, *, layout: str = "NHD", dtype: str = "float16", 
         raise ValueError("the step's positions are not each request's last query_len positions")
     ctx = np.flatnonzero(is_ctx)
     new = np.flatnonzero(~is_ctx)   # request-major, position order = the step's token order
+    wide = torch.float16 if dtype == "fp8" else cdt
+    # Context K/V are drawn per physical slot: rows that share a block (a prefix hit, a fork)
+    # hold the same tokens there. The step's own tokens are drawn per token, so a token written
+    # into a slot another row reads as context (a shared partial block) shows up as a mismatch.
+    uniq, inv = np.unique(slot_all, return_inverse=True)
+    inv_t = torch.from_numpy(inv.reshape(-1))
+    k_all = torch.randn((len(uniq), num_kv_heads, head_dim), generator=gen).to(wide)[inv_t]
+    v_all = torch.randn((len(uniq), num_kv_heads, head_dim), generator=gen).to(wide)[inv_t]
+    new_t = torch.from_numpy(new)
+    k_all[new_t] = torch.randn((len(new), num_kv_heads, head_dim), generator=gen).to(wide)
+    v_all[new_t] = torch.randn((len(new), num_kv_heads, head_dim), generator=gen).to(wide)
+    # the kernel quantises to fp8 on a GPU; the interpreter's cast rounds differently from
+    # torch's (triton 3.9), so there the K/V arrive already in e4m3 and the kernel copies bytes
+    quant_in_kernel = dtype == "fp8" and dev == "cuda"
+    if dtype == "fp8" and not quant_in_kernel:
+        k_feed, v_feed = quantize_fp8(k_all, k_scale), quantize_fp8(v_all, v_scale)
+        ks = vs = 1.0
+    else:
+        k_feed, v_feed, ks, vs = k_all, v_all, k_scale, v_scale
     pad = step.num_tokens_padded - step.num_tokens
     garbage = (torch.randn((pad, num_kv_heads, head_dim), generator=gen) * 100).to(k_feed.dtype)
     k_step = torch.cat([k_feed[new], garbage])

@@ -310,58 +310,118 @@ def bench_decode(shapes, floors, progress, kv_heads=8, q_heads=32, dim=128, page
     return rows
 
 
-def bench_h2d(shapes, floors, progress, repeats=20):
+H2D_DIRTY_ROWS = 16
+
+
+def _median_wall_us(fn, repeats):
+    times = []
+    for _ in range(repeats + 3):
+        _sync()
+        t0 = time.perf_counter()
+        fn()
+        _sync()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return statistics.median(times[3:])
+
+
+def bench_h2d(shapes, floors, progress, repeats=20, *, pinned=(True, False)):
     """Committing a block table to the device: pinned vs pageable source; the full
     table vs only the valid column prefix vs only the dirty rows. µs are host
-    wall clock from the first host step until the device holds the data."""
+    wall clock from the first host step until the device holds the data.
+
+    Dirty rows three ways: the first version (``np.take`` into a staging buffer,
+    then a fresh device tensor and ``index_copy_``: ``np.take`` with ``out=`` and
+    the default ``mode='raise'`` gathers into a hidden temporary and copies it
+    again, so the host gather alone costs about as much as the whole 64 MiB
+    copy); a gather with ``mode='clip'`` (no temporary) into a preallocated
+    staging buffer, one copy into a preallocated device buffer, and
+    ``index_copy_`` on the device; and one ``non_blocking`` copy per dirty row
+    straight from the (pinned) table, with no host gather at all. Off a GPU
+    (tests) everything stays on the CPU, unpinned."""
     import torch
 
+    dev = torch_device()
+    if dev != "cuda":
+        pinned = (False,)
     rows = []
     for num_reqs, width in shapes:
         rng = np.random.default_rng(width)
         host = rng.integers(1, 1 << 30, (num_reqs, width)).astype(np.int32)
         used_cols = width // 8                      # the longest request uses an eighth of the row
-        dirty = np.sort(rng.choice(num_reqs, 16, replace=False))
-        dev_t = torch.zeros((num_reqs, width), dtype=torch.int32, device="cuda")
-        for pin in (True, False):
+        dirty = np.sort(rng.choice(num_reqs, H2D_DIRTY_ROWS, replace=False))
+        dirty_list = [int(x) for x in dirty]
+        nd = len(dirty)
+        dev_t = torch.zeros((num_reqs, width), dtype=torch.int32, device=dev)
+        stage_dirty_dev = torch.empty((nd, width), dtype=torch.int32, device=dev)
+        dirty_dev = torch.from_numpy(dirty).to(dev)
+        for pin in pinned:
             src = torch.from_numpy(host.copy())
             stage_prefix = torch.empty((num_reqs, used_cols), dtype=torch.int32)
-            stage_dirty = torch.empty((len(dirty), width), dtype=torch.int32)
+            stage_dirty = torch.empty((nd, width), dtype=torch.int32)
             if pin:
                 src, stage_prefix, stage_dirty = src.pin_memory(), stage_prefix.pin_memory(), stage_dirty.pin_memory()
-            dirty_dev = torch.from_numpy(dirty).to("cuda")
+            src_np, stage_np = src.numpy(), stage_dirty.numpy()
+            src_rows = [src[r] for r in dirty_list]
+            dev_rows = [dev_t[r] for r in dirty_list]
 
             def full():
                 dev_t.copy_(src, non_blocking=pin)
 
             def prefix():
-                stage_prefix.numpy()[:] = src.numpy()[:, :used_cols]
-                dev_t[:, :used_cols].copy_(stage_prefix.to("cuda", non_blocking=pin))
+                stage_prefix.numpy()[:] = src_np[:, :used_cols]
+                dev_t[:, :used_cols].copy_(stage_prefix.to(dev, non_blocking=pin))
 
-            def rows_only():
-                np.take(src.numpy(), dirty, axis=0, out=stage_dirty.numpy())
-                dev_t.index_copy_(0, dirty_dev, stage_dirty.to("cuda", non_blocking=pin))
+            def rows_take_old():
+                np.take(src_np, dirty, axis=0, out=stage_np)
+                dev_t.index_copy_(0, dirty_dev, stage_dirty.to(dev, non_blocking=pin))
 
-            for variant, fn, nbytes in (("full width", full, host.nbytes),
-                                        (f"valid prefix ({used_cols} cols)", prefix, num_reqs * used_cols * 4),
-                                        ("16 dirty rows", rows_only, len(dirty) * width * 4)):
-                times = []
-                for _ in range(repeats + 3):
-                    torch.cuda.synchronize()
-                    t0 = time.perf_counter()
-                    fn()
-                    torch.cuda.synchronize()
-                    times.append((time.perf_counter() - t0) * 1e6)
-                us = statistics.median(times[3:])
-                expect = host if variant == "full width" else None
-                if expect is not None:
-                    _check(f"h2d {variant}", dev_t.cpu().numpy(), expect)
+            def rows_gather():
+                np.take(src_np, dirty, axis=0, out=stage_np, mode="clip")
+                stage_dirty_dev.copy_(stage_dirty, non_blocking=pin)
+                dev_t.index_copy_(0, dirty_dev, stage_dirty_dev)
+
+            def rows_each():
+                for d, s in zip(dev_rows, src_rows):
+                    d.copy_(s, non_blocking=pin)
+
+            dirty_bytes = nd * width * 4
+            for variant, fn, nbytes in (
+                    ("full width", full, host.nbytes),
+                    (f"valid prefix ({used_cols} cols)", prefix, num_reqs * used_cols * 4),
+                    (f"{nd} dirty rows, np.take (old)", rows_take_old, dirty_bytes),
+                    (f"{nd} dirty rows, gather + 1 copy + index_copy_", rows_gather, dirty_bytes),
+                    (f"{nd} dirty rows, {nd} row copies", rows_each, dirty_bytes)):
+                dev_t.zero_()
+                us = _median_wall_us(fn, repeats)
+                got = dev_t.cpu().numpy()
+                if variant == "full width":
+                    _check(f"h2d {variant}", got, host)
+                elif variant.startswith("valid prefix"):
+                    _check(f"h2d {variant}", got[:, :used_cols], host[:, :used_cols])
+                else:
+                    _check(f"h2d {variant}", got[dirty], host[dirty])
                 r = _row("h2d_commit", f"{'pinned' if pin else 'pageable'}, {variant}", f"{num_reqs}x{width}",
                          us, nbytes, {"empty_us": floors.get("empty_us")})
                 r["x_bytes"] = None
                 rows.append(r)
                 progress(f"h2d {num_reqs}x{width} {r['variant']}: {us:.0f} us")
+        # the host gather alone, both ways (no device work): where the old dirty-row time went
+        out = np.empty((nd, width), np.int32)
+        for mode in ("raise", "clip"):
+            times = []
+            for _ in range(repeats + 3):
+                t0 = time.perf_counter()
+                np.take(host, dirty, axis=0, out=out, mode=mode)
+                times.append((time.perf_counter() - t0) * 1e6)
+            r = _row("h2d_host_gather", f"np.take(out=, mode={mode!r}), {nd} rows", f"{num_reqs}x{width}",
+                     statistics.median(times[3:]), nd * width * 4 * 2, {"empty_us": None})
+            r["x_bytes"] = None
+            rows.append(r)
+            progress(f"host gather {num_reqs}x{width} mode={mode}: {r['us']:.0f} us")
     return rows
+
+
+H2D_STEPS_PER_SHAPE = 2 * 5 + 2
 
 
 def evaluate_goals(rows: list[dict], floors: dict) -> list[dict]:
@@ -425,7 +485,7 @@ def run_bench(*, quick: bool = False, progress=None) -> dict:
         kv_shapes = [(256, "NHD", "float16")]
         dec_shapes = [(2, 64)]
     total = (1 + 3 * len(slot_shapes) + 2 * len(csr_shapes) + len(kv_shapes) + 2 * len(dec_shapes)
-             + (18 if on_gpu else 0))
+             + (len(H2D_SHAPES) * H2D_STEPS_PER_SHAPE if on_gpu else 0))
     done = [0]
 
     def step(msg):

@@ -134,3 +134,31 @@ def test_compute_command_exits_1_and_prints_nothing_on_a_mismatch(tmp_path, caps
     assert main(["compute", str(f), "--backend", "triton"]) == 1
     out, err = capsys.readouterr()
     assert out == "" and "KERNEL MISMATCH" in err and "slot_mapping" in err
+
+
+def test_bench_h2d_strategies_copy_what_they_claim():
+    """Each block-table commit strategy (full, valid prefix, three dirty-row ways) is checked
+    inside the bench against the host table; off a GPU it runs on the CPU, unpinned."""
+    from kvviz.bench import bench_h2d
+
+    rows = bench_h2d([(32, 64)], {"empty_us": 1.0}, lambda m: None, repeats=1)
+    variants = [r["variant"] for r in rows if r["kernel"] == "h2d_commit"]
+    assert any("row copies" in v for v in variants) and any("gather + 1 copy" in v for v in variants)
+    assert len([r for r in rows if r["kernel"] == "h2d_host_gather"]) == 2
+
+
+def test_rows_sharing_full_blocks_pass_and_a_shared_partial_block_is_caught():
+    # A and B share two full prefix blocks (3, 4): legal, every kernel must pass
+    ok = build_step_from_batch({"block_size": 4, "num_reqs_padded": 3, "num_tokens_padded": 4, "requests": [
+        {"block_ids": [3, 4, 5], "seq_len": 10, "query_len": 1},
+        {"block_ids": [3, 4, 6], "seq_len": 11, "query_len": 2}]})
+    res = run_batch(ok, timing=False, seed=fresh_seed())
+    assert res.passed, res.failures()
+    # B also shares A's partial block 5 (no copy-on-write): B's new token overwrites A's context
+    bad = build_step_from_batch({"block_size": 4, "requests": [
+        {"block_ids": [3, 4, 5], "seq_len": 11, "query_len": 1},
+        {"block_ids": [3, 4, 5], "seq_len": 10, "query_len": 1}]})
+    res = run_batch(bad, timing=False, seed=fresh_seed())
+    assert res.kernels["kv_write"].passed  # the write did what the slots said ...
+    assert not res.kernels["paged_decode[block_table]"].passed  # ... and A now reads B's token
+    assert "MISMATCH" in res.kernels["paged_decode[csr]"].detail
