@@ -1,0 +1,47 @@
+"""FlashInfer CSR page prose."""
+STRINGS = {
+    "title": {"en": "FlashInfer CSR page table", "zh": "FlashInfer CSR 页表", "es": "Tabla de páginas CSR de FlashInfer"},
+    "intro": {"en": "FlashInfer does not read vLLM's 2D block table: it wants the same page ids packed one request "
+                    "after another (**CSR**). `indptr[r]..indptr[r+1]` is request r's range in `indices`; "
+                    "`last_page_len[r]` says how many entries of its last page are used. A repack kernel builds "
+                    "`indices` from the table on the device every step.",
+              "zh": "FlashInfer 不读取 vLLM 的二维块表：它需要把同样的页号按请求依次紧凑排列（**CSR**）。"
+                    "`indptr[r]..indptr[r+1]` 是请求 r 在 `indices` 中的范围；`last_page_len[r]` 表示其最后一页用了多少项。"
+                    "每一步都由一个重排内核在设备上从块表构建 `indices`。",
+              "es": "FlashInfer no lee la tabla 2D de vLLM: quiere los mismos ids de página empaquetados una petición "
+                    "tras otra (**CSR**). `indptr[r]..indptr[r+1]` es el rango de la petición r en `indices`; "
+                    "`last_page_len[r]` dice cuántas entradas de su última página se usan. Un kernel de reempaquetado "
+                    "construye `indices` a partir de la tabla en el dispositivo en cada paso."},
+    "rules": {"en": "**Full page:** when seq_len is a multiple of the page size, last_page_len is the page size, "
+                    "never 0. **Empty request** (seq_len 0, e.g. a CUDA-graph padding row): no pages "
+                    "(indptr[r] = indptr[r+1]) and last_page_len 0 — before vLLM #25438 (Nov 2025) it was the page "
+                    "size.",
+              "zh": "**整页：**当 seq_len 是页大小的整数倍时，last_page_len 等于页大小，而不是 0。**空请求**（seq_len 为 0，"
+                    "例如 CUDA graph 填充行）：没有页（indptr[r] = indptr[r+1]），last_page_len 为 0——在 vLLM #25438"
+                    "（2025 年 11 月）之前它等于页大小。",
+              "es": "**Página llena:** cuando seq_len es múltiplo del tamaño de página, last_page_len es el tamaño "
+                    "de página, nunca 0. **Petición vacía** (seq_len 0, p. ej. una fila de relleno de CUDA graph): sin "
+                    "páginas (indptr[r] = indptr[r+1]) y last_page_len 0; antes de vLLM #25438 (nov. 2025) era el "
+                    "tamaño de página."},
+    "source": {"en": "Batch", "zh": "批次", "es": "Lote"},
+    "from_batch": {"en": "the batch from the Batch & mapping page", "zh": "来自“批次与映射”页的批次",
+                   "es": "el lote de la página Lote y mapeo"},
+    "empty_rows": {"en": "Empty padding rows to add", "zh": "追加的空填充行数", "es": "Filas de relleno vacías a añadir"},
+    "rule": {"en": "Empty-request rule", "zh": "空请求规则", "es": "Regla de petición vacía"},
+    "rule_now": {"en": "current: 0", "zh": "当前：0", "es": "actual: 0"},
+    "rule_old": {"en": "before 2025-11-14: page size", "zh": "2025-11-14 之前：页大小",
+                 "es": "antes del 2025-11-14: tamaño de página"},
+    "request": {"en": "Highlight request", "zh": "高亮请求", "es": "Resaltar petición"},
+    "table": {"en": "2D block table (vLLM)", "zh": "二维块表（vLLM）", "es": "Tabla 2D de bloques (vLLM)"},
+    "csr": {"en": "CSR (FlashInfer)", "zh": "CSR（FlashInfer）", "es": "CSR (FlashInfer)"},
+    "per_req": {"en": "Per request", "zh": "逐请求", "es": "Por petición"},
+    "check": {"en": "The repack kernel against the reference", "zh": "重排内核与参考实现对比",
+              "es": "El kernel de reempaquetado frente a la referencia"},
+    "pass": {"en": "The repack kernel's indptr, indices and last_page_len equal the reference ({detail}).",
+             "zh": "重排内核的 indptr、indices 和 last_page_len 与参考一致（{detail}）。",
+             "es": "indptr, indices y last_page_len del kernel coinciden con la referencia ({detail})."},
+    "fail": {"en": "KERNEL MISMATCH: {detail}", "zh": "内核不一致：{detail}", "es": "DISCREPANCIA DE KERNEL: {detail}"},
+    "dcp_note": {"en": "With DCP each rank builds CSR over the tokens it stores (its local seq_lens).",
+                 "zh": "使用 DCP 时，每个 rank 只对自己存放的 token（本地 seq_lens）构建 CSR。",
+                 "es": "Con DCP cada rango construye el CSR sobre los tokens que guarda (sus seq_lens locales)."},
+}

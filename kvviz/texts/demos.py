@@ -1,0 +1,412 @@
+"""Prose of the guided demos and of the demos page.
+
+``<demo>.title`` / ``<demo>.intro`` / ``<demo>.step<k>`` (one per engine step of the demo);
+``ui.*`` for the page; ``fig.*`` for figure names; ``variant.*`` for the side-by-side runs.
+Each step says what to look at and what would break.
+"""
+
+STRINGS = {
+    # --- page ------------------------------------------------------------------------------
+    "ui.title": {"en": "Guided demos", "zh": "引导式演示", "es": "Demostraciones guiadas"},
+    "ui.caption": {
+        "en": "Pick a lesson, step through it forward and back, and switch on presenter mode for a class.",
+        "zh": "选一个主题,前后逐步播放;上课时打开演示者模式。",
+        "es": "Elige una lección, avanza y retrocede paso a paso, y activa el modo presentador para una clase.",
+    },
+    "ui.demo": {"en": "Demo", "zh": "演示", "es": "Demostración"},
+    "ui.step": {"en": "Step", "zh": "步", "es": "Paso"},
+    "ui.step_of": {"en": "Step {k} of {n}", "zh": "第 {k} 步 / 共 {n} 步", "es": "Paso {k} de {n}"},
+    "ui.first": {"en": "First", "zh": "第一步", "es": "Primero"},
+    "ui.prev": {"en": "◀ Back", "zh": "◀ 上一步", "es": "◀ Atrás"},
+    "ui.next": {"en": "Forward ▶", "zh": "下一步 ▶", "es": "Adelante ▶"},
+    "ui.last": {"en": "Last", "zh": "最后一步", "es": "Último"},
+    "ui.presenter": {"en": "Presenter mode", "zh": "演示者模式", "es": "Modo presentador"},
+    "ui.presenter_help": {
+        "en": "Large type and one figure per screen; use the figure buttons to move between them.",
+        "zh": "大字号,每屏只放一张图;用图按钮在图之间切换。",
+        "es": "Letra grande y una figura por pantalla; usa los botones de figura para pasar de una a otra.",
+    },
+    "ui.figure": {"en": "Figure", "zh": "图", "es": "Figura"},
+    "ui.fig_prev": {"en": "◀ Previous figure", "zh": "◀ 上一张图", "es": "◀ Figura anterior"},
+    "ui.fig_next": {"en": "Next figure ▶", "zh": "下一张图 ▶", "es": "Figura siguiente ▶"},
+    "ui.link": {"en": "Link to this step", "zh": "本步链接", "es": "Enlace a este paso"},
+    "ui.all_links": {"en": "Links to every step", "zh": "每一步的链接", "es": "Enlaces a cada paso"},
+    "ui.events": {"en": "What the engine did this step", "zh": "本步引擎做了什么",
+                  "es": "Qué hizo el motor en este paso"},
+    "ui.scenario": {"en": "Scenario (JSON)", "zh": "场景(JSON)", "es": "Escenario (JSON)"},
+    "ui.bad_link": {
+        "en": "The link asked for something this page does not have ({what}); showing the nearest valid step instead.",
+        "zh": "链接里有本页没有的内容({what}),已改为显示最接近的有效步骤。",
+        "es": "El enlace pedía algo que esta página no tiene ({what}); se muestra el paso válido más cercano.",
+    },
+    "ui.end": {"en": "End of the demo.", "zh": "演示结束。", "es": "Fin de la demostración."},
+    "ui.scheduled": {"en": "Scheduled this step", "zh": "本步调度", "es": "Planificado en este paso"},
+    "ui.no_tokens": {"en": "No tokens this step.", "zh": "本步没有 token。", "es": "Ningún token en este paso."},
+    "ui.padded": {
+        "en": "{r} request(s), {t} token(s); padded to {rp} row(s), {tp} token(s).",
+        "zh": "{r} 个请求,{t} 个 token;补齐到 {rp} 行、{tp} 个 token。",
+        "es": "{r} petición(es), {t} token(s); con relleno, {rp} fila(s) y {tp} token(s).",
+    },
+
+    "ui.cols": {"en": "{shown} of {width} columns", "zh": "显示 {shown} / {width} 列",
+                "es": "{shown} de {width} columnas"},
+    "ui.cpu": {"en": "CPU (truth)", "zh": "CPU(权威)", "es": "CPU (la verdad)"},
+    "ui.device": {"en": "device mirror", "zh": "设备镜像", "es": "espejo en el dispositivo"},
+    "ui.attn_input": {"en": "what attention reads (padded)", "zh": "注意力读取的表(含补齐)",
+                      "es": "lo que lee la atención (con relleno)"},
+    "ui.free_queue": {"en": "free queue: front (allocated next) → back", "zh": "空闲队列:队首(下一个分配)→ 队尾",
+                      "es": "cola libre: frente (se asigna primero) → final"},
+    "col.row": {"en": "row", "zh": "行", "es": "fila"},
+    "col.req": {"en": "request", "zh": "请求", "es": "petición"},
+    "col.kind": {"en": "kind", "zh": "类型", "es": "tipo"},
+    "col.tokens": {"en": "tokens", "zh": "token 数", "es": "tokens"},
+    "col.positions": {"en": "positions", "zh": "位置", "es": "posiciones"},
+
+    # --- engine events (fields as in kvviz.report) ---------------------------------------------
+    "ev.group": {"en": " (group {group})", "zh": "(组 {group})", "es": " (grupo {group})"},
+    "ev.arrive": {"en": "{req} arrives with {prompt_len} prompt tokens", "zh": "{req} 到达,带 {prompt_len} 个提示 token",
+                  "es": "llega {req} con {prompt_len} tokens de prompt"},
+    "ev.alloc": {"en": "{req} gets new block(s) {blocks} from the front of the free queue",
+                 "zh": "{req} 从空闲队列队首拿到新块 {blocks}",
+                 "es": "{req} recibe bloque(s) nuevo(s) {blocks} del frente de la cola libre"},
+    "ev.cache": {"en": "block(s) {blocks} of {req} are full: their hashes enter the prefix cache",
+                 "zh": "{req} 的块 {blocks} 已满:它们的哈希进入前缀缓存",
+                 "es": "los bloques {blocks} de {req} están llenos: sus hashes entran en la caché de prefijos"},
+    "ev.cache_hit": {"en": "{req} reuses cached block(s) {blocks} ({tokens} tokens not recomputed)",
+                     "zh": "{req} 复用缓存块 {blocks}({tokens} 个 token 不必重算)",
+                     "es": "{req} reutiliza los bloques en caché {blocks} ({tokens} tokens sin recalcular)"},
+    "ev.evict": {"en": "block {block} is reallocated, so its old hash leaves the prefix cache",
+                 "zh": "块 {block} 被重新分配,它的旧哈希离开前缀缓存",
+                 "es": "el bloque {block} se reasigna, así que su hash antiguo sale de la caché de prefijos"},
+    "ev.free": {"en": "{req} releases block(s) {blocks}: to the front {to_front}, to the back {to_back}",
+                "zh": "{req} 释放块 {blocks}:放到队首 {to_front},放到队尾 {to_back}",
+                "es": "{req} libera los bloques {blocks}: al frente {to_front}, al final {to_back}"},
+    "ev.cow": {"en": "{req} gets a private copy of block {src} as block {dst} (copy-on-write of a partial block)",
+               "zh": "{req} 得到块 {src} 的私有副本,即块 {dst}(残块的写时复制)",
+               "es": "{req} recibe una copia privada del bloque {src} como bloque {dst} (copia en escritura de un bloque parcial)"},
+    "ev.share": {"en": "{req} shares full block(s) {blocks} with its parent", "zh": "{req} 与父请求共享满块 {blocks}",
+                 "es": "{req} comparte con su padre los bloques llenos {blocks}"},
+    "ev.fork": {"en": "{req} forks into {child}", "zh": "{req} 分叉出 {child}", "es": "{req} se bifurca en {child}"},
+    "ev.fork_failed": {"en": "fork of {req} into {child} failed: {why}", "zh": "{req} 分叉为 {child} 失败:{why}",
+                       "es": "falló el fork de {req} en {child}: {why}"},
+    "ev.window_skip": {"en": "{req}: block(s) {blocks} slid out of the window and became the null block",
+                       "zh": "{req}:块 {blocks} 滑出窗口,换成了 null block",
+                       "es": "{req}: los bloques {blocks} salieron de la ventana y pasaron a ser el bloque nulo"},
+    "ev.preempt": {"en": "{req} is preempted ({why}): all blocks freed, {recompute_tokens} tokens to recompute",
+                   "zh": "{req} 被抢占({why}):全部块被释放,{recompute_tokens} 个 token 需要重算",
+                   "es": "{req} es expropiada ({why}): se liberan todos sus bloques, {recompute_tokens} tokens por recalcular"},
+    "ev.finish": {"en": "{req} finishes ({why})", "zh": "{req} 结束({why})", "es": "{req} termina ({why})"},
+    "ev.add_row": {"en": "{req} is added at row {row} with blocks {blocks}", "zh": "{req} 加入第 {row} 行,块为 {blocks}",
+                   "es": "{req} entra en la fila {row} con los bloques {blocks}"},
+    "ev.append_row": {"en": "row {row} ({req}) appends blocks {blocks}", "zh": "第 {row} 行({req})追加块 {blocks}",
+                      "es": "la fila {row} ({req}) añade los bloques {blocks}"},
+    "ev.clear_row": {"en": "row {row} ({req}) is cleared", "zh": "第 {row} 行({req})被清空",
+                     "es": "la fila {row} ({req}) se limpia"},
+    "ev.move_row": {"en": "{req} moves from row {src} to row {dst} (condense)", "zh": "{req} 从第 {src} 行搬到第 {dst} 行(压紧)",
+                    "es": "{req} pasa de la fila {src} a la fila {dst} (condense)"},
+    "ev.swap_row": {"en": "rows {rows} swap", "zh": "交换第 {rows} 行", "es": "se intercambian las filas {rows}"},
+    "ev.commit": {"en": "commit: rows [0, {rows}) copied to the device mirror, {bytes} bytes",
+                  "zh": "提交:第 [0, {rows}) 行拷到设备镜像,{bytes} 字节",
+                  "es": "commit: filas [0, {rows}) copiadas al espejo del dispositivo, {bytes} bytes"},
+
+    # --- figure names ------------------------------------------------------------------------
+    "fig.block_table": {"en": "Block tables: CPU truth and device mirror", "zh": "块表:CPU 权威副本与设备镜像",
+                        "es": "Tablas de bloques: la verdad en CPU y el espejo en el dispositivo"},
+    "fig.pool": {"en": "Block pool: owners, ref counts, prefix cache", "zh": "块池:归属、引用计数与前缀缓存",
+                 "es": "Pool de bloques: dueños, contadores de referencias, caché de prefijos"},
+    "fig.slots": {"en": "This step's tokens and their slots", "zh": "本步的 token 及其槽号",
+                  "es": "Los tokens de este paso y sus slots"},
+    "fig.csr": {"en": "FlashInfer CSR and seq_lens (padded rows included)", "zh": "FlashInfer CSR 与 seq_lens(含补齐行)",
+                "es": "CSR de FlashInfer y seq_lens (con las filas de relleno)"},
+    "fig.traffic": {"en": "Block-table copy traffic: 32K vs 1M context", "zh": "块表拷贝流量:32K 与 1M 上下文",
+                    "es": "Tráfico de copia de la tabla de bloques: contexto de 32K frente a 1M"},
+    "fig.bytes": {"en": "Bytes committed per step in this run", "zh": "本次运行每步提交的字节数",
+                  "es": "Bytes copiados en cada paso de esta ejecución"},
+
+    # --- variants ----------------------------------------------------------------------------
+    "variant.main": {"en": "as vLLM does it", "zh": "vLLM 的做法", "es": "como lo hace vLLM"},
+    "variant.no_clear": {"en": "fault: move_row leaves its source", "zh": "故障:move_row 不清源行",
+                         "es": "fallo: move_row no limpia el origen"},
+    "variant.rank0": {"en": "DCP rank 0", "zh": "DCP rank 0", "es": "rango DCP 0"},
+    "variant.rank1": {"en": "DCP rank 1", "zh": "DCP rank 1", "es": "rango DCP 1"},
+
+    # --- prefix sharing ------------------------------------------------------------------------
+    "prefix.title": {"en": "Prefix sharing", "zh": "前缀共享", "es": "Compartir prefijos"},
+    "prefix.intro": {
+        "en": "A and B start with the same 8-token system prompt (block size 4). Full blocks are hashed, so B finds A's two full blocks in the prefix cache and only computes its own tail.",
+        "zh": "A 和 B 以同一段 8 个 token 的系统提示开头(块大小 4)。满块会被哈希,所以 B 能在前缀缓存里找到 A 的两个满块,只需计算自己的尾部。",
+        "es": "A y B empiezan con el mismo prompt de sistema de 8 tokens (bloque de 4). Los bloques llenos se hashean, así que B encuentra en la caché de prefijos los dos bloques llenos de A y solo calcula su propia cola.",
+    },
+    "prefix.step0": {
+        "en": "A prefills 10 tokens into blocks 1, 2, 3. Look at the pool: blocks 1 and 2 are full and get a hash; block 3 holds only 2 tokens and gets none. If a partial block were hashed and shared, the next writer would overwrite tokens another request still reads.",
+        "zh": "A 预填 10 个 token,写进块 1、2、3。看块池:块 1 和 2 已满,拿到哈希;块 3 只有 2 个 token,没有哈希。如果把残块也哈希并共享,下一个写入者就会覆盖别的请求还在读的 token。",
+        "es": "A hace el prefill de 10 tokens en los bloques 1, 2 y 3. Mira el pool: los bloques 1 y 2 están llenos y reciben un hash; el 3 solo tiene 2 tokens y no recibe ninguno. Si se hasheara y compartiera un bloque parcial, el siguiente en escribir pisaría tokens que otra petición todavía lee.",
+    },
+    "prefix.step1": {
+        "en": "B arrives: its row starts with the same ids 1 and 2 as A's row — two tables, one physical copy. Its slot mapping holds only B's 3 new tokens (in its own block 4): 8 tokens were not recomputed. Ref counts of blocks 1 and 2 are now 2; freeing on the first finish must not return them to the pool.",
+        "zh": "B 到达:它的行以与 A 相同的块号 1、2 开头——两张表,一份物理拷贝。它的槽映射只包含 B 的 3 个新 token(在它自己的块 4 里):8 个 token 没有重算。块 1、2 的引用计数变成 2;第一个请求结束时释放它们,不能把它们还回池里。",
+        "es": "Llega B: su fila empieza con los mismos ids 1 y 2 que la de A: dos tablas, una sola copia física. Su slot mapping solo contiene los 3 tokens nuevos de B (en su bloque 4): 8 tokens no se recalculan. Los contadores de referencias de 1 y 2 valen 2; al terminar la primera petición, liberarlos no debe devolverlos al pool.",
+    },
+    "prefix.step2": {
+        "en": "Both decode. A's block 3 is now full and gets a hash too. A finishes: only block 3 returns to the free queue; blocks 1 and 2 stay with B (ref 1). Returning a block while another row still names it would hand B's prefix to the next allocation.",
+        "zh": "两者都在解码。A 的块 3 现在满了,也拿到哈希。A 结束:只有块 3 回到空闲队列;块 1、2 仍归 B(引用计数 1)。如果在另一行仍引用时就归还块,B 的前缀就会被下一次分配拿走。",
+        "es": "Ambos decodifican. El bloque 3 de A ya está lleno y también recibe hash. A termina: solo el bloque 3 vuelve a la cola libre; los bloques 1 y 2 siguen con B (ref 1). Devolver un bloque que otra fila aún nombra entregaría el prefijo de B a la siguiente asignación.",
+    },
+    "prefix.step3": {
+        "en": "B moves from row 1 to row 0 (condense) and grows into block 5. When it finishes, block 5 (no hash) goes to the front of the free queue, the hashed blocks to the back, where a later request with the same prompt can still find them.",
+        "zh": "B 从第 1 行搬到第 0 行(压紧),并长进块 5。它结束时,没有哈希的块 5 排到空闲队列前面,带哈希的块排到队尾,之后同样提示的请求仍能找到它们。",
+        "es": "B pasa de la fila 1 a la 0 (condense) y crece hasta el bloque 5. Al terminar, el bloque 5 (sin hash) va al frente de la cola libre y los bloques con hash al final, donde una petición posterior con el mismo prompt aún puede encontrarlos.",
+    },
+
+    # --- fork ----------------------------------------------------------------------------------
+    "fork.title": {"en": "Fork with copy-on-write", "zh": "分叉与写时复制", "es": "Fork con copia en escritura"},
+    "fork.intro": {
+        "en": "Parallel sampling: A (10 tokens, blocks of 4) forks into A.1 after its prefill. Full blocks are shared; the partial last block must be copied.",
+        "zh": "并行采样:A(10 个 token,块大小 4)在预填之后分叉出 A.1。满块共享,未满的最后一块必须复制。",
+        "es": "Muestreo paralelo: A (10 tokens, bloques de 4) se bifurca en A.1 tras el prefill. Los bloques llenos se comparten; el último, parcial, hay que copiarlo.",
+    },
+    "fork.step0": {
+        "en": "A prefills 10 tokens into blocks 1, 2, 3; block 3 holds positions 8 and 9 and has room for two more. Nothing is shared yet.",
+        "zh": "A 把 10 个 token 预填进块 1、2、3;块 3 存了位置 8、9,还能再放两个。此时还没有共享。",
+        "es": "A hace el prefill de 10 tokens en los bloques 1, 2 y 3; el bloque 3 guarda las posiciones 8 y 9 y le caben dos más. Aún no se comparte nada.",
+    },
+    "fork.step1": {
+        "en": "The fork: A.1's row is [1, 2, 4]. Blocks 1 and 2 are shared (ref 2), block 3 was copied into block 4 (copy-on-write). Look at the slots: A writes position 10 at slot 14 (block 3), A.1 at slot 18 (block 4). Without the copy both would write slot 14 and the two samples would drift apart from garbage.",
+        "zh": "分叉:A.1 的行是 [1, 2, 4]。块 1、2 共享(引用计数 2),块 3 被复制到块 4(写时复制)。看槽号:A 把位置 10 写到槽 14(块 3),A.1 写到槽 18(块 4)。不复制的话两者都会写槽 14,两个采样会从互相覆盖的垃圾开始漂移。",
+        "es": "El fork: la fila de A.1 es [1, 2, 4]. Los bloques 1 y 2 se comparten (ref 2) y el 3 se copió al 4 (copia en escritura). Mira los slots: A escribe la posición 10 en el slot 14 (bloque 3) y A.1 en el 18 (bloque 4). Sin la copia, ambos escribirían el slot 14 y las dos muestras divergirían por datos pisados.",
+    },
+    "fork.step2": {
+        "en": "Both decode once more and finish. Freed tails go first: A.1 releases 4, 2, 1; shared blocks reach the free queue only when their last owner lets go.",
+        "zh": "两者各再解码一步后结束。释放从尾块开始:A.1 依次释放 4、2、1;共享块要等最后一个持有者放手才进空闲队列。",
+        "es": "Ambos decodifican una vez más y terminan. Se liberan primero las colas: A.1 suelta 4, 2, 1; un bloque compartido solo llega a la cola libre cuando lo suelta su último dueño.",
+    },
+
+    # --- preemption ---------------------------------------------------------------------------
+    "preempt.title": {"en": "Preemption and recompute", "zh": "抢占与重算", "es": "Expropiación y recálculo"},
+    "preempt.intro": {
+        "en": "A pool of only 6 usable blocks (block 0 is the null block) and two growing requests. When a decode needs a block and none is free, the newest request is preempted: all its blocks are freed and it starts again from position 0. Prefix caching is off here, so nothing survives.",
+        "zh": "池里只有 6 个可用块(块 0 是 null block),两个请求都在增长。当某次解码需要新块却没有空闲块时,最新的请求被抢占:它的块全部释放,之后从位置 0 重新开始。这里关闭了前缀缓存,所以什么也留不下。",
+        "es": "Un pool de solo 6 bloques útiles (el 0 es el bloque nulo) y dos peticiones que crecen. Cuando un decode necesita un bloque y no queda ninguno libre, se expropia la petición más nueva: se liberan todos sus bloques y vuelve a empezar desde la posición 0. La caché de prefijos está apagada, así que no sobrevive nada.",
+    },
+    "preempt.step0": {
+        "en": "A prefills 11 tokens into blocks 1–3. Three blocks are left in the free queue.",
+        "zh": "A 把 11 个 token 预填进块 1–3。空闲队列里还剩 3 块。",
+        "es": "A hace el prefill de 11 tokens en los bloques 1–3. Quedan tres bloques en la cola libre.",
+    },
+    "preempt.step1": {
+        "en": "B arrives and takes blocks 4 and 5 for its 7 tokens. Look at B's first slot: position 0 lives at slot 16 (block 4). Remember it.",
+        "zh": "B 到达,7 个 token 占用块 4、5。看 B 的第一个槽:位置 0 在槽 16(块 4)。记住它。",
+        "es": "Llega B y toma los bloques 4 y 5 para sus 7 tokens. Mira el primer slot de B: la posición 0 está en el slot 16 (bloque 4). Recuérdalo.",
+    },
+    "preempt.step2": {
+        "en": "A crosses into a fourth block and takes block 6, the last free one. The free queue is empty.",
+        "zh": "A 跨进第四块,拿走最后一个空闲块 6。空闲队列空了。",
+        "es": "A entra en un cuarto bloque y toma el 6, el último libre. La cola libre está vacía.",
+    },
+    "preempt.step3": {
+        "en": "B needs a third block for position 8 and none is free, so B (the newest) is preempted: blocks 5 and 4 go back, its row is cleared, and its 9 tokens must be recomputed. Keeping only the partial tail would be wrong: the blocks behind it are gone.",
+        "zh": "B 的位置 8 需要第三块,但已无空闲块,于是最新的 B 被抢占:块 5、4 归还,它的行被清空,9 个 token 需要重算。只重算残块是错的:它前面的块已经没了。",
+        "es": "B necesita un tercer bloque para la posición 8 y no hay ninguno libre, así que se expropia B (la más nueva): los bloques 5 y 4 vuelven a la cola, su fila se limpia y sus 9 tokens deberán recalcularse. Recalcular solo la cola parcial estaría mal: los bloques anteriores ya no existen.",
+    },
+    "preempt.step4": {
+        "en": "Only A runs; B waits at the head of the queue. The commit copies a single row now.",
+        "zh": "只有 A 在跑;B 在等待队列最前面。现在提交只拷一行。",
+        "es": "Solo corre A; B espera al frente de la cola. Ahora el commit copia una sola fila.",
+    },
+    "preempt.step5": {
+        "en": "A writes its last token and finishes; its four blocks return to the free queue.",
+        "zh": "A 写下最后一个 token 并结束;它的四块回到空闲队列。",
+        "es": "A escribe su último token y termina; sus cuatro bloques vuelven a la cola libre.",
+    },
+    "preempt.step6": {
+        "en": "B is back with 9 tokens (7 prompt + 2 generated) from position 0, in blocks 6, 3, 2. Position 0 is now slot 24, not 16: a slot mapping kept from before the preemption would write into someone else's memory. That is why it is recomputed every step.",
+        "zh": "B 带着 9 个 token(7 个提示 + 2 个已生成)从位置 0 回来,用的是块 6、3、2。位置 0 现在是槽 24 而不是 16:沿用抢占前的槽映射就会写进别人的内存。这正是槽映射每步重算的原因。",
+        "es": "B vuelve con 9 tokens (7 del prompt + 2 generados) desde la posición 0, en los bloques 6, 3 y 2. La posición 0 es ahora el slot 24, no el 16: un slot mapping guardado de antes de la expropiación escribiría en memoria ajena. Por eso se recalcula en cada paso.",
+    },
+
+    # --- chunked prefill -------------------------------------------------------------------------
+    "chunked.title": {"en": "Chunked prefill across a block boundary", "zh": "跨块边界的分块预填",
+                      "es": "Prefill por trozos que cruza un límite de bloque"},
+    "chunked.intro": {
+        "en": "A 14-token prompt with a budget of 6 tokens per step and blocks of 4: the prompt is computed in chunks, and chunk boundaries do not line up with block boundaries.",
+        "zh": "14 个 token 的提示,每步预算 6 个 token,块大小 4:提示被分块计算,块的边界与分块的边界对不齐。",
+        "es": "Un prompt de 14 tokens con un presupuesto de 6 tokens por paso y bloques de 4: el prompt se calcula por trozos, y los límites de los trozos no coinciden con los de los bloques.",
+    },
+    "chunked.step0": {
+        "en": "First chunk: positions 0–5. Block 1 is filled, block 2 holds positions 4 and 5 and is half empty. Only block 1 is hashed.",
+        "zh": "第一块:位置 0–5。块 1 写满,块 2 存了位置 4、5,还空着一半。只有块 1 被哈希。",
+        "es": "Primer trozo: posiciones 0–5. El bloque 1 se llena; el 2 guarda las posiciones 4 y 5 y está medio vacío. Solo el bloque 1 recibe hash.",
+    },
+    "chunked.step1": {
+        "en": "Second chunk: positions 6–11. Slots 10 and 11 continue inside block 2 (offsets 2, 3), then the slots jump to 12 in the newly appended block 3. The positions restart from num_computed_tokens = 6, not 0; if the row had been rewritten in between, the first two slots would land in the wrong block.",
+        "zh": "第二块:位置 6–11。槽 10、11 接着写在块 2 里(偏移 2、3),然后跳到新追加的块 3 的槽 12。位置从 num_computed_tokens = 6 开始而不是 0;如果中间这一行被改写过,前两个槽就会落进错误的块。",
+        "es": "Segundo trozo: posiciones 6–11. Los slots 10 y 11 siguen dentro del bloque 2 (desplazamientos 2 y 3) y luego saltan al 12, en el bloque 3 recién añadido. Las posiciones arrancan en num_computed_tokens = 6, no en 0; si la fila se hubiera reescrito entre medias, los dos primeros slots caerían en el bloque equivocado.",
+    },
+    "chunked.step2": {
+        "en": "Last chunk: positions 12 and 13 in block 4. The prompt is complete, so this step samples A's first output token.",
+        "zh": "最后一块:位置 12、13,在块 4 里。提示已全部算完,这一步采样出 A 的第一个输出 token。",
+        "es": "Último trozo: posiciones 12 y 13 en el bloque 4. El prompt está completo, así que este paso muestrea el primer token de salida de A.",
+    },
+    "chunked.step3": {
+        "en": "An ordinary decode: one token at position 14, slot 18. A finishes and its blocks return tail first.",
+        "zh": "普通的解码:位置 14 的一个 token,槽 18。A 结束,块从尾部开始归还。",
+        "es": "Un decode normal: un token en la posición 14, slot 18. A termina y sus bloques se devuelven empezando por la cola.",
+    },
+
+    # --- condense ---------------------------------------------------------------------------------
+    "condense.title": {"en": "Condense, and why move_row clears its source", "zh": "压紧,以及 move_row 为何清空源行",
+                       "es": "Condense, y por qué move_row limpia su origen"},
+    "condense.intro": {
+        "en": "Three requests in rows 0, 1, 2. A finishes first, leaving a hole in row 0, and the batch is condensed: C moves from row 2 into row 0. On the right, the same run with move_row's clearing switched off.",
+        "zh": "三个请求占第 0、1、2 行。A 最先结束,在第 0 行留下空洞,批次随即压紧:C 从第 2 行搬到第 0 行。右侧是同一场景,但关掉了 move_row 的清零。",
+        "es": "Tres peticiones en las filas 0, 1 y 2. A termina primero y deja un hueco en la fila 0; el batch se compacta: C pasa de la fila 2 a la 0. A la derecha, la misma ejecución con la limpieza de move_row desactivada.",
+    },
+    "condense.step0": {
+        "en": "All three prefill. A asked for one token only, so it finishes at the end of this step.",
+        "zh": "三个请求一起预填。A 只要一个 token,所以这一步结束时就完成了。",
+        "es": "Las tres hacen prefill. A solo pedía un token, así que termina al final de este paso.",
+    },
+    "condense.step1": {
+        "en": "Row 0 is cleared and C moves from row 2 to row 0. Left: row 2 of the CPU table is zeroed. Right (fault): row 2 still holds C's blocks 5, 6, 7. In both, the device mirror of row 2 is stale, because the commit copies only rows [0, 2).",
+        "zh": "第 0 行被清空,C 从第 2 行搬到第 0 行。左:CPU 表的第 2 行被清零。右(故障):第 2 行仍是 C 的块 5、6、7。两边设备镜像的第 2 行都是旧的,因为提交只拷 [0, 2) 行。",
+        "es": "La fila 0 se limpia y C pasa de la fila 2 a la 0. Izquierda: la fila 2 de la tabla en CPU queda a cero. Derecha (fallo): la fila 2 conserva los bloques 5, 6 y 7 de C. En ambos, el espejo de la fila 2 está desactualizado, porque el commit solo copia las filas [0, 2).",
+    },
+    "condense.step2": {
+        "en": "Nothing changes in the rows; two decodes. Row 2 is unused but not empty on the right. Row 2 is exactly where a padded dummy run lands when it needs a third row.",
+        "zh": "各行没有变化;两个解码。右侧的第 2 行没人用,但并不是空的。一次需要第三行的补齐 dummy run 恰好会落到第 2 行。",
+        "es": "Las filas no cambian; dos decodes. A la derecha, la fila 2 no se usa pero no está vacía. Es justo la fila donde cae una ejecución ficticia con relleno cuando necesita una tercera fila.",
+    },
+    "condense.step3": {
+        "en": "C finishes and blocks 5, 6, 7 go back to the free queue, where any request can take them. Right: row 2 still names them. A dummy run that reads row 2 as Mamba state indices and writes state in place would now corrupt whoever owns those blocks next. That is the failure the clearing prevents.",
+        "zh": "C 结束,块 5、6、7 回到空闲队列,任何请求都能拿走。右:第 2 行还写着它们。把第 2 行当作 Mamba 状态下标读取并原地写状态的 dummy run,会把这些块的下一个主人写坏。清零防的就是这个故障。",
+        "es": "C termina y los bloques 5, 6 y 7 vuelven a la cola libre, donde cualquier petición puede tomarlos. Derecha: la fila 2 todavía los nombra. Una ejecución ficticia que lea la fila 2 como índices de estado Mamba y escriba el estado in situ corrompería al siguiente dueño de esos bloques. Ese es el fallo que evita la limpieza.",
+    },
+
+    # --- CUDA-graph padding ------------------------------------------------------------------------
+    "cudagraph.title": {"en": "CUDA-graph padding", "zh": "CUDA Graph 补齐", "es": "Relleno para CUDA graphs"},
+    "cudagraph.intro": {
+        "en": "Graphs were captured for batches of 1, 2, 4 and 8 tokens. Three requests decode, so every step is padded up to 4: a fake token, a fake row, and three different sentinels that keep them harmless.",
+        "zh": "CUDA Graph 按 1、2、4、8 个 token 的批次捕获。三个请求在解码,所以每步都补齐到 4:一个假 token、一行假请求,再加上三种不同的哨兵值让它们无害。",
+        "es": "Se capturaron grafos para batches de 1, 2, 4 y 8 tokens. Tres peticiones decodifican, así que cada paso se rellena hasta 4: un token falso, una fila falsa y tres centinelas distintos que los hacen inofensivos.",
+    },
+    "cudagraph.step0": {
+        "en": "Prefill of 14 tokens: more than the largest capture size (8), so this step runs eagerly, without a graph and without padding.",
+        "zh": "14 个 token 的预填:超过最大捕获尺寸 8,所以这一步不走图,直接 eager 执行,没有补齐。",
+        "es": "Prefill de 14 tokens: supera el mayor tamaño capturado (8), así que este paso se ejecuta en modo eager, sin grafo y sin relleno.",
+    },
+    "cudagraph.step1": {
+        "en": "3 decode tokens padded to 4. Look: slot_mapping ends in -1 (the KV write skips it), row 3 of the block table is all 0 (the null block, always a legal read), and seq_lens[3] = 0, so FlashInfer's last_page_len is 0 and its indptr does not grow. Fill the padded row with -1 instead and the attention kernel reads out of bounds.",
+        "zh": "3 个解码 token 补齐到 4。看:slot_mapping 以 -1 结尾(写 KV 时跳过),块表第 3 行全是 0(null block,读它永远合法),seq_lens[3] = 0,所以 FlashInfer 的 last_page_len 为 0、indptr 不增长。如果把补齐行填成 -1,注意力内核就会越界读。",
+        "es": "3 tokens de decode rellenados a 4. Mira: slot_mapping termina en -1 (la escritura de KV lo salta), la fila 3 de la tabla es toda 0 (el bloque nulo, siempre una lectura legal) y seq_lens[3] = 0, así que en FlashInfer last_page_len es 0 y indptr no crece. Si la fila de relleno se llenara con -1, el kernel de atención leería fuera de límites.",
+    },
+    "cudagraph.step2": {
+        "en": "The same shape again, so the same graph replays; only the values change. C moved into a new block (6). Swap the sentinels (write 0 as a slot) and the fake token's K/V lands in the null block that every padded row reads.",
+        "zh": "同样的形状,同一个图再次重放,只是数值变了。C 进入新块 6。如果把哨兵弄混(把 0 当槽号写),假 token 的 K/V 就会写进所有补齐行都在读的 null block。",
+        "es": "La misma forma, así que se reproduce el mismo grafo; solo cambian los valores. C pasó a un bloque nuevo (6). Si se intercambian los centinelas (escribir 0 como slot), el K/V del token falso cae en el bloque nulo que leen todas las filas de relleno.",
+    },
+
+    # --- hybrid ----------------------------------------------------------------------------------------
+    "hybrid.title": {"en": "Hybrid model: sliding window and state groups", "zh": "混合模型:滑窗组与状态组",
+                     "es": "Modelo híbrido: grupos de ventana deslizante y de estado"},
+    "hybrid.intro": {
+        "en": "One model, three KV-cache groups sharing one pool: full attention, a sliding window of 6 tokens, and a Mamba-like state group with one block per request and no slots. Each group has its own block table.",
+        "zh": "一个模型,三个 KV cache 组共用一个块池:全注意力、6 个 token 的滑窗,以及每个请求只占一块、没有槽号的类 Mamba 状态组。每组各有一张块表。",
+        "es": "Un modelo, tres grupos de caché KV que comparten un pool: atención completa, una ventana deslizante de 6 tokens y un grupo de estado tipo Mamba con un bloque por petición y sin slots. Cada grupo tiene su propia tabla de bloques.",
+    },
+    "hybrid.step0": {
+        "en": "The 9-token prefill takes 3 blocks in each attention group and 1 in the state group. The state table has no slot mapping: its single entry is a state index, not a page.",
+        "zh": "9 个 token 的预填在两个注意力组里各占 3 块,在状态组里占 1 块。状态表没有槽映射:它唯一的一项是状态下标,不是页。",
+        "es": "El prefill de 9 tokens ocupa 3 bloques en cada grupo de atención y 1 en el de estado. La tabla de estado no tiene slot mapping: su única entrada es un índice de estado, no una página.",
+    },
+    "hybrid.step1": {
+        "en": "With 9 tokens computed, positions 0–3 are outside the 6-token window: the manager swaps block 4 for the null block and frees it. The worker's row still says 4 — harmless, because attention never reaches that far back.",
+        "zh": "已算 9 个 token,位置 0–3 落在 6 个 token 的窗口之外:管理器把块 4 换成 null block 并释放它。worker 那一行仍写着 4——无害,因为注意力不会回看那么远。",
+        "es": "Con 9 tokens calculados, las posiciones 0–3 quedan fuera de la ventana de 6: el gestor cambia el bloque 4 por el bloque nulo y lo libera. La fila del worker sigue diciendo 4; es inofensivo, porque la atención nunca mira tan atrás.",
+    },
+    "hybrid.step2": {
+        "en": "A decode. Both attention groups write the token (slot 14 and slot 26), the state group writes none.",
+        "zh": "一次解码。两个注意力组都写这个 token(槽 14 与槽 26),状态组不写。",
+        "es": "Un decode. Los dos grupos de atención escriben el token (slots 14 y 26); el de estado, ninguno.",
+    },
+    "hybrid.step3": {
+        "en": "Position 11 fills block 3 and block 6: both get a hash. The window has not moved by a whole block yet, so nothing more is freed.",
+        "zh": "位置 11 填满块 3 与块 6,两者都得到哈希。窗口还没移动满一整块,所以没有再释放。",
+        "es": "La posición 11 llena los bloques 3 y 6: ambos reciben hash. La ventana aún no ha avanzado un bloque entero, así que no se libera nada más.",
+    },
+    "hybrid.step4": {
+        "en": "Position 12 needs a fourth block in both attention groups (8 and 9). The sliding-window group has paid for a block it will drop two steps later; the state group never grows.",
+        "zh": "位置 12 在两个注意力组里都需要第四块(8 和 9)。滑窗组为一个两步后就会丢掉的块付了账;状态组永远不增长。",
+        "es": "La posición 12 necesita un cuarto bloque en ambos grupos de atención (8 y 9). El grupo de ventana paga un bloque que soltará dos pasos después; el de estado nunca crece.",
+    },
+    "hybrid.step5": {
+        "en": "Block 5 leaves the window too. Then A finishes and each group frees its own blocks. Had the window freed blocks the attention still reads, the sliding-window layers would attend to someone else's KV.",
+        "zh": "块 5 也滑出窗口。随后 A 结束,每组各自释放自己的块。如果窗口释放了注意力仍在读的块,滑窗层就会读到别人的 KV。",
+        "es": "El bloque 5 también sale de la ventana. Luego A termina y cada grupo libera sus propios bloques. Si la ventana liberara bloques que la atención aún lee, las capas de ventana atenderían al KV de otro.",
+    },
+
+    # --- kernel block size ---------------------------------------------------------------------------
+    "kernel_block.title": {"en": "Kernel block smaller than the manager's", "zh": "内核块小于管理器块",
+                           "es": "Bloque del kernel menor que el del gestor"},
+    "kernel_block.intro": {
+        "en": "The manager allocates blocks of 8 tokens; the attention kernel wants blocks of 4. Each manager block m becomes kernel blocks 2m and 2m+1, and the table is written in kernel blocks.",
+        "zh": "管理器按 8 个 token 分块,注意力内核要 4 个 token 的块。每个管理器块 m 展开成内核块 2m 和 2m+1,块表按内核块书写。",
+        "es": "El gestor asigna bloques de 8 tokens; el kernel de atención quiere bloques de 4. Cada bloque del gestor m se convierte en los bloques del kernel 2m y 2m+1, y la tabla se escribe en bloques del kernel.",
+    },
+    "kernel_block.step0": {
+        "en": "The manager gives A blocks 1 and 2; the row reads [2, 3, 4, 5]. Slot of position 9: kernel block 4 × 4 + 1 = 17, the same as manager block 2 × 8 + 1 — the same memory either way. Forget the expansion and the kernel reads blocks 1 and 2 of size 4: the wrong half of the cache.",
+        "zh": "管理器给 A 分配块 1、2;这一行写成 [2, 3, 4, 5]。位置 9 的槽:内核块 4 × 4 + 1 = 17,与管理器块 2 × 8 + 1 相同——同一块内存。如果忘了展开,内核就会按 4 个 token 读块 1、2:读到缓存里错误的那一半。",
+        "es": "El gestor da a A los bloques 1 y 2; la fila dice [2, 3, 4, 5]. Slot de la posición 9: bloque del kernel 4 × 4 + 1 = 17, igual que bloque del gestor 2 × 8 + 1: la misma memoria. Si se olvida la expansión, el kernel lee los bloques 1 y 2 de tamaño 4: la mitad equivocada de la caché.",
+    },
+    "kernel_block.step1": {
+        "en": "B arrives with 5 tokens and gets manager block 3 = kernel blocks 6 and 7. Prefix hashing and freeing still work in manager blocks; only the table and the slots speak kernel blocks.",
+        "zh": "B 带着 5 个 token 到达,拿到管理器块 3 = 内核块 6、7。前缀哈希与释放仍按管理器块进行;只有块表和槽号按内核块表达。",
+        "es": "Llega B con 5 tokens y recibe el bloque del gestor 3 = bloques del kernel 6 y 7. El hash de prefijos y la liberación siguen en bloques del gestor; solo la tabla y los slots hablan en bloques del kernel.",
+    },
+    "kernel_block.step2": {
+        "en": "B moves to row 0 and decodes at slot 29 = 7 × 4 + 1. The row width is counted in kernel blocks too: twice as many columns for the same tokens.",
+        "zh": "B 搬到第 0 行,在槽 29 = 7 × 4 + 1 解码。行宽也按内核块计:同样的 token 需要两倍的列。",
+        "es": "B pasa a la fila 0 y decodifica en el slot 29 = 7 × 4 + 1. El ancho de fila también se cuenta en bloques del kernel: el doble de columnas para los mismos tokens.",
+    },
+
+    # --- DCP -----------------------------------------------------------------------------------------------
+    "dcp.title": {"en": "DCP interleave across ranks", "zh": "DCP 跨 rank 交错", "es": "Intercalado DCP entre rangos"},
+    "dcp.intro": {
+        "en": "Decode context parallelism over 2 ranks with interleave 1: every rank has the same block table, but a block id stands for 8 positions and each rank stores 4 of them — rank 0 the even positions, rank 1 the odd ones.",
+        "zh": "2 个 rank 的解码上下文并行,交错粒度 1:每个 rank 的块表完全相同,但一个块号代表 8 个位置,每个 rank 只存其中 4 个——rank 0 存偶数位置,rank 1 存奇数位置。",
+        "es": "Paralelismo de contexto en decode con 2 rangos e intercalado 1: todos los rangos tienen la misma tabla de bloques, pero un id de bloque representa 8 posiciones y cada rango guarda 4: el rango 0 las pares y el rango 1 las impares.",
+    },
+    "dcp.step0": {
+        "en": "11 tokens need only 2 blocks (8 positions each). Compare the slot mappings: rank 0 writes 4, -1, 5, -1, …; rank 1 the mirror image. -1 means \"the other rank stores this one\". Each rank's seq_len for attention is its local share.",
+        "zh": "11 个 token 只需 2 块(每块 8 个位置)。对比两个槽映射:rank 0 写 4, -1, 5, -1, …;rank 1 正好相反。-1 表示「这个归另一个 rank 存」。每个 rank 做注意力用的 seq_len 是本地那一份。",
+        "es": "11 tokens necesitan solo 2 bloques (8 posiciones cada uno). Compara los slot mappings: el rango 0 escribe 4, -1, 5, -1, …; el rango 1, lo contrario. -1 significa «esto lo guarda el otro rango». El seq_len de cada rango para la atención es su parte local.",
+    },
+    "dcp.step1": {
+        "en": "Position 11 is odd: rank 1 writes it (slot 9), rank 0 writes nothing. If both ranks wrote every token, each would hold a full copy and DCP would save no memory; if neither skipped, the local offsets would collide.",
+        "zh": "位置 11 是奇数:rank 1 写它(槽 9),rank 0 什么都不写。如果两个 rank 都写每个 token,各自就存了一整份,DCP 省不了内存;如果都不跳过,本地偏移就会冲突。",
+        "es": "La posición 11 es impar: la escribe el rango 1 (slot 9) y el rango 0 no escribe nada. Si ambos rangos escribieran todos los tokens, cada uno tendría una copia completa y DCP no ahorraría memoria; si ninguno saltara, los desplazamientos locales chocarían.",
+    },
+
+    # --- PCIe ---------------------------------------------------------------------------------------------
+    "pcie.title": {"en": "The PCIe cost of a 1M-token context", "zh": "1M token 上下文的 PCIe 代价",
+                   "es": "El coste en PCIe de un contexto de 1M tokens"},
+    "pcie.intro": {
+        "en": "The block table is committed at full row width every step, however few blocks a row uses. With max_model_len = 1M and blocks of 16, a row is 65,536 int32 entries = 256 KiB.",
+        "zh": "块表每步都按整行宽度提交,不管这一行实际用了几块。max_model_len = 1M、块大小 16 时,一行是 65,536 个 int32 = 256 KiB。",
+        "es": "La tabla de bloques se copia cada paso con el ancho de fila completo, por pocos bloques que use la fila. Con max_model_len = 1M y bloques de 16, una fila son 65.536 entradas int32 = 256 KiB.",
+    },
+    "pcie.step0": {
+        "en": "A uses 2 blocks, yet the commit moves 256 KiB: one full row. Look at the traffic figure: at 256 requests and 50 steps/s a 32K context costs about 100 MiB/s, a 1M context about 3.1 GiB/s — now it competes with the real inputs for the PCIe link.",
+        "zh": "A 只用了 2 块,提交却搬了 256 KiB:一整行。看流量图:256 个请求、每秒 50 步时,32K 上下文约 100 MiB/s,1M 上下文约 3.1 GiB/s——此时它已经在和真正的输入争抢 PCIe 带宽。",
+        "es": "A usa 2 bloques y, aun así, el commit mueve 256 KiB: una fila completa. Mira la figura de tráfico: con 256 peticiones y 50 pasos/s, un contexto de 32K cuesta unos 100 MiB/s y uno de 1M unos 3,1 GiB/s: ya compite con las entradas reales por el enlace PCIe.",
+    },
+    "pcie.step1": {
+        "en": "Two rows now: 512 KiB per step for 3 blocks of real content. The bytes grow with rows × width, not with the tokens in the batch.",
+        "zh": "现在两行:每步 512 KiB,而真正有内容的只有 3 块。字节数随「行数 × 行宽」增长,而不是随批次里的 token 数。",
+        "es": "Ahora dos filas: 512 KiB por paso para 3 bloques con contenido real. Los bytes crecen con filas × ancho, no con los tokens del batch.",
+    },
+    "pcie.step2": {
+        "en": "Same cost again for two decode tokens. The ways out: copy only dirty rows, copy only the used prefix of each row, or keep the table on the device and send deltas.",
+        "zh": "为两个解码 token 又付一遍同样的代价。出路有:只拷脏行、每行只拷已用前缀,或者把表留在设备上只发增量。",
+        "es": "El mismo coste otra vez por dos tokens de decode. Salidas posibles: copiar solo las filas modificadas, copiar solo el prefijo usado de cada fila, o mantener la tabla en el dispositivo y enviar solo los cambios.",
+    },
+}

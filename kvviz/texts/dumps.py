@@ -1,0 +1,397 @@
+"""Debug-dumps page prose, and the checker's concepts, check titles and explanations, the injected
+bugs and the engine faults in the three languages. Technical identifiers (block_table,
+slot_mapping, check IDs, ...) stay as they are. The checker's per-finding messages are English."""
+STRINGS = {
+    "title": {"en": "Debug dumps", "zh": "调试转储", "es": "Volcados de depuración"},
+    "intro": {"en": "A dump holds the tables of one step: block_table, its device mirror, slot_mapping, the "
+                    "FlashInfer page table, ref counts and the free queue. The checker tests every invariant "
+                    "and names the **first wrong row**. Capture one from a broken run (`kvviz.capture`, "
+                    "`python -m kvviz check`), or inject a classic bug into the simulator, and compare it "
+                    "with a healthy one. Format: docs/dump-format.md.",
+              "zh": "一个转储保存某一步的全部表：block_table 及其设备镜像、slot_mapping、FlashInfer 页表、"
+                    "引用计数和空闲队列。检查器逐条检验不变量，并指出**第一个出错的行**。可以从出错的运行中"
+                    "采集转储（`kvviz.capture`、`python -m kvviz check`），也可以向模拟器注入经典 bug，"
+                    "再与正常的转储对比。格式见 docs/dump-format.md。",
+              "es": "Un volcado guarda las tablas de un paso: block_table, su copia en el dispositivo, "
+                    "slot_mapping, la tabla de páginas de FlashInfer, los contadores de referencias y la cola "
+                    "libre. El verificador comprueba cada invariante y señala la **primera fila errónea**. "
+                    "Captura uno de una ejecución defectuosa (`kvviz.capture`, `python -m kvviz check`) o "
+                    "inyecta un error clásico en el simulador, y compáralo con uno sano. Formato: "
+                    "docs/dump-format.md."},
+    "source": {"en": "Where the dumps come from", "zh": "转储来源", "es": "Origen de los volcados"},
+    "src.bug": {"en": "Inject a bug", "zh": "注入 bug", "es": "Inyectar un error"},
+    "src.sim": {"en": "Two simulator steps", "zh": "两个模拟器步骤", "es": "Dos pasos del simulador"},
+    "src.examples": {"en": "Example dumps", "zh": "示例转储", "es": "Volcados de ejemplo"},
+    "src.upload": {"en": "Upload or paste", "zh": "上传或粘贴", "es": "Subir o pegar"},
+    # --- inject a bug
+    "bug": {"en": "Bug", "zh": "Bug", "es": "Error"},
+    "bug_pair": {"en": "Dump A is the clean step, dump B the same step with the bug; step {step} of the "
+                       "simulator's four-request scenario.",
+                 "zh": "转储 A 是正常的这一步，转储 B 是注入 bug 后的同一步；取自模拟器四请求场景的第 {step} 步。",
+                 "es": "El volcado A es el paso sano y el B el mismo paso con el error; paso {step} del "
+                       "escenario de cuatro peticiones del simulador."},
+    "name_clean": {"en": "clean", "zh": "正常", "es": "sano"},
+    "name_bug": {"en": "with bug: {title}", "zh": "含 bug：{title}", "es": "con error: {title}"},
+    # --- two simulator steps
+    "scenario": {"en": "Scenario", "zh": "场景", "es": "Escenario"},
+    "fault": {"en": "Fault injected into the engine", "zh": "注入引擎的故障", "es": "Fallo inyectado en el motor"},
+    "fault.none": {"en": "none (healthy run)", "zh": "无（正常运行）", "es": "ninguno (ejecución sana)"},
+    "step_a": {"en": "Step A", "zh": "步骤 A", "es": "Paso A"},
+    "step_b": {"en": "Step B", "zh": "步骤 B", "es": "Paso B"},
+    "group": {"en": "KV-cache group", "zh": "KV 缓存组", "es": "Grupo de caché KV"},
+    "a_healthy": {"en": "Take step A from the same run without the fault",
+                  "zh": "步骤 A 取自不含该故障的同一运行",
+                  "es": "Tomar el paso A de la misma ejecución sin el fallo"},
+    "sim_help": {"en": "The scenario is replayed by the simulator ({n} steps, 0 to {last}); each step's tables "
+                       "become a dump (`kvviz.capture.dump_from_step`). A fault is active from step 0.",
+                 "zh": "模拟器重放该场景（共 {n} 步，0 到 {last}）；每一步的表构成一个转储"
+                       "（`kvviz.capture.dump_from_step`）。故障从第 0 步起生效。",
+                 "es": "El simulador reproduce el escenario ({n} pasos, de 0 a {last}); las tablas de cada paso "
+                       "forman un volcado (`kvviz.capture.dump_from_step`). El fallo actúa desde el paso 0."},
+    "name_step": {"en": "step {i}", "zh": "第 {i} 步", "es": "paso {i}"},
+    "name_step_fault": {"en": "step {i}, fault {fault}", "zh": "第 {i} 步，故障 {fault}",
+                        "es": "paso {i}, fallo {fault}"},
+    "bad_scenario": {"en": "This scenario cannot be replayed: {msg}", "zh": "无法重放该场景：{msg}",
+                     "es": "No se puede reproducir este escenario: {msg}"},
+    # --- examples and uploads
+    "dump_a": {"en": "Dump A", "zh": "转储 A", "es": "Volcado A"},
+    "dump_b": {"en": "Dump B", "zh": "转储 B", "es": "Volcado B"},
+    "upload": {"en": "Dump {side} (.npz or .json)", "zh": "转储 {side}（.npz 或 .json）",
+               "es": "Volcado {side} (.npz o .json)"},
+    "paste": {"en": "…or paste dump {side} as JSON", "zh": "……或以 JSON 粘贴转储 {side}",
+              "es": "…o pega el volcado {side} como JSON"},
+    "pasted": {"en": "the pasted JSON", "zh": "粘贴的 JSON", "es": "el JSON pegado"},
+    "bad_input": {"en": "Dump {side} was not loaded: {msg}.", "zh": "转储 {side} 未能加载：{msg}。",
+                  "es": "No se cargó el volcado {side}: {msg}."},
+    "kept_previous": {"en": "Still shown: the dump loaded before ({name}).",
+                      "zh": "仍显示之前加载的转储（{name}）。",
+                      "es": "Se sigue mostrando el volcado cargado antes ({name})."},
+    "give_dumps": {"en": "Give one dump to check it, or two to compare them.",
+                   "zh": "提供一个转储以检查它，或提供两个转储以对比。",
+                   "es": "Da un volcado para verificarlo, o dos para compararlos."},
+    "only_one": {"en": "Only one dump is loaded: its findings and tables are shown; add a second one to compare.",
+                 "zh": "只加载了一个转储：下面显示它的检查结果和表；再加一个即可对比。",
+                 "es": "Solo hay un volcado: se muestran sus hallazgos y tablas; añade otro para comparar."},
+    # --- findings
+    "findings": {"en": "What the checker finds", "zh": "检查器的发现", "es": "Qué encuentra el verificador"},
+    "clean": {"en": "Clean: every check passes ({n} checks apply to this dump).",
+              "zh": "正常：所有检查均通过（本转储适用 {n} 项检查）。",
+              "es": "Sano: pasan todas las comprobaciones ({n} se aplican a este volcado)."},
+    "first_wrong": {"en": "**first wrong row: {row}** (`{check}`): {msg}",
+                    "zh": "**第一个出错的行：{row}**（`{check}`）：{msg}",
+                    "es": "**primera fila errónea: {row}** (`{check}`): {msg}"},
+    "no_row": {"en": "**no row is wrong; first finding** (`{check}`): {msg}",
+               "zh": "**没有出错的行；第一条发现**（`{check}`）：{msg}",
+               "es": "**ninguna fila errónea; primer hallazgo** (`{check}`): {msg}"},
+    "n_findings": {"en": "{n} finding(s) in all, listed by row.", "zh": "共 {n} 条发现，按行排列。",
+                   "es": "{n} hallazgo(s) en total, ordenados por fila."},
+    "col_check": {"en": "check", "zh": "检查", "es": "comprobación"},
+    "col_title": {"en": "what is wrong", "zh": "问题", "es": "qué está mal"},
+    "col_row": {"en": "row", "zh": "行", "es": "fila"},
+    "col_index": {"en": "index", "zh": "索引", "es": "índice"},
+    "col_concept": {"en": "concept", "zh": "概念", "es": "concepto"},
+    "col_message": {"en": "message", "zh": "说明", "es": "mensaje"},
+    "concept_label": {"en": "Concept broken: {name}", "zh": "被破坏的概念：{name}", "es": "Concepto roto: {name}"},
+    "checks_fired": {"en": "Checks that fired:", "zh": "触发的检查：", "es": "Comprobaciones que fallaron:"},
+    # --- tables
+    "tables": {"en": "Tables side by side", "zh": "并排比较表", "es": "Tablas lado a lado"},
+    "legend": {"en": "Yellow: differs from the other dump. Red: the device mirror differs from the CPU table in a "
+                     "live row (stale). Grey: padded rows (\"pad\") and unused rows (\"·\"). ⚠ marks the first "
+                     "wrong row. Column n: blocks the row counts (num_blocks_per_row).",
+               "zh": "黄色：与另一个转储不同。红色：活跃行中设备镜像与 CPU 表不同（过期）。灰色：填充行（\"pad\"）"
+                     "和未使用的行（\"·\"）。⚠ 标出第一个出错的行。n 列：该行计入的块数（num_blocks_per_row）。",
+               "es": "Amarillo: difiere del otro volcado. Rojo: la copia del dispositivo difiere de la tabla de CPU "
+                     "en una fila viva (obsoleta). Gris: filas de relleno (\"pad\") y filas sin uso (\"·\"). ⚠ "
+                     "marca la primera fila errónea. Columna n: bloques que cuenta la fila (num_blocks_per_row)."},
+    "table": {"en": "Table", "zh": "表", "es": "Tabla"},
+    "table.block_table": {"en": "block_table (CPU, the truth)", "zh": "block_table（CPU，权威值）",
+                          "es": "block_table (CPU, la verdad)"},
+    "table.block_table_device": {"en": "block_table_device (what the kernel reads)",
+                                 "zh": "block_table_device（内核读取的表）",
+                                 "es": "block_table_device (lo que lee el kernel)"},
+    "rows_caption": {"en": "{live} live row(s) of {rows}, padded to {padded}; {width} columns.",
+                     "zh": "{rows} 行中 {live} 行活跃，填充到 {padded} 行；{width} 列。",
+                     "es": "{live} fila(s) viva(s) de {rows}, rellenas hasta {padded}; {width} columnas."},
+    "stale_rows": {"en": "Stale rows (device ≠ CPU): {rows}.", "zh": "过期行（设备 ≠ CPU）：{rows}。",
+                   "es": "Filas obsoletas (dispositivo ≠ CPU): {rows}."},
+    "no_table": {"en": "This dump has no such table.", "zh": "该转储没有这张表。", "es": "Este volcado no tiene esa tabla."},
+    "shown": {"en": "Showing {r} of {rows} rows and {c} of {w} columns.",
+              "zh": "显示 {rows} 行中的 {r} 行、{w} 列中的 {c} 列。",
+              "es": "Se muestran {r} de {rows} filas y {c} de {w} columnas."},
+    "shown_zero": {"en": "Showing {r} of {rows} rows and {c} of {w} columns; the hidden columns are all 0.",
+                   "zh": "显示 {rows} 行中的 {r} 行、{w} 列中的 {c} 列；隐藏的列全为 0。",
+                   "es": "Se muestran {r} de {rows} filas y {c} de {w} columnas; las columnas ocultas son todo 0."},
+    "col_table": {"en": "table", "zh": "表", "es": "tabla"},
+    "col_col": {"en": "column", "zh": "列", "es": "columna"},
+    "col_a": {"en": "in A", "zh": "A 中的值", "es": "en A"},
+    "col_b": {"en": "in B", "zh": "B 中的值", "es": "en B"},
+    "findings_of": {"en": "Findings of {side} ({name})", "zh": "{side}（{name}）的发现",
+                    "es": "Hallazgos de {side} ({name})"},
+    # --- differences and downloads
+    "differences": {"en": "Where the two dumps differ", "zh": "两个转储的差异", "es": "En qué difieren los dos volcados"},
+    "equal": {"en": "The two dumps are equal.", "zh": "两个转储完全相同。", "es": "Los dos volcados son iguales."},
+    "n_diff": {"en": "{n} difference(s): for each table, each differing row and its first differing column "
+                     "(row and col empty for a scalar).",
+               "zh": "{n} 处差异：每张表中每个不同的行及其第一个不同的列（标量的行和列为空）。",
+               "es": "{n} diferencia(s): por cada tabla, cada fila distinta y su primera columna distinta "
+                     "(fila y columna vacías para un escalar)."},
+    "downloads": {"en": "Downloads", "zh": "下载", "es": "Descargas"},
+    "dl_findings_json": {"en": "findings {side} JSON", "zh": "发现 {side} JSON", "es": "hallazgos {side} JSON"},
+    "dl_findings_csv": {"en": "findings {side} CSV", "zh": "发现 {side} CSV", "es": "hallazgos {side} CSV"},
+    "dl_npz": {"en": "dump {side} .npz", "zh": "转储 {side} .npz", "es": "volcado {side} .npz"},
+    "dl_diff": {"en": "differences JSON", "zh": "差异 JSON", "es": "diferencias JSON"},
+    "dl_help": {"en": "Findings JSON has the shape of `kvviz check --json`; a .npz dump can be checked again "
+                      "with `python -m kvviz check FILE`.",
+                "zh": "发现 JSON 的格式与 `kvviz check --json` 相同；.npz 转储可用 `python -m kvviz check FILE` 再次检查。",
+                "es": "El JSON de hallazgos tiene la forma de `kvviz check --json`; un volcado .npz se puede "
+                      "volver a verificar con `python -m kvviz check FILE`."},
+
+    # --- the engine's faults --------------------------------------------------------------------
+    "fault.skip_commit": {"en": "skip_commit: the step forgets to commit", "zh": "skip_commit：该步忘记提交",
+                          "es": "skip_commit: el paso olvida confirmar"},
+    "fault.commit_too_few_rows": {"en": "commit_too_few_rows: the commit copies num_reqs - 1 rows",
+                                  "zh": "commit_too_few_rows：提交只复制 num_reqs - 1 行",
+                                  "es": "commit_too_few_rows: la confirmación copia num_reqs - 1 filas"},
+    "fault.move_row_no_clear": {"en": "move_row_no_clear: condense leaves the vacated row's blocks",
+                                "zh": "move_row_no_clear：压缩后未清空腾出的行",
+                                "es": "move_row_no_clear: al compactar, la fila vaciada conserva sus bloques"},
+
+    # --- the injected bugs (kvviz.bugs) ----------------------------------------------------------
+    "bug.move_row_no_clear": {"en": "move_row without clearing the source", "zh": "move_row 后未清空源行",
+                              "es": "move_row sin limpiar la fila de origen"},
+    "bugdesc.move_row_no_clear": {
+        "en": "Condense moves the last row into a hole but leaves the vacated row's blocks behind; that row is now "
+              "padding, and a commit of the padded rows hands the stale ids to the kernel.",
+        "zh": "压缩把最后一行移入空洞，却把腾出行的块留在原处；该行现在是填充行，一旦提交填充行，过期的块 id 就会交给内核。",
+        "es": "Al compactar se mueve la última fila a un hueco pero la fila vaciada conserva sus bloques; esa fila es "
+              "ahora de relleno, y una confirmación de las filas de relleno entrega los ids obsoletos al kernel."},
+    "bug.commit_too_few_rows": {"en": "Commit of too few rows", "zh": "提交的行数太少",
+                                "es": "Confirmación de muy pocas filas"},
+    "bugdesc.commit_too_few_rows": {
+        "en": "The step copies num_reqs - 1 rows to the device, so the last live row reaches the kernel as it was "
+              "before (here: all zeros).",
+        "zh": "该步只把 num_reqs - 1 行复制到设备，因此最后一个活跃行以旧内容到达内核（此处全为 0）。",
+        "es": "El paso copia num_reqs - 1 filas al dispositivo, así que la última fila viva llega al kernel como "
+              "estaba antes (aquí: todo ceros)."},
+    "bug.skip_commit": {"en": "Skipped commit", "zh": "跳过提交", "es": "Confirmación omitida"},
+    "bugdesc.skip_commit": {
+        "en": "The step forgets to commit, so every row changed this step (here the row D moved into) is stale on "
+              "the device. (Its slots happen to come out right: position 4 lands in block 4 in both the old and "
+              "the new row; the attention still reads the wrong pages.)",
+        "zh": "该步忘记提交，因此本步改动的每一行（此处是 D 移入的那一行）在设备上都是过期的。"
+              "（它的 slot 恰好正确：位置 4 在新旧两行中都落在块 4；但注意力仍读取错误的页。）",
+        "es": "El paso olvida confirmar, así que cada fila modificada en este paso (aquí, la fila a la que se movió "
+              "D) está obsoleta en el dispositivo. (Sus slots salen bien por casualidad: la posición 4 cae en el "
+              "bloque 4 tanto en la fila vieja como en la nueva; la atención sigue leyendo páginas erróneas.)"},
+    "bug.last_page_len_no_full_rule": {"en": "last_page_len without the full-page rule",
+                                       "zh": "last_page_len 缺少满页规则",
+                                       "es": "last_page_len sin la regla de página llena"},
+    "bugdesc.last_page_len_no_full_rule": {
+        "en": "last_page_len is computed as seq_len % page_size, so a request whose last page is full gets 0 "
+              "instead of page_size.",
+        "zh": "last_page_len 按 seq_len % page_size 计算，于是最后一页已满的请求得到 0，而不是 page_size。",
+        "es": "last_page_len se calcula como seq_len % page_size, así que una petición cuya última página está "
+              "llena obtiene 0 en lugar de page_size."},
+    "bug.pad_swap": {"en": "-1 and 0 swapped in padding", "zh": "填充中 -1 与 0 互换",
+                     "es": "-1 y 0 intercambiados en el relleno"},
+    "bugdesc.pad_swap": {
+        "en": "Padding tokens get slot 0 (a real slot of block 0) instead of -1, and padded rows are filled with "
+              "-1 instead of the null block 0.",
+        "zh": "填充 token 得到 slot 0（块 0 的真实 slot）而不是 -1，填充行则被填成 -1 而不是空块 0。",
+        "es": "Los tokens de relleno reciben el slot 0 (un slot real del bloque 0) en lugar de -1, y las filas de "
+              "relleno se llenan con -1 en lugar del bloque nulo 0."},
+    "bug.shared_partial_block": {"en": "Shared partial block (no copy-on-write)",
+                                 "zh": "共享未满的块（没有写时复制）",
+                                 "es": "Bloque parcial compartido (sin copia en escritura)"},
+    "bugdesc.shared_partial_block": {
+        "en": "A fork shares all of the parent's blocks, including its partially filled last block, instead of "
+              "giving the child a private copy; both requests then write the same slots.",
+        "zh": "fork 共享了父请求的所有块，包括未写满的最后一块，而没有给子请求一份私有副本；两个请求随后写入相同的 slot。",
+        "es": "Un fork comparte todos los bloques del padre, incluido su último bloque a medio llenar, en lugar de "
+              "dar al hijo una copia privada; después ambas peticiones escriben en los mismos slots."},
+    "bug.wrong_block_size_slot": {"en": "Slot computed with the wrong block size", "zh": "用错误的块大小计算 slot",
+                                  "es": "Slot calculado con un tamaño de bloque erróneo"},
+    "bugdesc.wrong_block_size_slot": {
+        "en": "The slot mapping uses block size 8 while the table's blocks hold 4 tokens.",
+        "zh": "slot_mapping 使用块大小 8，而表中的块只容纳 4 个 token。",
+        "es": "slot_mapping usa un tamaño de bloque de 8 mientras que los bloques de la tabla guardan 4 tokens."},
+
+    # --- the checker's concepts (kvviz.check.CONCEPTS) ---------------------------------------------
+    "concept.mirror": {"en": "CPU table and device mirror", "zh": "CPU 表与设备镜像",
+                       "es": "Tabla de CPU y copia en el dispositivo"},
+    "concept_text.mirror": {
+        "en": "Rows are edited on the CPU and copied to the GPU by one commit per step, of the first num_reqs rows.",
+        "zh": "行在 CPU 上修改，每步通过一次提交把前 num_reqs 行复制到 GPU。",
+        "es": "Las filas se editan en la CPU y se copian a la GPU con una confirmación por paso, de las primeras "
+              "num_reqs filas."},
+    "concept.slot-mapping": {"en": "Slot mapping", "zh": "slot 映射", "es": "Mapeo de slots"},
+    "concept_text.slot-mapping": {
+        "en": "The token at position p of row r goes to slot block_table[r, p // B] * B + p % B; padding tokens "
+              "get -1.",
+        "zh": "第 r 行位置 p 的 token 写入 slot block_table[r, p // B] * B + p % B；填充 token 得到 -1。",
+        "es": "El token en la posición p de la fila r va al slot block_table[r, p // B] * B + p % B; los tokens de "
+              "relleno reciben -1."},
+    "concept.padding": {"en": "CUDA-graph padding", "zh": "CUDA graph 填充", "es": "Relleno de CUDA graphs"},
+    "concept_text.padding": {
+        "en": "Padded tokens get slot -1 (never written) and padded request rows are all block 0 (always safe to "
+              "read).",
+        "zh": "填充 token 的 slot 为 -1（从不写入），填充的请求行全部是块 0（读取总是安全的）。",
+        "es": "Los tokens de relleno reciben el slot -1 (nunca se escribe) y las filas de relleno son todo bloque 0 "
+              "(siempre seguro de leer)."},
+    "concept.block-pool": {"en": "The block pool", "zh": "块池", "es": "El pool de bloques"},
+    "concept_text.block-pool": {
+        "en": "Blocks 1..N-1 are handed out, block 0 is the null block, each block's ref count is the number of "
+              "requests holding it, and free blocks sit in the free queue.",
+        "zh": "分配的是块 1..N-1，块 0 是空块；每个块的引用计数等于持有它的请求数，空闲块在空闲队列中。",
+        "es": "Se reparten los bloques 1..N-1, el bloque 0 es el bloque nulo, el contador de referencias de cada "
+              "bloque es el número de peticiones que lo tienen, y los bloques libres están en la cola libre."},
+    "concept.allocation": {"en": "Allocation", "zh": "分配", "es": "Asignación"},
+    "concept_text.allocation": {
+        "en": "A request of S tokens holds ceil(S / B) blocks, each listed once, in the first num_blocks_per_row "
+              "entries of its row.",
+        "zh": "S 个 token 的请求持有 ceil(S / B) 个块，每块只列一次，位于其行的前 num_blocks_per_row 项。",
+        "es": "Una petición de S tokens tiene ceil(S / B) bloques, cada uno listado una vez, en las primeras "
+              "num_blocks_per_row entradas de su fila."},
+    "concept.prefix-sharing": {"en": "Prefix sharing and copy-on-write", "zh": "前缀共享与写时复制",
+                               "es": "Prefijos compartidos y copia en escritura"},
+    "concept_text.prefix-sharing": {
+        "en": "Only full blocks may be shared; a forked request gets its own copy of the partially filled last "
+              "block.",
+        "zh": "只有写满的块才能共享；fork 出的请求会得到未写满的最后一块的私有副本。",
+        "es": "Solo se pueden compartir bloques llenos; una petición bifurcada recibe su propia copia del último "
+              "bloque a medio llenar."},
+    "concept.flashinfer-csr": {"en": "FlashInfer's CSR page table", "zh": "FlashInfer 的 CSR 页表",
+                               "es": "La tabla de páginas CSR de FlashInfer"},
+    "concept_text.flashinfer-csr": {
+        "en": "paged_kv_indptr is the running total of pages, paged_kv_indices the rows' block prefixes, "
+              "paged_kv_last_page_len the fill of each last page.",
+        "zh": "paged_kv_indptr 是页数的累计和，paged_kv_indices 是各行块前缀的拼接，paged_kv_last_page_len "
+              "是每行最后一页的填充量。",
+        "es": "paged_kv_indptr es el total acumulado de páginas, paged_kv_indices los prefijos de bloques de las "
+              "filas y paged_kv_last_page_len el llenado de cada última página."},
+
+    # --- the checks (kvviz.check.CHECKS): title and explanation ------------------------------------
+    "check.mirror-stale": {"en": "Device mirror is stale", "zh": "设备镜像已过期",
+                           "es": "La copia del dispositivo está obsoleta"},
+    "explain.mirror-stale": {
+        "en": "The device copy of a live row differs from the CPU table inside the row's counted blocks: the row "
+              "was changed after the last commit, or the commit copied too few rows, so the attention kernel "
+              "reads an old version of the row.",
+        "zh": "活跃行的设备副本在其计入的块范围内与 CPU 表不同：该行在上次提交后被修改，或提交复制的行太少，"
+              "于是注意力内核读到的是该行的旧版本。",
+        "es": "La copia en el dispositivo de una fila viva difiere de la tabla de CPU dentro de sus bloques "
+              "contados: la fila cambió tras la última confirmación, o la confirmación copió muy pocas filas, así "
+              "que el kernel de atención lee una versión antigua de la fila."},
+    "check.block-out-of-range": {"en": "Block id outside the pool", "zh": "块 id 超出块池",
+                                 "es": "Id de bloque fuera del pool"},
+    "explain.block-out-of-range": {
+        "en": "A counted entry (or a free-list entry) is negative or not below num_blocks: the kernel would read "
+              "or write memory that belongs to no block.",
+        "zh": "某个计入的表项（或空闲列表项）为负数或不小于 num_blocks：内核会读写不属于任何块的内存。",
+        "es": "Una entrada contada (o de la lista libre) es negativa o no es menor que num_blocks: el kernel "
+              "leería o escribiría memoria que no pertenece a ningún bloque."},
+    "check.null-in-live-row": {"en": "Null block in a live row", "zh": "活跃行中出现空块",
+                               "es": "Bloque nulo en una fila viva"},
+    "explain.null-in-live-row": {
+        "en": "Block 0 is the null block used for padding. A live request must not have it among its counted "
+              "blocks (sliding-window rows may, for blocks that fell out of the window).",
+        "zh": "块 0 是用于填充的空块。活跃请求计入的块中不得出现它（滑动窗口的行可以，用于已滑出窗口的块）。",
+        "es": "El bloque 0 es el bloque nulo del relleno. Una petición viva no debe tenerlo entre sus bloques "
+              "contados (las filas de ventana deslizante sí, para bloques que salieron de la ventana)."},
+    "check.duplicate-block-in-row": {"en": "Block listed twice in one row", "zh": "同一行中块重复出现",
+                                     "es": "Bloque repetido en una fila"},
+    "explain.duplicate-block-in-row": {
+        "en": "Each of a request's blocks holds a different range of its tokens, so a block id may appear only "
+              "once in a row's counted prefix.",
+        "zh": "请求的每个块保存其 token 的不同区间，因此一个块 id 在行的计入前缀中只能出现一次。",
+        "es": "Cada bloque de una petición guarda un rango distinto de sus tokens, así que un id de bloque solo "
+              "puede aparecer una vez en el prefijo contado de una fila."},
+    "check.too-few-blocks": {"en": "Row holds too few blocks", "zh": "行中的块太少",
+                             "es": "La fila tiene muy pocos bloques"},
+    "explain.too-few-blocks": {
+        "en": "A request with S tokens needs ceil(S / B) blocks; with fewer, its last tokens have nowhere to live "
+              "and the kernel reads past the row's counted prefix.",
+        "zh": "S 个 token 的请求需要 ceil(S / B) 个块；块不够时，最后的 token 无处存放，内核会读到计入前缀之外。",
+        "es": "Una petición con S tokens necesita ceil(S / B) bloques; con menos, sus últimos tokens no tienen "
+              "dónde vivir y el kernel lee más allá del prefijo contado de la fila."},
+    "check.freed-block-in-use": {"en": "Freed block still in use", "zh": "已释放的块仍在使用",
+                                 "es": "Bloque liberado aún en uso"},
+    "explain.freed-block-in-use": {
+        "en": "A block a live row counts is on the free list or has ref count 0, so the pool may hand it to "
+              "another request, which would overwrite this one's keys and values.",
+        "zh": "活跃行计入的某个块在空闲列表中或引用计数为 0，块池可能把它分给另一个请求，从而覆盖本请求的 K 和 V。",
+        "es": "Un bloque que cuenta una fila viva está en la lista libre o tiene 0 referencias, así que el pool "
+              "puede dárselo a otra petición, que sobrescribiría las claves y valores de esta."},
+    "check.shared-partial-block": {"en": "Partially filled block is shared", "zh": "未写满的块被共享",
+                                   "es": "Se comparte un bloque a medio llenar"},
+    "explain.shared-partial-block": {
+        "en": "Two live rows hold the same block and it is the partially filled last block of one of them: the "
+              "next token of one request overwrites the other's. It needs copy-on-write.",
+        "zh": "两个活跃行持有同一块，而它是其中一行未写满的最后一块：一个请求的下一个 token 会覆盖另一个的。需要写时复制。",
+        "es": "Dos filas vivas tienen el mismo bloque y es el último bloque a medio llenar de una de ellas: el "
+              "siguiente token de una petición sobrescribe el de la otra. Hace falta copia en escritura."},
+    "check.slot-mismatch": {"en": "Slot does not match the table", "zh": "slot 与表不符",
+                            "es": "El slot no coincide con la tabla"},
+    "explain.slot-mismatch": {
+        "en": "A real token's slot differs from block_table[row, pos // B] * B + pos % B computed from the CPU "
+              "table, so its key and value are written to the wrong place.",
+        "zh": "某个真实 token 的 slot 与根据 CPU 表计算的 block_table[row, pos // B] * B + pos % B 不同，"
+              "其 K 和 V 会被写到错误的位置。",
+        "es": "El slot de un token real difiere de block_table[row, pos // B] * B + pos % B calculado con la "
+              "tabla de CPU, así que su clave y su valor se escriben en el lugar equivocado."},
+    "check.pad-slot": {"en": "Padding token has a real slot", "zh": "填充 token 有真实的 slot",
+                       "es": "Un token de relleno tiene un slot real"},
+    "explain.pad-slot": {
+        "en": "Slots after the last real token must be -1 so the KV write skips them; any other value makes a "
+              "padding token overwrite a real slot.",
+        "zh": "最后一个真实 token 之后的 slot 必须为 -1，KV 写入才会跳过它们；其他任何值都会让填充 token 覆盖真实 slot。",
+        "es": "Los slots tras el último token real deben ser -1 para que la escritura de KV los omita; cualquier "
+              "otro valor hace que un token de relleno sobrescriba un slot real."},
+    "check.pad-row": {"en": "Padded row is not all 0", "zh": "填充行不全为 0", "es": "La fila de relleno no es todo 0"},
+    "explain.pad-row": {
+        "en": "Rows from num_reqs to num_reqs_padded are read by CUDA-graph replays and must point only at the "
+              "null block 0; a stale id there lets a dummy request read or write a real block.",
+        "zh": "从 num_reqs 到 num_reqs_padded 的行会被 CUDA graph 重放读取，只能指向空块 0；其中若有过期 id，"
+              "虚拟请求就会读写真实的块。",
+        "es": "Las filas de num_reqs a num_reqs_padded las leen las repeticiones de CUDA graphs y solo deben "
+              "apuntar al bloque nulo 0; un id obsoleto ahí permite que una petición ficticia lea o escriba un "
+              "bloque real."},
+    "check.csr-indptr": {"en": "FlashInfer indptr is wrong", "zh": "FlashInfer 的 indptr 错误",
+                         "es": "El indptr de FlashInfer es erróneo"},
+    "explain.csr-indptr": {
+        "en": "paged_kv_indptr must start at 0 and grow by ceil(seq_len / page_size) per row.",
+        "zh": "paged_kv_indptr 必须从 0 开始，每行增加 ceil(seq_len / page_size)。",
+        "es": "paged_kv_indptr debe empezar en 0 y crecer ceil(seq_len / page_size) por fila."},
+    "check.csr-indices": {"en": "FlashInfer page indices are wrong", "zh": "FlashInfer 的页索引错误",
+                          "es": "Los índices de página de FlashInfer son erróneos"},
+    "explain.csr-indices": {
+        "en": "Row r's slice of paged_kv_indices must equal the first ceil(seq_len / page_size) entries of row r "
+              "of the block table.",
+        "zh": "第 r 行在 paged_kv_indices 中的切片必须等于块表第 r 行的前 ceil(seq_len / page_size) 项。",
+        "es": "El tramo de la fila r en paged_kv_indices debe ser igual a las primeras ceil(seq_len / page_size) "
+              "entradas de la fila r de la tabla de bloques."},
+    "check.csr-last-page-len": {"en": "FlashInfer last_page_len is wrong", "zh": "FlashInfer 的 last_page_len 错误",
+                                "es": "El last_page_len de FlashInfer es erróneo"},
+    "explain.csr-last-page-len": {
+        "en": "The last page holds seq_len % page_size tokens, except that a full last page counts as page_size "
+              "and an empty row as 0.",
+        "zh": "最后一页保存 seq_len % page_size 个 token；但最后一页写满时记为 page_size，空行记为 0。",
+        "es": "La última página guarda seq_len % page_size tokens, salvo que una última página llena cuenta como "
+              "page_size y una fila vacía como 0."},
+    "check.refcount-mismatch": {"en": "Ref count differs from the holders", "zh": "引用计数与持有者数不符",
+                                "es": "Las referencias no coinciden con los poseedores"},
+    "explain.refcount-mismatch": {
+        "en": "A block's ref count must equal the number of live rows holding it (block 0's is not kept). "
+              "Assumes every running request is in this batch.",
+        "zh": "块的引用计数必须等于持有它的活跃行数（块 0 不计）。前提是所有运行中的请求都在本批次中。",
+        "es": "El contador de referencias de un bloque debe ser igual al número de filas vivas que lo tienen (el "
+              "del bloque 0 no se lleva). Supone que toda petición en ejecución está en este lote."},
+    "check.free-list-duplicate": {"en": "Free list repeats a block", "zh": "空闲列表中块重复",
+                                  "es": "La lista libre repite un bloque"},
+    "explain.free-list-duplicate": {
+        "en": "Each free block is in the free queue once, and the null block 0 never is; otherwise two requests "
+              "can be handed the same block.",
+        "zh": "每个空闲块在空闲队列中只出现一次，空块 0 从不出现；否则两个请求可能分到同一个块。",
+        "es": "Cada bloque libre está una sola vez en la cola libre, y el bloque nulo 0 nunca; si no, dos "
+              "peticiones pueden recibir el mismo bloque."},
+}

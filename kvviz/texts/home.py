@@ -1,0 +1,79 @@
+"""Home page prose."""
+STRINGS = {
+    "title": {"en": "kvviz: paged KV caches, table by table",
+              "zh": "kvviz：分页 KV 缓存，一张表一张表地看",
+              "es": "kvviz: cachés KV paginadas, tabla por tabla"},
+    "intro": {"en": "An LLM server keeps the keys and values (KV) of every token in fixed-size **blocks** of one "
+                    "big cache. Each request owns a list of blocks, written in a **block table**; each new token "
+                    "gets a **slot** (block × block size + offset). kvviz builds these tables exactly as vLLM V1 "
+                    "does and runs the real Triton kernels on them, so you can see each table and check it.",
+              "zh": "LLM 服务把每个 token 的键和值（KV）存放在一个大缓存中固定大小的**块**里。每个请求拥有一串块，记录在"
+                    "**块表**中；每个新 token 得到一个**槽位**（块 × 块大小 + 偏移）。kvviz 按 vLLM V1 的方式精确构建这些表，"
+                    "并在其上运行真实的 Triton 内核，让你看到并核对每一张表。",
+              "es": "Un servidor de LLM guarda las claves y valores (KV) de cada token en **bloques** de tamaño fijo "
+                    "de una gran caché. Cada petición posee una lista de bloques, escrita en una **tabla de bloques**; "
+                    "cada token nuevo recibe un **slot** (bloque × tamaño de bloque + desplazamiento). kvviz construye "
+                    "estas tablas exactamente como vLLM V1 y ejecuta sobre ellas los kernels Triton reales, para que "
+                    "puedas ver y comprobar cada tabla."},
+    "chain": {"en": "The chain every page follows: **request row → logical block → physical block → slot → byte "
+                    "offset** (NHD or HND layout).",
+              "zh": "每个页面都遵循这条链：**请求行 → 逻辑块 → 物理块 → 槽位 → 字节偏移**（NHD 或 HND 布局）。",
+              "es": "La cadena que sigue cada página: **fila de la petición → bloque lógico → bloque físico → slot → "
+                    "desplazamiento en bytes** (disposición NHD o HND)."},
+    "how_title": {"en": "How to read the figures", "zh": "如何阅读图表", "es": "Cómo leer las figuras"},
+    "how": {"en": "- A cell's colour is its physical block; **gray is block 0, the null block** (padding and "
+                  "unused entries point at it).\n"
+                  "- A **thick black outline** is the selected token: it is drawn in every view at once.\n"
+                  "- A **red outline** is a row whose device copy is stale (changed on the CPU, not yet committed).\n"
+                  "- Hover over any cell for its exact meaning; every table and figure can be downloaded "
+                  "(CSV/JSON, HTML; the camera icon gives a PNG).\n"
+                  "- The address bar always holds a link that reopens the same batch or step.",
+            "zh": "- 单元格颜色表示物理块；**灰色是 0 号块，即空块**（填充和未用的表项都指向它）。\n"
+                  "- **粗黑框**是选中的 token：它在所有视图中同时高亮。\n"
+                  "- **红框**表示设备副本已过期的行（CPU 上已改，尚未提交）。\n"
+                  "- 鼠标悬停可看到每个单元格的确切含义；所有表和图都可下载（CSV/JSON、HTML；相机图标导出 PNG）。\n"
+                  "- 地址栏中的链接总能重新打开同一批次或同一步。",
+            "es": "- El color de una celda es su bloque físico; **el gris es el bloque 0, el bloque nulo** (el relleno "
+                  "y las entradas sin usar apuntan a él).\n"
+                  "- Un **marco negro grueso** es el token elegido: se dibuja a la vez en todas las vistas.\n"
+                  "- Un **marco rojo** es una fila cuya copia en el dispositivo está obsoleta (cambiada en la CPU, aún "
+                  "sin confirmar).\n"
+                  "- Pasa el ratón por cualquier celda para ver su significado exacto; todas las tablas y figuras se "
+                  "pueden descargar (CSV/JSON, HTML; el icono de cámara da un PNG).\n"
+                  "- La barra de direcciones siempre contiene un enlace que reabre el mismo lote o paso."},
+    "backend_title": {"en": "Where the kernels run", "zh": "内核在哪里运行", "es": "Dónde se ejecutan los kernels"},
+    "backend_interp": {"en": "No GPU here: the Triton kernels run in Triton's CPU interpreter. Results are exact; "
+                             "timings only show that the code ran, not kernel speed.",
+                       "zh": "此处没有 GPU：Triton 内核在 Triton 的 CPU 解释器中运行。结果精确；计时只说明代码运行了，"
+                             "不代表内核速度。",
+                       "es": "Aquí no hay GPU: los kernels Triton se ejecutan en el intérprete de CPU de Triton. Los "
+                             "resultados son exactos; los tiempos solo muestran que el código corrió, no la velocidad."},
+    "backend_gpu": {"en": "The Triton kernels are compiled for this GPU; timings are CUDA-event medians.",
+                    "zh": "Triton 内核为此 GPU 编译；计时为 CUDA 事件的中位数。",
+                    "es": "Los kernels Triton se compilan para esta GPU; los tiempos son medianas con eventos CUDA."},
+    "device": {"en": "Device", "zh": "设备", "es": "Dispositivo"},
+    "pages_title": {"en": "Pages", "zh": "页面", "es": "Páginas"},
+    "d_batch": {"en": "Define a batch, run it on the backend, follow one token from its row to its bytes.",
+                "zh": "定义一个批次，在后端运行，跟踪一个 token 从行到字节的全过程。",
+                "es": "Define un lote, ejecútalo en el backend y sigue un token desde su fila hasta sus bytes."},
+    "d_step": {"en": "Play a scenario step by step: arrivals, decode, finish and condense, preemption, fork.",
+               "zh": "逐步播放一个场景：到达、解码、结束与压缩、抢占、分叉。",
+               "es": "Reproduce un escenario paso a paso: llegadas, decodificación, fin y compactación, "
+                     "expulsión, bifurcación."},
+    "d_prefixes": {"en": "Blocks shared by several requests, the hash chain, cache hits, evictions, copy-on-write.",
+                   "zh": "多个请求共享的块、哈希链、缓存命中、驱逐、写时复制。",
+                   "es": "Bloques compartidos por varias peticiones, la cadena de hashes, aciertos, desalojos, "
+                         "copia en escritura."},
+    "d_csr": {"en": "The 2D block table next to FlashInfer's indptr / indices / last_page_len.",
+              "zh": "二维块表与 FlashInfer 的 indptr / indices / last_page_len 对照。",
+              "es": "La tabla 2D junto a indptr / indices / last_page_len de FlashInfer."},
+    "d_layout": {"en": "NHD vs HND: encode and decode byte addresses, see memory order.",
+                 "zh": "NHD 与 HND：编码和解码字节地址，查看内存顺序。",
+                 "es": "NHD frente a HND: codifica y decodifica direcciones, mira el orden en memoria."},
+    "d_pcie": {"en": "Bytes each table moves per step, and cheaper strategies.",
+               "zh": "每步每张表传输的字节数，以及更省的策略。",
+               "es": "Bytes que mueve cada tabla por paso, y estrategias más baratas."},
+    "d_kernel_lab": {"en": "Benchmark the kernels on this machine's backend.",
+                     "zh": "在本机后端上对内核做基准测试。",
+                     "es": "Mide los kernels en el backend de esta máquina."},
+}

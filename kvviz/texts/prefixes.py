@@ -1,0 +1,49 @@
+"""Shared-prefixes page prose."""
+STRINGS = {
+    "title": {"en": "Shared prefixes", "zh": "共享前缀", "es": "Prefijos compartidos"},
+    "intro": {"en": "Requests that start with the same tokens can point at the **same physical blocks**. Each full "
+                    "block gets a hash chained from the previous one, H(parent hash, its tokens); a new request looks "
+                    "its hashes up and reuses every block found (a **cache hit**), raising its ref count. A block "
+                    "goes back to the free queue at ref count 0 but keeps its hash until it is handed out again "
+                    "(then it is **evicted** from the cache).",
+              "zh": "以相同 token 开头的请求可以指向**相同的物理块**。每个完整块都有一个从前一块链接而来的哈希 "
+                    "H(父哈希, 本块 token)；新请求查找自己的哈希，复用找到的每个块（**缓存命中**），并增加其引用计数。"
+                    "引用计数为 0 的块回到空闲队列，但保留哈希，直到再次被分配（这时它被**驱逐**出缓存）。",
+              "es": "Las peticiones que empiezan con los mismos tokens pueden apuntar a los **mismos bloques físicos**. "
+                    "Cada bloque lleno recibe un hash encadenado con el anterior, H(hash padre, sus tokens); una "
+                    "petición nueva busca sus hashes y reutiliza cada bloque encontrado (un **acierto**), subiendo su "
+                    "contador de referencias. Un bloque vuelve a la cola libre con 0 referencias pero conserva su hash "
+                    "hasta que se asigna de nuevo (entonces se **desaloja** de la caché)."},
+    "why_title": {"en": "Why only full blocks are shared", "zh": "为什么只共享完整块",
+                  "es": "Por qué solo se comparten bloques llenos"},
+    "why": {"en": "A block's hash covers exactly its tokens and everything before them. A partial last block is "
+                  "still being written: the next token lands in it, so its content (and hash) is not final, and "
+                  "two requests that diverge would write different tokens into one shared slot. So the partial "
+                  "block is never cached; at a **fork** the child shares the parent's full blocks and gets a "
+                  "private **copy** of the partial one (copy-on-write).",
+            "zh": "块的哈希恰好覆盖它的 token 以及之前的全部内容。未满的最后一块仍在写入：下一个 token 会落在其中，"
+                  "所以它的内容（和哈希）尚未确定，两个分叉的请求会往同一个共享槽位写入不同的 token。因此未满块从不缓存；"
+                  "**分叉**时子请求共享父请求的完整块，并得到未满块的一份私有**副本**（写时复制）。",
+            "es": "El hash de un bloque cubre exactamente sus tokens y todo lo anterior. Un último bloque parcial aún "
+                  "se está escribiendo: el siguiente token cae en él, así que su contenido (y su hash) no es "
+                  "definitivo, y dos peticiones que divergen escribirían tokens distintos en el mismo slot. Por eso "
+                  "el bloque parcial nunca se guarda en caché; en una **bifurcación** el hijo comparte los bloques "
+                  "llenos del padre y recibe una **copia** privada del parcial (copia en escritura)."},
+    "example": {"en": "Example: a prompt of {n} tokens with blocks of {b}: blocks {full} are full and hashed; the "
+                      "last {rest} token(s) sit in a partial block that is not.",
+                "zh": "例：{n} 个 token 的提示词、块大小 {b}：块 {full} 是完整的并有哈希；最后 {rest} 个 token 位于未满的块中，没有哈希。",
+                "es": "Ejemplo: un prompt de {n} tokens con bloques de {b}: los bloques {full} están llenos y tienen "
+                      "hash; los últimos {rest} token(s) están en un bloque parcial que no lo tiene."},
+    "sharing": {"en": "Which rows share which physical blocks (number = block id, colour = ref count)",
+                "zh": "哪些行共享哪些物理块（数字 = 块号，颜色 = 引用计数）",
+                "es": "Qué filas comparten qué bloques físicos (número = id del bloque, color = referencias)"},
+    "shared_now": {"en": "Blocks held by more than one request now: {blocks}.", "zh": "当前被多个请求持有的块：{blocks}。",
+                   "es": "Bloques que ahora tienen varias peticiones: {blocks}."},
+    "none_shared": {"en": "No block is shared at this step.", "zh": "本步没有共享的块。",
+                    "es": "Ningún bloque se comparte en este paso."},
+    "chain": {"en": "The hash chain of each live request's prompt", "zh": "每个活动请求提示词的哈希链",
+              "es": "La cadena de hashes del prompt de cada petición activa"},
+    "log": {"en": "Every prefix-cache event of the scenario", "zh": "场景中所有前缀缓存事件",
+            "es": "Todos los eventos de la caché de prefijos del escenario"},
+    "this_step": {"en": "Events of this step", "zh": "本步事件", "es": "Eventos de este paso"},
+}

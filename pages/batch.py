@@ -1,0 +1,218 @@
+"""Batch & mapping: define a batch, run it on the live backend, follow one token everywhere."""
+import streamlit as st
+
+import ui
+
+ui.ensure_app_shell()
+from kvviz import explore as ex
+from kvviz import figures, share
+from kvviz.errors import BadInput
+
+tr = ui.texts("batch")
+S = st.session_state
+WIDGETS = {"bs": 4, "kbs": 4, "nb": 48, "len": 64, "dcp": 1, "rank": 0, "cg": False,
+           "heads": 2, "hdim": 8, "dtype": "float16", "layout": "NHD", "tok": 0,
+           "head": 0, "dim": 0, "kv": "k"}
+
+
+def load(rows, cfg, token=None):
+    """Put a batch into the page's state (preset, link)."""
+    S["batch.rows"] = rows
+    S["batch.rows_edited"] = rows
+    S["batch.editor_ver"] = S.get("batch.editor_ver", 0) + 1
+    for key, val in (("bs", cfg.block_size), ("kbs", cfg.kernel_block_size), ("nb", cfg.num_blocks),
+                     ("len", cfg.max_model_len), ("dcp", cfg.dcp_world_size), ("rank", cfg.dcp_rank),
+                     ("cg", cfg.cudagraph), ("heads", cfg.num_kv_heads), ("hdim", cfg.head_dim),
+                     ("dtype", cfg.dtype), ("tok", token or 0)):
+        S[f"batch.{key}"] = val
+
+
+def on_preset():
+    load(*ex.preset(S["batch.preset"]))
+
+
+def on_pick_token():
+    points = S["batch.slotfig"].selection.points
+    if points:
+        S["batch.tok"] = int(points[0]["x"])
+
+
+# --- state: first visit (maybe from a link), then whatever the user left here --------------
+if "batch.rows" not in S:
+    load(*ex.preset("default"))
+    rows, cfg, tok, warns = share.decode_batch(st.query_params)
+    if cfg is not None:
+        load(rows or ex.default_rows(), cfg, tok)
+    S["batch.link_warnings"] = warns
+for key, default in WIDGETS.items():
+    if f"batch.{key}" not in S:
+        S[f"batch.{key}"] = S.get(f"batch.{key}.kept", default)
+for w in S.get("batch.link_warnings", []):
+    st.warning(w, icon=":material/link_off:")
+
+st.title(tr("title"))
+st.markdown(tr("intro"))
+
+# --- the batch -------------------------------------------------------------------------------
+c = st.columns([3, 1, 1, 1, 1, 1, 1, 1.6])
+c[0].selectbox(tr("preset"), ex.PRESETS, format_func=lambda p: tr("p_" + p), key="batch.preset",
+               on_change=on_preset, index=None, placeholder=tr("p_default"))
+c[1].number_input(tr("block_size"), 1, 1024, key="batch.bs")
+c[2].number_input(tr("kernel_block_size"), 1, 1024, key="batch.kbs")
+c[3].number_input(tr("num_blocks"), 2, 1 << 20, key="batch.nb")
+c[4].number_input(tr("max_model_len"), 1, 1 << 18, key="batch.len")
+c[5].number_input(tr("dcp_world"), 1, 16, key="batch.dcp")
+c[6].number_input(tr("dcp_rank"), 0, 15, key="batch.rank")
+c[7].toggle(tr("cudagraph"), key="batch.cg", help=tr("cudagraph_help"))
+with st.expander(tr("geometry")):
+    g = st.columns(4)
+    g[0].number_input(tr("heads"), 1, 64, key="batch.heads")
+    g[1].number_input(tr("head_dim"), 1, 512, key="batch.hdim")
+    g[2].selectbox(tr("dtype"), ["float16", "bfloat16", "fp8"], key="batch.dtype")
+    g[3].segmented_control(tr("layout"), ["NHD", "HND"], key="batch.layout")
+
+editor_key = f"batch.editor.{S['batch.editor_ver']}"
+if editor_key not in S:  # the editor was cleared (page left): start from the last edit
+    S["batch.rows"] = S.get("batch.rows_edited", S["batch.rows"])
+edited = st.data_editor(
+    ex.rows_to_frame(S["batch.rows"]), key=editor_key, num_rows="dynamic", hide_index=False,
+    column_config={
+        "prompt_len": st.column_config.NumberColumn(tr("col_prompt"), min_value=1, step=1, default=8),
+        "computed": st.column_config.NumberColumn(tr("col_computed"), min_value=0, step=1, default=0),
+        "new_tokens": st.column_config.NumberColumn(tr("col_new"), min_value=0, step=1, default=8),
+        "prefix_group": st.column_config.TextColumn(tr("col_group"), max_chars=16, help=tr("group_help")),
+    }, height=min(400, 38 + 35 * (len(S["batch.rows"]) + 1)))
+cfg = ex.BatchConfig(block_size=S["batch.bs"], kernel_block_size=S["batch.kbs"], num_blocks=S["batch.nb"],
+                     max_model_len=S["batch.len"], dcp_world_size=S["batch.dcp"], dcp_rank=S["batch.rank"],
+                     cudagraph=S["batch.cg"], num_kv_heads=S["batch.heads"], head_dim=S["batch.hdim"],
+                     dtype=S["batch.dtype"])
+try:
+    rows = ex.frame_to_rows(edited)
+    S["batch.rows_edited"] = rows
+    key = ex.batch_key(rows, cfg)
+    if S.get("batch.explored_key") != key:
+        S["batch.explored"], S["batch.explored_key"] = ex.explore(rows, cfg), key
+    eb = S["batch.explored"]
+except BadInput as e:
+    st.error(tr("bad_batch", msg=e), icon=":material/error:")
+    ui.keep(*[f"batch.{k}" for k in WIDGETS])
+    st.stop()
+
+for w in eb.warnings[:6]:
+    st.caption(":material/info: " + w)
+st.subheader(tr("allocated"))
+st.dataframe(eb.requests, hide_index=True, height=min(320, 38 + 35 * len(eb.requests)))
+
+# --- pick a token ------------------------------------------------------------------------------
+n_tok = eb.step.num_tokens_padded
+S["batch.tok"] = min(int(S["batch.tok"]), n_tok - 1)
+S["batch.head"] = min(S["batch.head"], cfg.num_kv_heads - 1)
+S["batch.dim"] = min(S["batch.dim"], cfg.head_dim - 1)
+st.subheader(tr("pick"))
+p = st.columns([3, 1, 1, 1])
+p[0].number_input(tr("token"), 0, n_tok - 1, key="batch.tok")
+p[1].number_input(tr("head"), 0, cfg.num_kv_heads - 1, key="batch.head")
+p[2].number_input(tr("dim"), 0, cfg.head_dim - 1, key="batch.dim")
+p[3].segmented_control(tr("kv"), ["k", "v"], key="batch.kv")
+tok = int(S["batch.tok"])
+ch = eb.chain(tok, int(S["batch.head"]), int(S["batch.dim"]), S["batch.kv"] or "k")
+m = st.columns(9)
+for col, (label, value) in zip(m, [("m_row", ch["row"]), ("m_pos", ch["position"]),
+                                   ("m_logical", ch["logical_block"]), ("m_column", ch["column"]),
+                                   ("m_physical", ch["physical_block"]), ("m_slot", ch["slot"]),
+                                   ("m_nhd", ch.get("NHD_byte", "—")), ("m_hnd", ch.get("HND_byte", "—"))]):
+    col.metric(tr(label), value)
+if ch["slot"] >= 0:
+    st.markdown(tr("chain_text", row=ch["row"], pos=ch["position"], lb=ch["logical_block"], tpb=eb.tokens_per_block,
+                   col=ch["column"], pb=ch["physical_block"], kbs=cfg.kernel_block_size, off=ch["offset"],
+                   slot=ch["slot"]))
+else:
+    st.markdown(tr("pad_token", kind=ch["kind"]))
+
+# --- the three linked views -------------------------------------------------------------------------
+step = eb.step
+used_cols = int(eb.requests["num_blocks"].max()) * eb.bpk
+shown = min(eb.width, max(used_cols + 2, 8))
+selected_cell = (ch["row"], ch["column"]) if ch["slot"] >= 0 else None
+fig_table = figures.block_table_heatmap(step.block_table, num_reqs=step.num_reqs, num_blocks=eb.num_kernel_blocks,
+                                        kbs=cfg.kernel_block_size, bpk=eb.bpk, selected=selected_cell,
+                                        counts=eb.requests["num_blocks"].to_numpy() * eb.bpk,
+                                        title=tr("fig_table"), lang=ui.lang(), max_cols=shown)
+ui.plot(fig_table, "batch.tablefig", "block_table")
+if shown < eb.width:
+    st.caption(tr("table_cols", shown=shown - 1, width=eb.width))
+
+fig_slots = figures.slot_mapping_figure(eb.tokens, num_reqs=step.num_reqs, selected=tok, title=tr("fig_slots"),
+                                        lang=ui.lang())
+ui.plot(fig_slots, "batch.slotfig", "slot_mapping", on_select=on_pick_token, selection_mode="points")
+
+kbs = cfg.kernel_block_size
+nkb = eb.num_kernel_blocks
+top_used = int(max(max((max(b) for b in eb.block_ids if b), default=1) + 1, 1) * eb.bpk - 1)
+if top_used < 64:
+    first, last = 0, min(nkb - 1, top_used + 2 * eb.bpk)
+else:
+    centre = ch["physical_block"] if ch["slot"] >= 0 else 1
+    first = max(0, min(centre - 16, nkb - 32))
+    last = min(nkb - 1, first + 31)
+owners = eb.slot_owners(first, last)
+fig_buf = figures.slot_buffer_figure(owners, kbs=kbs, num_reqs=step.num_reqs,
+                                     selected_slot=ch["slot"], title=tr("fig_buffer"), lang=ui.lang())
+ui.plot(fig_buf, "batch.buffig", "slot_buffer")
+if last - first + 1 < nkb:
+    st.caption(tr("buffer_window", a=first, b=last, n=nkb))
+
+# --- kernels on the live backend ---------------------------------------------------------------------
+st.subheader(tr("kernels"))
+label = ui.backend_label()
+run_key = (S["batch.explored_key"], S["batch.layout"])
+context_tokens = int(eb.requests["seq_len"].sum())
+auto = context_tokens <= 4096
+if st.button(tr("run"), key="batch.run", icon=":material/play_arrow:") or (
+        auto and S.get("batch.kernel_key") != run_key):
+    from kvviz import backend
+
+    try:
+        res = ui.run_backend(backend.run_batch, step, layout=S["batch.layout"] or "NHD", dtype=cfg.dtype,
+                             num_kv_heads=cfg.num_kv_heads, head_dim=cfg.head_dim, num_blocks=nkb, timing=True)
+        S["batch.kernel"] = res
+    except (ValueError, RuntimeError) as e:
+        S["batch.kernel"] = str(e)
+    S["batch.kernel_key"] = run_key
+if S.get("batch.kernel_key") == run_key:
+    res = S["batch.kernel"]
+    if isinstance(res, str):
+        st.error(tr("backend_error", msg=res))
+    else:
+        if res.passed:
+            st.success(tr("all_pass", n=len(res.kernels)), icon=":material/check_circle:")
+        else:
+            st.error(tr("some_fail", msg="; ".join(res.failures())), icon=":material/cancel:")
+        st.dataframe(res.rows(), hide_index=True, column_config={
+            "us": st.column_config.NumberColumn("µs", format="%.1f"),
+            "max_error": st.column_config.NumberColumn(format="%.2g")})
+        note = tr("timing_interp") if label["mode"] == "interpreter" else tr("timing_gpu")
+        st.caption(tr("timing_note", dev=ui.device_text(label), note=note))
+else:
+    st.info(tr("run_big", n=context_tokens))
+
+# --- downloads and the link ---------------------------------------------------------------------------
+st.subheader(tr("downloads"))
+d = st.columns(6, gap="small")
+with d[0]:
+    ui.download_csv(eb.tokens, "tokens", "batch.dl_tokens", "tokens CSV")
+with d[1]:
+    ui.download_csv(eb.requests, "requests", "batch.dl_reqs", "requests CSV")
+with d[2]:
+    ui.download_json(eb.to_json, "step", "batch.dl_step", "step JSON")
+with d[3]:
+    ui.download_fig(fig_table, "block_table", "batch.dl_fig_table", "table HTML")
+with d[4]:
+    ui.download_fig(fig_slots, "slot_mapping", "batch.dl_fig_slots", "slots HTML")
+with d[5]:
+    ui.download_fig(fig_buf, "slot_buffer", "batch.dl_fig_buf", "buffer HTML")
+params = {**share.encode_batch(rows, cfg, tok), "lang": ui.lang()}
+st.query_params.from_dict(params)
+st.caption(tr("link"))
+st.code("?" + "&".join(f"{k}={v}" for k, v in params.items()), language=None)
+ui.keep(*[f"batch.{k}" for k in WIDGETS])

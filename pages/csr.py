@@ -1,0 +1,86 @@
+"""FlashInfer CSR: the 2D table beside indptr / indices / last_page_len, checked on the backend."""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import ui
+
+ui.ensure_app_shell()
+from kvviz import explore as ex
+from kvviz import figures
+
+tr = ui.texts("csr")
+btr = ui.texts("batch")
+S = st.session_state
+for key, default in (("csr.src", "batch" if "batch.explored" in S else "default"), ("csr.empty", 2),
+                     ("csr.rule", "now"), ("csr.req", 0)):
+    if key not in S:
+        S[key] = S.get(key + ".kept", default)
+
+st.title(tr("title"))
+st.markdown(tr("intro"))
+st.info(tr("rules"), icon=":material/rule:")
+sources = (["batch"] if "batch.explored" in S else []) + ex.PRESETS[:-1]
+if S["csr.src"] not in sources:
+    S["csr.src"] = sources[0]
+c = st.columns([3, 2, 2, 2])
+c[0].selectbox(tr("source"), sources, key="csr.src",
+               format_func=lambda s: tr("from_batch") if s == "batch" else btr("p_" + s))
+c[1].number_input(tr("empty_rows"), 0, 8, key="csr.empty")
+c[2].segmented_control(tr("rule"), ["now", "old"], key="csr.rule",
+                       format_func=lambda r: tr("rule_now") if r == "now" else tr("rule_old"))
+eb = S["batch.explored"] if S["csr.src"] == "batch" else ex.explore(*ex.preset(S["csr.src"]))
+empty_zero = S["csr.rule"] != "old"
+step, local_seq, (indptr, indices, lpl) = ex.csr_view(eb, S["csr.empty"], empty_zero)
+n = len(local_seq)
+S["csr.req"] = min(int(S["csr.req"]), n - 1)
+c[3].number_input(tr("request"), 0, n - 1, key="csr.req")
+ui.keep("csr.src", "csr.empty", "csr.rule", "csr.req")
+r = int(S["csr.req"])
+if step.dcp_world_size > 1:
+    st.caption(tr("dcp_note"))
+
+left, right = st.columns(2, gap="large")
+kbs = step.kernel_block_size
+pages_r = int(indptr[r + 1] - indptr[r])
+with left:
+    used = max(int(np.max(np.diff(indptr))) if n else 1, 1)
+    fig_t = figures.block_table_heatmap(step.block_table, num_reqs=eb.step.num_reqs, num_blocks=eb.num_kernel_blocks,
+                                        kbs=kbs, bpk=1, counts=np.diff(indptr), title=tr("table"), lang=ui.lang(),
+                                        max_cols=min(step.block_table.shape[1], used + 2))
+    for col in range(pages_r):
+        fig_t.add_shape(type="rect", x0=col - 0.5, x1=col + 0.5, y0=r - 0.5, y1=r + 0.5, line=figures.HILITE)
+    ui.plot(fig_t, "csr.tablefig", "block_table")
+with right:
+    fig_c = figures.csr_figure(indptr, indices, lpl, page_size=kbs, title=tr("csr"), lang=ui.lang(), selected_req=r)
+    ui.plot(fig_c, "csr.csrfig", "csr")
+per_req = pd.DataFrame({"request": np.arange(n), "seq_len (this rank)": local_seq, "pages": np.diff(indptr),
+                        "indptr[r]": indptr[:-1], "indptr[r+1]": indptr[1:], "last_page_len": lpl,
+                        "rule": ["empty" if s == 0 else ("full page" if s % kbs == 0 else "partial")
+                                 for s in local_seq]})
+st.subheader(tr("per_req"))
+st.dataframe(per_req, hide_index=True, height=min(360, 38 + 35 * n))
+
+st.subheader(tr("check"))
+from kvviz import backend  # noqa: E402
+
+run_key = (S.get("batch.explored_key") if S["csr.src"] == "batch" else S["csr.src"], S["csr.empty"], empty_zero)
+if S.get("csr.result_key") != run_key:
+    S["csr.result"] = ui.run_backend(backend.run_csr, step, local_seq, (indptr, indices, lpl),
+                                     empty_last_page_len_is_zero=empty_zero, timing=True)[0]
+    S["csr.result_key"] = run_key
+res = S["csr.result"]
+if res.passed:
+    st.success(tr("pass", detail=res.detail), icon=":material/check_circle:")
+else:
+    st.error(tr("fail", detail=res.detail), icon=":material/cancel:")
+label = ui.backend_label()
+st.caption(f"{ui.device_text(label)} · {res.us:.1f} µs" if res.us is not None else ui.device_text(label))
+d = st.columns(3)
+with d[0]:
+    ui.download_csv(per_req, "csr_per_request", "csr.dl_csv", "CSR CSV")
+with d[1]:
+    ui.download_json(lambda: {"paged_kv_indptr": indptr.tolist(), "paged_kv_indices": indices.tolist(),
+                              "paged_kv_last_page_len": lpl.tolist(), "page_size": kbs}, "csr", "csr.dl_json", "CSR JSON")
+with d[2]:
+    ui.download_fig(fig_c, "csr", "csr.dl_fig", "figure HTML")

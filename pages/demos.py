@@ -1,0 +1,169 @@
+"""Guided demos: pick a lesson, step forward and back, read what to look at, present it.
+
+The URL always names the demo, step, language and presenter mode (``?demo=&step=&lang=
+&presenter=``), so every step has a link; a link is untrusted input and is validated.
+"""
+import json
+
+import streamlit as st
+
+import ui
+
+ui.ensure_app_shell()
+
+from kvviz import demos  # noqa: E402
+from kvviz.demo_views import events_text, padded_line, scheduled_frame, screens_for  # noqa: E402
+from kvviz.i18n import LANGS  # noqa: E402
+
+lang = ui.lang()
+tr = ui.texts("demos")
+KEYS = demos.DEMO_KEYS
+TRUE = ("1", "true", "on", "yes")
+
+
+# --- state: restored once from the link, then owned by the widgets ---------------------------------
+def _from_link() -> None:
+    qp = st.query_params
+    bad = []
+    key = qp.get("demo", KEYS[0])
+    if key not in demos.DEMOS:
+        bad.append(f"demo={str(key)[:40]}")
+        key = KEYS[0]
+    raw_step = qp.get("step", "0")
+    step = demos.clamp_step(key, raw_step)
+    if str(raw_step).strip() != str(step):
+        bad.append(f"step={str(raw_step)[:20]}")
+    raw_lang = qp.get("lang")
+    if raw_lang is not None and raw_lang not in LANGS:
+        bad.append(f"lang={str(raw_lang)[:20]}")
+    st.session_state["demos_demo"] = key
+    st.session_state["demos_step"] = step
+    st.session_state["demos_presenter"] = str(qp.get("presenter", "0")).lower() in TRUE
+    st.session_state["demos_fig"] = 0
+    st.session_state["demos_bad_link"] = ", ".join(bad)
+
+
+if "demos_demo" not in st.session_state or st.session_state.get("demos_demo") not in demos.DEMOS:
+    _from_link()
+
+
+def _on_demo():
+    st.session_state["demos_step"] = 0
+    st.session_state["demos_fig"] = 0
+
+
+def _go(to):
+    n = demos.num_steps(st.session_state["demos_demo"])
+    cur = st.session_state["demos_step"]
+    st.session_state["demos_step"] = {"first": 0, "prev": max(cur - 1, 0), "next": min(cur + 1, n - 1),
+                                      "last": n - 1}[to]
+
+
+def _fig(delta, count):
+    st.session_state["demos_fig"] = (st.session_state.get("demos_fig", 0) + delta) % max(count, 1)
+
+
+presenter = st.session_state.get("demos_presenter", False)
+if presenter:
+    st.markdown("""<style>
+    [data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li {font-size: 1.75rem; line-height: 1.5;}
+    [data-testid="stMain"] h1 {font-size: 3.2rem;}
+    [data-testid="stMain"] h2, [data-testid="stMain"] h3 {font-size: 2.3rem;}
+    [data-testid="stMain"] .stButton button p {font-size: 1.35rem;}
+    </style>""", unsafe_allow_html=True)
+
+if not presenter:
+    st.title(tr("ui.title"))
+    st.caption(tr("ui.caption"))
+if st.session_state.get("demos_bad_link"):
+    st.warning(tr("ui.bad_link", what=st.session_state["demos_bad_link"]), icon=":material/link_off:")
+
+top = st.columns([3, 2, 2])
+top[0].selectbox(tr("ui.demo"), KEYS, format_func=lambda k: tr(f"{k}.title"), key="demos_demo",
+                 on_change=_on_demo)
+key = st.session_state["demos_demo"]
+n = demos.num_steps(key)
+st.session_state["demos_step"] = demos.clamp_step(key, st.session_state.get("demos_step", 0))
+top[1].slider(tr("ui.step"), 0, n - 1, key="demos_step")
+top[2].toggle(tr("ui.presenter"), key="demos_presenter", help=tr("ui.presenter_help"))
+step = st.session_state["demos_step"]
+
+nav = st.columns(4)
+nav[0].button(tr("ui.first"), icon=":material/first_page:", on_click=_go, args=("first",), disabled=step == 0, key="demos_first",
+              width="stretch")
+nav[1].button(tr("ui.prev"), on_click=_go, args=("prev",), disabled=step == 0, key="demos_prev",
+              width="stretch")
+nav[2].button(tr("ui.next"), on_click=_go, args=("next",), disabled=step == n - 1, key="demos_next",
+              width="stretch")
+nav[3].button(tr("ui.last"), icon=":material/last_page:", on_click=_go, args=("last",), disabled=step == n - 1, key="demos_last",
+              width="stretch")
+
+# keep the URL in step with what is shown: it is the link to this step
+link = {"demo": key, "step": str(step), "lang": lang, "presenter": "1" if presenter else "0"}
+st.query_params.from_dict(link)
+
+st.header(f"{tr(key + '.title')} — {tr('ui.step_of', k=step + 1, n=n)}")
+if step == 0 or presenter:
+    st.markdown(f"*{tr(key + '.intro')}*")
+if presenter:
+    st.markdown(tr(f"{key}.step{step}"))
+else:
+    st.info(tr(f"{key}.step{step}"), icon=":material/visibility:")
+st.caption(padded_line(key, step, lang) + ("  \n" + tr("ui.end") if step == n - 1 else ""))
+
+screens = screens_for(key, step, lang)
+
+
+def _show(screen, big: bool):
+    st.subheader(screen.title)
+    charts = screen.charts
+    per_row = 1 if (big and len(charts) == 1) else 2
+    for i in range(0, len(charts), per_row):
+        cols = st.columns(per_row)
+        for j, (caption, fig) in enumerate(charts[i : i + per_row]):
+            if big:
+                fig.update_layout(height=max(fig.layout.height or 400, 520), font=dict(size=20))
+                fig.update_xaxes(tickfont=dict(size=18), title_font=dict(size=20))
+                fig.update_yaxes(tickfont=dict(size=18), title_font=dict(size=20))
+                fig.update_traces(textfont=dict(size=20), selector=dict(type="heatmap"))
+            with cols[j]:
+                ui.plot(fig, key=f"demos_{screen.key}_{i + j}", name=f"{key}_step{step}_{screen.key}_{i + j}")
+
+
+if presenter:
+    count = len(screens)
+    cur = st.session_state.get("demos_fig", 0) % max(count, 1)
+    st.session_state["demos_fig"] = cur
+    fnav = st.columns([1, 2, 1])
+    fnav[0].button(tr("ui.fig_prev"), on_click=_fig, args=(-1, count), key="demos_fig_prev",
+                   width="stretch", disabled=count < 2)
+    fnav[1].markdown(f"**{tr('ui.figure')} {cur + 1} / {count}**")
+    fnav[2].button(tr("ui.fig_next"), on_click=_fig, args=(1, count), key="demos_fig_next",
+                   width="stretch", disabled=count < 2)
+    if screens:
+        _show(screens[cur], big=True)
+else:
+    for s in screens:
+        _show(s, big=False)
+    left, right = st.columns(2)
+    with left:
+        st.subheader(tr("ui.scheduled"))
+        frame = scheduled_frame(key, step)
+        frame.columns = [tr(f"col.{c}") for c in frame.columns]
+        if len(frame):
+            st.dataframe(frame, hide_index=True, width="stretch")
+        else:
+            st.write(tr("ui.no_tokens"))
+    with right:
+        st.subheader(tr("ui.events"))
+        st.markdown("\n".join(f"- {e}" for e in events_text(key, step, lang)))
+
+href = "?" + "&".join(f"{k}={v}" for k, v in link.items())
+st.markdown(f":material/link: [{tr('ui.link')}]({href})")
+with st.expander(tr("ui.all_links")):
+    st.markdown("\n".join(
+        f"- [{tr('ui.step_of', k=i + 1, n=n)}](?demo={key}&step={i}&lang={lang}&presenter={link['presenter']})"
+        for i in range(n)))
+if not presenter:
+    with st.expander(tr("ui.scenario")):
+        st.code(json.dumps(demos.DEMOS[key].scenario, indent=1), language="json")

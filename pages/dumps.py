@@ -1,0 +1,202 @@
+"""Debug dumps: one or two dumps (an injected bug, two simulator steps, examples, your own files),
+what the checker finds (the first wrong row first), the tables side by side, where they differ."""
+import hashlib
+
+import streamlit as st
+
+import ui
+
+ui.ensure_app_shell()
+from kvviz import dump_view as view
+from kvviz.check import applicable_checks, first_wrong_row, run_checks
+from kvviz.diff import diff_dumps
+from kvviz.dump import dump_to_npz_bytes, load_dump_bytes
+from kvviz.errors import BadInput
+
+tr = ui.texts("dumps")
+lang = ui.lang()
+S = st.session_state
+SOURCES = ["bug", "sim", "examples", "upload"]
+EXAMPLES = view.example_names()
+SIM = view.sim_sources()
+WIDGETS = {"source": "bug", "bug": next(iter(view.BUGS)), "sim_sc": next(iter(SIM)), "fault": "none",
+           "step_a": 0, "step_b": 1, "group": 0, "a_healthy": True, "ex_a": EXAMPLES[0],
+           "ex_b": EXAMPLES[min(1, len(EXAMPLES) - 1)], "table": "block_table"}
+for k, default in WIDGETS.items():  # widgets are forgotten when the page is left
+    if f"dumps.{k}" not in S:
+        S[f"dumps.{k}"] = S.get(f"dumps.{k}.kept", default)
+
+
+def keep():
+    ui.keep(*[f"dumps.{k}" for k in WIDGETS])
+
+
+def load_side(side: str, data: bytes, name: str) -> None:
+    """Parse an upload or paste once per content; a bad one leaves the dump loaded before."""
+    s = side.lower()
+    digest = hashlib.sha256(data).hexdigest()
+    if S.get(f"dumps.digest_{s}") != digest:
+        S[f"dumps.digest_{s}"] = digest
+        try:
+            S[f"dumps.up_dump_{s}"], S[f"dumps.up_name_{s}"] = load_dump_bytes(data, name), name
+            S.pop(f"dumps.err_{s}", None)
+        except BadInput as e:
+            S[f"dumps.err_{s}"] = str(e)
+    if f"dumps.err_{s}" in S:
+        st.error(tr("bad_input", side=side, msg=S[f"dumps.err_{s}"]), icon=":material/error:")
+        if S.get(f"dumps.up_dump_{s}") is not None:
+            st.caption(tr("kept_previous", name=S[f"dumps.up_name_{s}"]))
+
+
+st.title(tr("title"))
+st.markdown(tr("intro"))
+st.radio(tr("source"), SOURCES, format_func=lambda s: tr("src." + s), horizontal=True, key="dumps.source")
+source = S["dumps.source"]
+
+# --- the dumps: [(side, name, dump)] ----------------------------------------------------------------
+try:
+    if source == "bug":
+        st.selectbox(tr("bug"), list(view.BUGS), format_func=lambda b: tr("bug." + b), key="dumps.bug")
+        bug = view.BUGS[S["dumps.bug"]]
+        st.markdown(tr("bugdesc." + bug.id))
+        st.caption(tr("bug_pair", step=bug.step))
+        a, b = view.bug_dumps(bug.id)
+        dumps = [("A", tr("name_clean"), a), ("B", tr("name_bug", title=tr("bug." + bug.id)), b)]
+    elif source == "sim":
+        c = st.columns(2)
+        c[0].selectbox(tr("scenario"), list(SIM), format_func=SIM.get, key="dumps.sim_sc")
+        c[1].selectbox(tr("fault"), ["none", *view.FAULTS], format_func=lambda f: tr("fault." + f),
+                       key="dumps.fault")
+        sc, fault = S["dumps.sim_sc"], S["dumps.fault"]
+        fault = None if fault == "none" else fault
+        n = min(len(view.sim_run(sc)[1]), len(view.sim_run(sc, fault)[1]))
+        groups = view.sim_groups(sc)
+        for k in ("step_a", "step_b"):
+            S[f"dumps.{k}"] = max(0, min(int(S[f"dumps.{k}"]), n - 1))
+        if S["dumps.group"] not in groups:
+            S["dumps.group"] = next(iter(groups))
+        c = st.columns([1, 1, 2, 3])
+        c[0].number_input(tr("step_a"), 0, n - 1, key="dumps.step_a")
+        c[1].number_input(tr("step_b"), 0, n - 1, key="dumps.step_b")
+        if len(groups) > 1:
+            c[2].selectbox(tr("group"), list(groups), format_func=groups.get, key="dumps.group")
+        c[3].toggle(tr("a_healthy"), key="dumps.a_healthy", disabled=fault is None)
+        st.caption(tr("sim_help", n=n, last=n - 1))
+        fault_a = None if S["dumps.a_healthy"] else fault
+        dumps = [(side, tr("name_step_fault", i=i, fault=f) if f else tr("name_step", i=i),
+                  view.sim_dump(sc, f, i, S["dumps.group"]))
+                 for side, i, f in (("A", S["dumps.step_a"], fault_a), ("B", S["dumps.step_b"], fault))]
+    elif source == "examples":
+        c = st.columns(2)
+        c[0].selectbox(tr("dump_a"), EXAMPLES, key="dumps.ex_a")
+        c[1].selectbox(tr("dump_b"), EXAMPLES, key="dumps.ex_b")
+        dumps = [(side, S[f"dumps.ex_{side.lower()}"], view.load_example(S[f"dumps.ex_{side.lower()}"]))
+                 for side in "AB"]
+    else:
+        for side, col in zip("AB", st.columns(2)):
+            with col:
+                up = st.file_uploader(tr("upload", side=side), type=["npz", "json"], key=f"dumps.up_{side.lower()}")
+                text = st.text_area(tr("paste", side=side), key=f"dumps.paste_{side.lower()}", height=120)
+                data, name = (up.getvalue(), up.name) if up is not None else (text.encode(), tr("pasted"))
+                if up is not None or data.strip():
+                    load_side(side, data, name)
+        dumps = [(side, S[f"dumps.up_name_{side.lower()}"], S[f"dumps.up_dump_{side.lower()}"])
+                 for side in "AB" if S.get(f"dumps.up_dump_{side.lower()}") is not None]
+except BadInput as e:
+    st.error(tr("bad_scenario", msg=e), icon=":material/error:")
+    keep()
+    st.stop()
+
+if not dumps:
+    st.info(tr("give_dumps"), icon=":material/upload_file:")
+    keep()
+    st.stop()
+if len(dumps) == 1:
+    st.info(tr("only_one"), icon=":material/info:")
+found = {side: run_checks(d) for side, _, d in dumps}
+
+# --- what the checker finds: the first wrong row on top, then every finding and its concept --------
+st.subheader(tr("findings"))
+for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
+    with col:
+        st.markdown(f"**{side}: {name}**")
+        f = found[side]
+        if not f:
+            st.success(tr("clean", n=len(applicable_checks(d))), icon=":material/check_circle:")
+            continue
+        first = view.first_finding(f)
+        st.error(tr("first_wrong" if first.row is not None else "no_row", row=first.row, check=first.check,
+                    msg=first.message) + "  \n" + tr("n_findings", n=len(f)), icon=":material/error:")
+FINDING_COLS = {k: st.column_config.TextColumn(tr("col_" + k), width="medium") for k in ("check", "title", "concept")}
+FINDING_COLS.update(row=st.column_config.NumberColumn(tr("col_row"), width="small"),
+                    index=st.column_config.NumberColumn(tr("col_index"), width="small"),
+                    message=st.column_config.TextColumn(tr("col_message"), width="large"))
+for side, name, d in dumps:
+    f = found[side]
+    if not f:
+        continue
+    st.markdown(f"**{tr('findings_of', side=side, name=name)}**")
+    st.dataframe(view.findings_frame(f, lang), hide_index=True, column_config=FINDING_COLS,
+                 column_order=["row", "check", "title", "message", "index"], key=f"dumps.findings_{side}",
+                 height=min(400, 38 + 35 * len(f)))
+    concepts = list(view.concepts_of(f, lang).values())
+    for col, concept in zip(st.columns(len(concepts)), concepts):
+        with col.expander(tr("concept_label", name=concept["name"]), icon=":material/school:"):
+            st.markdown(concept["text"])
+            st.markdown(tr("checks_fired"))
+            st.markdown("\n".join(f"- `{cid}` **{title}**: {text}" for cid, title, text in concept["checks"]))
+
+# --- the tables side by side -------------------------------------------------------------------------
+st.subheader(tr("tables"))
+st.caption(tr("legend"))
+st.segmented_control(tr("table"), ["block_table", "block_table_device"], format_func=lambda x: tr("table." + x),
+                     key="dumps.table")
+table = S["dumps.table"] or "block_table"
+size = view.shown_size([d for _, _, d in dumps], table)
+zero = view.hidden_columns_are_zero([d for _, _, d in dumps], table, size[1])
+for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
+    other = next((o for s, _, o in dumps if s != side), None)
+    frame = view.table_frame(d, table, first_wrong_row(found[side]), size)
+    with col:
+        st.markdown(f"**{side}: {name}**")
+        st.caption(tr("rows_caption", live=d.num_reqs, rows=d.rows, padded=d.padded_reqs, width=d.width))
+        if frame is None:
+            st.write(tr("no_table"))
+            continue
+        st.dataframe(view.styled(frame, view.cell_marks(d, table, other, size)), key=f"dumps.table_{side}",
+                     height=min(600, 38 + 35 * len(frame)))
+        if frame.shape[0] < getattr(d, table).shape[0] or frame.shape[1] - 1 < d.width:
+            st.caption(tr("shown_zero" if zero else "shown", r=frame.shape[0], rows=getattr(d, table).shape[0],
+                          c=frame.shape[1] - 1, w=d.width))
+        stale = view.stale_rows(d)
+        if stale:
+            st.caption(tr("stale_rows", rows=", ".join(map(str, stale))))
+
+# --- where they differ ----------------------------------------------------------------------------------
+res = None
+if len(dumps) == 2:
+    res = diff_dumps(dumps[0][2], dumps[1][2])
+    st.subheader(tr("differences"))
+    if res.equal:
+        st.success(tr("equal"), icon=":material/check_circle:")
+    else:
+        st.caption(tr("n_diff", n=len(res.differences)))
+        st.dataframe(view.diff_frame(res), hide_index=True, key="dumps.diff",
+                     height=min(500, 38 + 35 * len(res.differences)),
+                     column_config={k: tr("col_" + k) for k in ("table", "row", "col", "a", "b")})
+
+# --- downloads -------------------------------------------------------------------------------------------
+st.subheader(tr("downloads"))
+st.caption(tr("dl_help"))
+with st.container(horizontal=True):
+    for side, _, d in dumps:
+        ui.download_json(lambda f=found[side]: view.findings_json(f), f"findings_{side}", f"dumps.dl_fjson_{side}",
+                         tr("dl_findings_json", side=side))
+        ui.download_csv(view.findings_csv_frame(found[side]), f"findings_{side}", f"dumps.dl_fcsv_{side}",
+                        tr("dl_findings_csv", side=side))
+        st.download_button(f":material/download: {tr('dl_npz', side=side)}", lambda d=d: dump_to_npz_bytes(d),
+                           file_name=f"dump_{side}.npz", mime="application/octet-stream", key=f"dumps.dl_npz_{side}",
+                           on_click="ignore")
+    if res is not None:
+        ui.download_json(lambda: view.diff_json(res), "differences", "dumps.dl_diff", tr("dl_diff"))
+keep()

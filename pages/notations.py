@@ -1,0 +1,97 @@
+"""One batch in six engines' notations, side by side, with the same token highlighted in each."""
+import json
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import ui
+
+ui.ensure_app_shell()
+
+from kvviz import notations as nt  # noqa: E402
+from kvviz.notation_views import lookup_text, round_trip_report, tables  # noqa: E402
+
+tr = ui.texts("notations")
+HILITE = "background-color: #ffd54f; color: black; font-weight: 700; border: 2px solid black"
+
+
+@st.cache_resource
+def _batch() -> nt.CanonicalBatch:
+    return nt.example_batch()
+
+
+def _styled(df, marks):
+    cells = set(marks)
+    css = pd.DataFrame([[HILITE if (r, col) in cells else "" for col in df.columns] for r in df.index],
+                       index=df.index, columns=df.columns)
+    return df.style.apply(lambda _: css, axis=None)
+
+
+def _jsonable(form) -> dict:
+    out = {}
+    for k, v in vars(form).items():
+        if k.startswith("_"):
+            continue
+        if isinstance(v, np.ndarray):
+            out[k] = v.tolist()
+        elif isinstance(v, list) and v and isinstance(v[0], frozenset):
+            out[k] = [sorted(s) for s in v]
+        else:
+            out[k] = v
+    return out
+
+
+st.title(tr("title"))
+st.markdown(tr("intro"))
+c = _batch()
+st.caption(tr("batch"))
+
+ids = [r.req_id for r in c.requests]
+pick = st.columns([2, 1, 1])
+page_size = pick[0].segmented_control(tr("page_size"), [16, 32, 64, 128], default=16,
+                                      key="notations_page_size") or 16
+req = pick[1].selectbox(tr("request"), ids, index=1, key="notations_req")
+i = ids.index(req)
+seq = c.requests[i].seq_len
+if "notations_pos" not in st.session_state or not 0 <= st.session_state["notations_pos"] < seq:
+    st.session_state["notations_pos"] = min(255, seq - 1)
+pos = int(pick[2].number_input(tr("position"), 0, seq - 1, step=1, key="notations_pos"))
+
+slot = c.address(i, pos)
+sharers = [r.req_id for r in c.requests if slot in r.slots]
+st.success(tr("answer", pos=pos, req=req, slot=slot, block=slot // page_size, bs=page_size,
+              off=slot % page_size), icon=":material/my_location:")
+notes = []
+if len(sharers) > 1:
+    notes.append(tr("shared", reqs=", ".join(sharers)))
+notes.append(tr("new_token") if pos >= seq - c.requests[i].query_len else tr("old_token"))
+st.markdown("  \n".join(notes))
+
+forms = nt.all_forms(c, page_size)
+names = list(nt.NOTATIONS)
+for start in (0, 2, 4):
+    cols = st.columns(2, gap="medium")
+    for col, name in zip(cols, names[start:start + 2]):
+        with col.container(border=True):
+            st.subheader(nt.NOTATIONS[name][0])
+            st.caption(tr(f"d_{name}"))
+            form = forms[name]
+            if isinstance(form, Exception):
+                st.warning(tr("not_representable", why=str(form)))
+                continue
+            assert form.address(i, pos) == slot
+            st.markdown(f"**{tr('lookup')}:** {lookup_text(name, form, i, pos)}")
+            for label, df, marks in tables(name, form, i, pos):
+                st.caption(f"`{label}`")
+                st.dataframe(_styled(df, marks), width="stretch")
+
+st.subheader(tr("roundtrip"))
+st.caption(tr("roundtrip_help"))
+st.dataframe(round_trip_report(c, page_size), width="stretch")
+
+with st.expander(tr("arrays")):
+    blob = {name: (_jsonable(f) if not isinstance(f, Exception) else str(f)) for name, f in forms.items()}
+    st.download_button(":material/download: JSON", json.dumps(blob), file_name="notations.json",
+                       mime="application/json", key="notations_dl", on_click="ignore")
+    st.json(blob, expanded=False)

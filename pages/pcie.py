@@ -1,0 +1,83 @@
+"""PCIe bytes per step: the traffic model, what-if strategies, and (on a GPU) measured copies."""
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import ui
+
+ui.ensure_app_shell()
+from kvviz import figures, traffic
+from kvviz.errors import BadInput
+
+tr = ui.texts("pcie")
+S = st.session_state
+DEFAULTS = {"pcie.reqs": 64, "pcie.ctx": 2048, "pcie.bs": 16, "pcie.len": 32768, "pcie.q": 1, "pcie.host": False}
+GBPS, LAT = 25.0, 8.0
+for key, default in DEFAULTS.items():
+    if key not in S:
+        S[key] = S.get(key + ".kept", default)
+
+st.title(tr("title"))
+st.markdown(tr("intro"))
+c = st.columns([1, 1, 1, 1, 1.2, 1.4])
+c[0].number_input(tr("num_reqs"), 1, 4096, key="pcie.reqs")
+c[1].number_input(tr("context"), 1, 1 << 20, key="pcie.ctx")
+c[2].selectbox(tr("block_size"), [1, 2, 4, 8, 16, 32, 64, 128, 256], key="pcie.bs")
+c[3].number_input(tr("max_len"), 1, 1 << 21, key="pcie.len")
+c[4].number_input(tr("query"), 1, 8192, key="pcie.q")
+c[5].toggle(tr("host_idx"), key="pcie.host")
+ui.keep(*DEFAULTS)
+shape = traffic.StepShape(num_reqs=S["pcie.reqs"], context_len=S["pcie.ctx"], block_size=S["pcie.bs"],
+                          max_model_len=S["pcie.len"], query_len=S["pcie.q"], host_csr_indices=S["pcie.host"])
+try:
+    traffic.validate(shape)
+except BadInput as e:
+    st.error(tr("bad", msg=e), icon=":material/error:")
+    st.stop()
+st.info(tr("width", w=shape.width, t=shape.width * shape.kbs, u=shape.pages_per_req, d=shape.dirty_rows,
+           n=shape.num_reqs), icon=":material/straighten:")
+
+comp = traffic.components_frame(shape)
+left, right = st.columns([2, 3], gap="large")
+with left:
+    st.subheader(tr("components"))
+    st.dataframe(comp, hide_index=True, column_config={s: st.column_config.NumberColumn(format="%d")
+                                                       for s in traffic.STRATEGIES})
+    ui.download_csv(comp, "bytes_per_table", "pcie.dl_comp")
+with right:
+    parts = {s: traffic.step_bytes(shape, s) for s in traffic.STRATEGIES}
+    fig_s = figures.stacked_bytes(parts, title=tr("stacked"), lang=ui.lang())
+    ui.plot(fig_s, "pcie.stacked", "bytes_by_strategy")
+
+sweeps = [
+    ("num_reqs", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], tr("vs_batch"), tr("num_reqs"), shape.num_reqs),
+    ("context_len", [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768], tr("vs_context"), tr("context"),
+     shape.context_len),
+    ("block_size", [1, 2, 4, 8, 16, 32, 64, 128, 256], tr("vs_block"), tr("block_size"), shape.block_size),
+]
+cols = st.columns(3)
+frames = {}
+for col, (field, values, title, xt, here) in zip(cols, sweeps):
+    df = traffic.sweep(shape, field, values)
+    frames[field] = df
+    with col:
+        fig = figures.bytes_lines(df, x=field, title=title, x_title=xt, lang=ui.lang(), marker_x=here)
+        ui.plot(fig, f"pcie.sweep_{field}", f"bytes_vs_{field}")
+        ui.download_csv(df, f"bytes_vs_{field}", f"pcie.dl_{field}")
+
+st.subheader(tr("measured"))
+sizes = [int(comp.loc[comp["table"] == "total", s].iloc[0]) for s in traffic.STRATEGIES]
+model = [traffic.model_us(b, GBPS, LAT) for b in sizes]
+label = ui.backend_label()
+measured = None
+if label["mode"] == "interpreter":
+    st.caption(tr("no_gpu", g=GBPS, l=LAT))
+elif st.button(tr("measure"), key="pcie.measure", icon=":material/timer:"):
+    measured = ui.run_backend(traffic.measure_h2d_us, sizes)
+    S["pcie.measured"] = (sizes, measured)
+if S.get("pcie.measured") and S["pcie.measured"][0] == sizes:
+    measured = S["pcie.measured"][1]
+table = pd.DataFrame({"strategy": traffic.STRATEGIES, "bytes": sizes, "model µs": np.round(model, 1),
+                      "measured µs": measured if measured else [None] * len(sizes)})
+st.dataframe(table, hide_index=True)
+st.caption(tr("model_note", g=GBPS, l=LAT))

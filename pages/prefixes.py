@@ -1,0 +1,64 @@
+"""Shared prefixes: shared blocks, ref counts, the hash chain, hits, evictions, copy-on-write."""
+import streamlit as st
+
+import ui
+
+ui.ensure_app_shell()
+from kvviz import figures, share, stepper
+
+tr = ui.texts("prefixes")
+st_tr = ui.texts("step_through")
+S = st.session_state
+
+if "pre.visited" not in S:
+    name, idx, S["pre.warnings"] = share.decode_scenario(st.query_params, stepper.NAMES[::-1],
+                                                         lambda n: len(ui.replay(n)[1]))
+    S["pre.sc.kept"], S["pre.idx.kept"], S["pre.visited"] = name or "prefixes", idx if idx is not None else 2, True
+for key in ("pre.sc", "pre.idx"):
+    if key not in S:
+        S[key] = S[key + ".kept"]
+for w in S.get("pre.warnings", []):
+    st.warning(w, icon=":material/link_off:")
+
+st.title(tr("title"))
+st.markdown(tr("intro"))
+c = st.columns([2, 5])
+c[0].selectbox(st_tr("scenario"), stepper.NAMES[::-1], key="pre.sc")
+scenario, records = ui.replay(S["pre.sc"])
+S["pre.idx"] = max(0, min(int(S["pre.idx"]), len(records) - 1))
+c[1].slider(st_tr("step"), 0, len(records) - 1, key="pre.idx")
+ui.keep("pre.sc", "pre.idx")
+rec = records[S["pre.idx"]]
+st.caption(scenario.description)
+
+left, right = st.columns([3, 2], gap="large")
+with left:
+    cols = stepper.shown_columns(records, extra=0)
+    blocks, ref = stepper.sharing_matrix(rec, cols)
+    st.markdown(f"**{tr('sharing')}**")
+    fig = figures.sharing_figure(blocks, ref, rec.rows, lang=ui.lang())
+    ui.plot(fig, "pre.sharefig", "sharing")
+    shared = sorted({int(b) for b, r in zip(blocks.ravel(), ref.ravel()) if r > 1})
+    st.markdown(tr("shared_now", blocks=", ".join(map(str, shared))) if shared else tr("none_shared"))
+    st.markdown(f"**{st_tr('refs')}**")
+    ui.plot(figures.ref_count_figure(rec.ref_counts, rec.free_queue, rec.cached_blocks, lang=ui.lang(),
+                                     highlight=shared), "pre.reffig", "ref_counts")
+    st.subheader(tr("chain"))
+    chain = stepper.hash_chain_frame(scenario, rec)
+    st.dataframe(chain, hide_index=True)
+with right:
+    st.subheader(tr("why_title"))
+    st.markdown(tr("why"))
+    n, b = scenario.requests[0].prompt.__len__(), scenario.config.block_size
+    st.caption(tr("example", n=n, b=b, full=", ".join(str(i) for i in range(n // b)), rest=n % b))
+    st.subheader(tr("this_step"))
+    for _, e in stepper.events_frame(rec.events).iterrows():
+        if e["kind"] in stepper.PREFIX_EVENTS:
+            st.markdown(f"- `{e['kind']}` {e['what happened']}")
+    st.subheader(tr("log"))
+    log = stepper.prefix_events(records)
+    st.dataframe(log, hide_index=True, height=300)
+    ui.download_csv(chain, "hash_chain", "pre.dl_chain", "chain CSV")
+    ui.download_csv(log, "prefix_events", "pre.dl_log", "events CSV")
+    ui.download_fig(fig, "sharing", "pre.dl_fig", "figure HTML")
+st.query_params.from_dict({**share.encode_scenario(S["pre.sc"], S["pre.idx"]), "lang": ui.lang()})

@@ -1,0 +1,110 @@
+"""Batch explorer: editor rows -> real allocation -> step, checked against hand-worked values."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from kvviz import explore as ex
+from kvviz.constants import PAD_SLOT_ID
+from kvviz.errors import BadInput
+
+
+def test_default_batch_shares_the_system_prompt():
+    eb = ex.explore(ex.default_rows(), ex.BatchConfig())
+    # row 0: 10 tokens -> blocks 1 2 3 (block 0 is null); row 1 shares the 2 full prefix blocks (8 tokens)
+    assert eb.block_ids[0] == [1, 2, 3]
+    assert eb.block_ids[1] == [1, 2, 4, 5]
+    assert eb.requests["cache_hit_tokens"].tolist()[:2] == [0, 8]
+    assert eb.requests["computed_eff"].tolist()[1] == 8 and eb.requests["new_tokens"].tolist()[1] == 5
+    assert eb.ref_counts[1] == eb.ref_counts[2] == 2 and eb.ref_counts[3] == 1
+    # width: 64 tokens / 4 = 16 blocks, aligned to 128 tokens = 32 blocks
+    assert eb.width == 32
+    # token 12 = row 1 position 10 -> logical 2 -> physical 4, offset 2 -> slot 18
+    c = eb.chain(12)
+    assert (c["row"], c["position"], c["logical_block"], c["physical_block"], c["slot"]) == (1, 10, 2, 4, 18)
+    assert c["NHD_byte"] == (4 * 64 + 2 * 16) * 2 and c["HND_byte"] == (4 * 64 + 2 * 8) * 2
+
+
+def test_slot_owners_mark_shared_and_new_slots():
+    eb = ex.explore(ex.default_rows(), ex.BatchConfig())
+    o = eb.slot_owners(0, 7)
+    assert o["row"][1].tolist() == [0, 0, 0, 0] and o["share"][1].tolist() == [2, 2, 2, 2]
+    assert o["pos"][3].tolist() == [8, 9, -1, -1]          # row 0's partial last block
+    assert o["pos"][5].tolist() == [12, -1, -1, -1]        # row 1's last block, position 12
+    assert o["new"][4].tolist() == [True] * 4 and o["new"][1].all()      # row 0 is a prefill
+    # row 2 decodes position 7: block 6 (positions 0-3) is old context, block 7 offset 3 is new
+    assert not o["new"][6].any() and o["new"][7].tolist() == [False, False, False, True]
+
+
+def test_kernel_blocks_split_manager_blocks():
+    rows, cfg = ex.preset("kernel")                        # block 16, kernel block 8
+    eb = ex.explore(rows, cfg)
+    assert eb.block_ids[0] == [1, 2]
+    assert eb.step.block_table[0, :4].tolist() == [2, 3, 4, 5]
+    assert eb.step.slot_mapping[0] == 16 and eb.step.slot_mapping[9] == 25   # position 9: kernel block 3, offset 1
+
+
+def test_cuda_graph_padding_pads_tokens_and_rows():
+    rows, cfg = ex.preset("decode")                         # 5 decodes, padding on
+    eb = ex.explore(rows, cfg)
+    assert eb.step.num_tokens_padded == 8 and eb.step.num_reqs_padded == 8
+    assert eb.step.slot_mapping[5:].tolist() == [PAD_SLOT_ID] * 3
+    assert (eb.step.block_table[5:] == 0).all()
+    assert eb.tokens["kind"].tolist()[5:] == ["CUDA-graph pad"] * 3
+
+
+def test_dcp_other_rank_tokens_get_pad_slots():
+    rows, cfg = ex.preset("dcp")                            # 2 ranks, block 4: a block covers 8 positions
+    eb = ex.explore(rows, cfg)
+    sm = eb.step.slot_mapping[:13].tolist()
+    # rank 0 owns positions 0-3 and 8-11 of the 13-token prefill (interleave 1: every other token)
+    assert [s != PAD_SLOT_ID for s in sm] == [p % 2 == 0 for p in range(13)]
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(num_blocks=5), "pool is too small"),
+    (dict(kernel_block_size=3), "does not divide"),
+    (dict(max_model_len=12), "exceeds the max model length"),
+    (dict(dcp_rank=1), "DCP rank"),
+])
+def test_bad_batches_say_why(change, message):
+    cfg = ex.BatchConfig(**{**ex.BatchConfig().__dict__, **change})
+    with pytest.raises(BadInput, match=message):
+        ex.explore(ex.default_rows(), cfg)
+
+
+def test_frame_round_trip_and_bad_cells():
+    rows = ex.default_rows()
+    assert ex.frame_to_rows(ex.rows_to_frame(rows)) == rows
+    with pytest.raises(BadInput, match="row 0: prompt length"):
+        ex.frame_to_rows(pd.DataFrame({"prompt_len": [None], "computed": [0], "new_tokens": [1],
+                                       "prefix_group": [""]}))
+    with pytest.raises(BadInput, match="whole number"):
+        ex.frame_to_rows(pd.DataFrame({"prompt_len": [2.5], "computed": [0], "new_tokens": [1],
+                                       "prefix_group": [""]}))
+    with pytest.raises(BadInput, match="empty"):
+        ex.frame_to_rows(ex.rows_to_frame([]))
+
+
+def test_big_batch_builds():
+    rows, cfg = ex.big_rows(8, 64, 16)
+    eb = ex.explore(rows, cfg)
+    assert eb.step.block_table.shape == (8, 64) and (eb.requests["num_blocks"] == 64).all()
+
+
+def test_csr_view_adds_empty_rows_with_either_rule():
+    eb = ex.explore(*ex.preset("decode"))                  # 8 rows already (5 real + 3 padded)
+    step, seq, (indptr, indices, lpl) = ex.csr_view(eb, 2, True)
+    assert len(seq) == 10 and lpl[-5:].tolist() == [0] * 5 and indptr[-1] == indptr[5]
+    _, _, (_, _, lpl_old) = ex.csr_view(eb, 2, False)
+    assert lpl_old[-5:].tolist() == [8] * 5
+    # decode of a 16-token prompt: seq 17 -> 3 pages of 8, last page 1 entry
+    assert lpl[2] == 1 and np.diff(indptr)[2] == 3
+
+
+def test_block_colorscale_is_valid_for_any_pool_size():
+    from kvviz.figures import block_colorscale
+
+    for n in range(1, 3000):
+        stops = block_colorscale(n)
+        assert stops[0][0] == 0 and stops[-1][0] == 1.0
+        assert all(a[0] <= b[0] for a, b in zip(stops, stops[1:]))

@@ -1,0 +1,49 @@
+"""Links: encode/decode of page state; untrusted values fall back with a warning."""
+from kvviz import share
+from kvviz.explore import BatchConfig, RequestRow, default_rows
+
+
+def test_round_trip():
+    rows = [RequestRow(10, 0, 10, "sys"), RequestRow(7, 7, 1)]
+    cfg = BatchConfig(block_size=8, kernel_block_size=4, num_blocks=40, cudagraph=True, dtype="fp8")
+    params = share.encode_batch(rows, cfg, token=3)
+    assert params["reqs"] == "10.0.10.sys,7.7.1" and params["tok"] == "3" and params["cg"] == "1"
+    got_rows, got_cfg, tok, warns = share.decode_batch(params)
+    assert (got_rows, got_cfg, tok, warns) == (rows, cfg, 3, [])
+
+
+def test_no_params_means_nothing_to_load():
+    assert share.decode_batch({}) == (None, None, None, [])
+
+
+def test_bad_values_fall_back_with_warnings():
+    rows, cfg, tok, warns = share.decode_batch({"bs": "banana", "nb": "99999999999999", "cg": "yes",
+                                                "dtype": "int4", "tok": "-3", "reqs": "5.0.5,x.y.z,3.0.3.bad-name"})
+    assert cfg.block_size == 4 and cfg.num_blocks == 48 and cfg.cudagraph is False and cfg.dtype == "float16"
+    assert tok is None and rows == [RequestRow(5, 0, 5)]
+    assert len(warns) == 6
+
+
+def test_inconsistent_values_are_repaired():
+    _, cfg, _, warns = share.decode_batch({"bs": "8", "kbs": "3", "dcp": "2", "rank": "5"})
+    assert cfg.kernel_block_size == 8 and cfg.dcp_rank == 0 and len(warns) == 2
+
+
+def test_oversized_and_empty_request_lists():
+    rows, _, _, warns = share.decode_batch({"reqs": "1.0.1," * 5000})
+    assert rows == default_rows() and "longer than" in warns[0]
+    rows, _, _, warns = share.decode_batch({"reqs": ",,,"})
+    assert rows == default_rows() and any("no usable request" in w for w in warns)
+    rows, _, _, warns = share.decode_batch({"reqs": ",".join(["2.0.2"] * 300)})
+    assert len(rows) == share.MAX_SHARED_REQS and any("dropped" in w for w in warns)
+
+
+def test_scenario_links():
+    names = ["lifecycle", "prefixes"]
+    assert share.decode_scenario({}, names, lambda n: 5) == (None, None, [])
+    assert share.decode_scenario({"sc": "prefixes", "step": "3"}, names, lambda n: 5) == ("prefixes", 3, [])
+    name, step, warns = share.decode_scenario({"sc": "../../etc", "step": "77"}, names, lambda n: 5)
+    assert (name, step) == ("lifecycle", 4) and len(warns) == 2
+    _, step, warns = share.decode_scenario({"sc": "lifecycle", "step": "1e9"}, names, lambda n: 5)
+    assert step == 0 and warns
+    assert share.encode_scenario("prefixes", 2) == {"sc": "prefixes", "step": "2"}

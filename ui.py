@@ -1,0 +1,114 @@
+"""Streamlit helpers shared by the pages (kvviz itself never imports streamlit).
+
+Language, the shared kernel backend (one lock around every launch), downloads,
+plotly charts with a PNG button, and widget values that survive a page switch.
+"""
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import threading
+
+import streamlit as st
+
+from kvviz.i18n import DEFAULT_LANG, t
+
+
+def ensure_app_shell() -> None:
+    """Call first in every page. Because a ``pages/`` folder exists, Streamlit runs a deep-linked
+    page *without* app.py on a fresh server's first run (and AppTest on every run after
+    ``switch_page``): no sidebar, no language, no wide layout. Then turn that legacy mode off
+    and run app.py here, in this same run (widget values and clicks intact): its
+    ``st.navigation`` runs this page again, fully; this outer run stops."""
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "app.py"), run_name="__main__")
+        st.stop()
+
+
+def lang() -> str:
+    return st.session_state.get("lang", DEFAULT_LANG)
+
+
+def texts(page: str):
+    """tr = texts("batch"); tr("title") -> the page's prose in the chosen language."""
+    code = lang()
+    return lambda key, **fmt: t(page, key, code, **fmt)
+
+
+# --- the kernel backend: shared by every session, one launch at a time -------------------
+
+@st.cache_resource
+def _backend_lock() -> threading.Lock:
+    return threading.Lock()
+
+
+@st.cache_resource
+def backend_label() -> dict:
+    from kvviz import backend
+
+    return backend.device_label()
+
+
+def run_backend(fn, *args, **kwargs):
+    """Call a kvviz.backend / kvviz.bench function under the process-wide lock."""
+    with _backend_lock():
+        return fn(*args, **kwargs)
+
+
+def device_text(label: dict) -> str:
+    if label.get("mode") == "interpreter":
+        return "CPU, Triton interpreter"
+    return f"{label['device']} (compiled Triton)"
+
+
+# --- widgets whose value survives leaving the page ------------------------------------------
+
+def kept(key: str, default):
+    """Value for a widget's ``value=``: what the user last chose on this page (stored under
+    ``key + '.kept'``), else ``default``. Call ``keep(key)`` after the widget."""
+    return st.session_state.get(key + ".kept", default)
+
+
+def keep(*keys: str) -> None:
+    for key in keys:
+        if key in st.session_state:
+            st.session_state[key + ".kept"] = st.session_state[key]
+
+
+# --- output ------------------------------------------------------------------------------------
+
+def plot(fig, key: str, name: str, **kwargs):
+    """A plotly chart with a PNG button (modebar) named ``name``."""
+    cfg = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
+    return st.plotly_chart(fig, key=key, config=cfg, **kwargs)
+
+
+def download_fig(fig, name: str, key: str, label: str = "HTML"):
+    st.download_button(f":material/download: {label}", lambda: fig.to_html(include_plotlyjs=True),
+                       file_name=f"{name}.html", mime="text/html", key=key, on_click="ignore")
+
+
+def download_csv(df, name: str, key: str, label: str = "CSV"):
+    st.download_button(f":material/download: {label}", lambda: df.to_csv(index=False),
+                       file_name=f"{name}.csv", mime="text/csv", key=key, on_click="ignore")
+
+
+def download_json(obj_fn, name: str, key: str, label: str = "JSON"):
+    """``obj_fn``: a callable returning the object (built only when clicked)."""
+    st.download_button(f":material/download: {label}", lambda: json.dumps(obj_fn(), indent=1, default=str),
+                       file_name=f"{name}.json", mime="application/json", key=key, on_click="ignore")
+
+
+# --- scenarios: replayed once per text, shared safely (each caller gets its own copy) ---------
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def replay(source: str):
+    """(scenario, records) of a built-in name or a JSON text; BadInput propagates."""
+    from kvviz import stepper
+
+    sc = stepper.load(source)
+    return sc, stepper.replay(sc)
