@@ -1,0 +1,218 @@
+"""The six notations agree: the same token has the same KV address in each, and each
+converts back to the batch it came from."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kvviz import notations as nt
+from kvviz.errors import BadInput
+
+NAMES = list(nt.NOTATIONS)
+
+
+def _batch(block_size, rows, seq_lens, query_lens, num_slots=None):
+    return nt.canonical_from_block_table(np.array(rows), seq_lens, query_lens, block_size,
+                                         req_ids=[f"r{i}" for i in range(len(rows))],
+                                         num_slots=num_slots)
+
+
+def _forms(c, page):
+    out = {}
+    for name in NAMES:
+        if name == "deepinfer":
+            out[name] = nt.to_deepinfer(c, page_size=page)
+        else:
+            out[name] = nt.convert(c, name, page)
+    return out
+
+
+def _assert_agree(c, page):
+    forms = _forms(c, page)
+    for name, f in forms.items():
+        assert nt.to_canonical(f).same_as(c), name
+        for i, r in enumerate(c.requests):
+            for p in range(r.seq_len):
+                assert nt.address_of(f, i, p) == r.slots[p], (name, i, p)
+                assert f.coords(i, p)["slot"] == r.slots[p]
+                assert f.locate(i, p)
+    return forms
+
+
+# --- a hand-worked batch ------------------------------------------------------------------
+# B = 4. A: 10 tokens in blocks [1, 2, 3], decoding its last one. B: shares A's two full
+# blocks (a prefix hit) and has its own block 5; it prefills its last 3 tokens (9 in all).
+
+@pytest.fixture
+def hand():
+    return _batch(4, [[1, 2, 3], [1, 2, 5]], [10, 9], [1, 3])
+
+
+def test_hand_vllm(hand):
+    f = nt.to_vllm(hand, 4)
+    assert f.block_table[:, :3].tolist() == [[1, 2, 3], [1, 2, 5]]
+    assert f.query_start_loc.tolist() == [0, 1, 4]
+    assert f.positions.tolist() == [9, 6, 7, 8]
+    # A pos 9 -> block 3 offset 1; B pos 6, 7 -> shared block 2; B pos 8 -> its own block 5
+    assert f.slot_mapping.tolist() == [13, 10, 11, 20]
+    assert f.address(1, 8) == 5 * 4 + 0
+
+
+def test_hand_flashinfer(hand):
+    f = nt.to_flashinfer(hand, 4)
+    assert f.kv_indptr.tolist() == [0, 3, 6]
+    assert f.kv_indices.tolist() == [1, 2, 3, 1, 2, 5]
+    assert f.kv_last_page_len.tolist() == [2, 1]
+    assert f.address(0, 9) == 13
+
+
+def test_hand_sglang(hand):
+    f = nt.to_sglang(hand)
+    assert f.req_to_token[0].tolist() == [0] * 10          # the dummy row
+    assert f.req_to_token[1].tolist() == list(range(4, 14))
+    assert f.req_to_token[2, :9].tolist() == [4, 5, 6, 7, 8, 9, 10, 11, 20]
+    assert f.req_pool_indices.tolist() == [1, 2]
+    assert f.out_cache_loc.tolist() == [13, 10, 11, 20]
+
+
+def test_hand_trtllm(hand):
+    f = nt.to_trtllm(hand, 4)
+    assert f.kv_cache_block_offsets.shape == (1, 2, 2, 3)
+    assert f.kv_cache_block_offsets[0, 0].tolist() == [[2, 4, 6], [3, 5, 7]]   # K = 2b, V = 2b+1
+    assert f.kv_cache_block_offsets[0, 1].tolist() == [[2, 4, 10], [3, 5, 11]]
+    f2 = nt.to_trtllm(hand, 4, num_layers=3)
+    assert f2.kv_cache_block_offsets[0, 0, 0].tolist() == [6, 12, 18]     # (b * 3 + 0) * 2
+    assert f2.address(0, 9) == 13
+
+
+def test_hand_llamacpp(hand):
+    f = nt.to_llamacpp(hand)
+    assert f.cell_pos[4:14].tolist() == list(range(10))
+    assert f.cell_seqs[4] == frozenset({0, 1})            # shared prefix: one cell, two seqs
+    assert f.cell_seqs[12] == frozenset({0})
+    assert f.cell_seqs[20] == frozenset({1}) and f.cell_pos[20] == 8
+    assert f.cell_pos[0] == nt.LLAMA_EMPTY_POS
+    assert f.ubatch_cells.tolist() == [13, 10, 11, 20]
+
+
+def test_hand_deepinfer_runs(hand):
+    f = nt.to_deepinfer(hand, page_size=4)
+    assert f.desc_indptr.tolist() == [0, 1, 3]
+    assert list(zip(f.desc_start.tolist(), f.desc_len.tolist())) == [(1, 3), (1, 2), (5, 1)]
+    assert f.coords(1, 8) == {"run": 1, "run_page": 0, "start_page": 5, "length": 1, "page": 5, "offset": 0,
+                              "slot": 20}
+
+
+def test_hand_all_agree(hand):
+    _assert_agree(hand, 4)
+
+
+def test_deepinfer_fixed_128_needs_aligned_pages():
+    c = _batch(16, [[1, 2, 3]], [40], [40])   # slots 16..55: not inside one 128-token page
+    with pytest.raises(nt.NotRepresentable, match="offset 16"):
+        nt.to_deepinfer(c)
+    ok = _batch(16, [[8, 9, 10]], [40], [40])  # blocks 8..10 = page 1, offsets 0..39
+    f = nt.to_deepinfer(ok)
+    assert (f.desc_start.tolist(), f.desc_len.tolist()) == ([1], [1])
+
+
+def test_vllm_needs_whole_blocks():
+    c = _batch(1, [[5, 9, 6]], [3], [3])      # page size 1: any slots at all
+    with pytest.raises(nt.NotRepresentable):
+        nt.to_vllm(c, 4)
+    assert nt.to_sglang(c).req_to_token[1].tolist() == [5, 9, 6]
+
+
+def test_example_batch_all_six():
+    c = nt.example_batch()
+    forms = nt.all_forms(c, 16)
+    assert not [n for n, f in forms.items() if isinstance(f, Exception)]
+    _assert_agree(c, 16)
+    d = forms["deepinfer"]
+    assert len(d.desc_start) > len(c.requests)      # B's run breaks after the shared prefix
+
+
+def test_canonical_rejects_a_cell_at_two_positions():
+    with pytest.raises(BadInput):
+        nt.CanonicalBatch((nt.CanonicalRequest("a", (4, 5)), nt.CanonicalRequest("b", (5, 4))), 8)
+
+
+def test_from_engine_step_matches_slot_mapping():
+    from kvviz.engine import Engine
+    from kvviz.scenario import parse_scenario
+    sc = parse_scenario({"config": {"num_blocks": 16, "block_size": 4},
+                         "requests": [{"id": "A", "prompt_len": 10, "max_tokens": 3},
+                                      {"id": "B", "arrival": 1, "prompt_len": 6, "max_tokens": 2}]})
+    eng = Engine(sc)
+    for _ in range(3):
+        rec = eng.step()
+        c = nt.canonical_from_record(rec, sc.config)
+        v = nt.to_vllm(c, 4)
+        n = rec.inputs[0].num_tokens
+        assert v.slot_mapping.tolist() == rec.inputs[0].slot_mapping[:n].tolist()
+        _assert_agree(c, 4)
+
+
+# --- property: random batches with shared prefixes ---------------------------------------------
+
+@st.composite
+def batches(draw):
+    bs = draw(st.sampled_from([1, 2, 4, 8]))
+    num_blocks = draw(st.integers(8, 40))
+    free = draw(st.permutations(list(range(1, num_blocks))))   # block 0 is the null block
+    n_req = draw(st.integers(1, 4))
+    rows, seqs, qs = [], [], []
+    for _ in range(n_req):
+        seq = draw(st.integers(0, 5 * bs))
+        need = -(-seq // bs)
+        shared = []
+        if rows and draw(st.booleans()):   # share some full blocks of an earlier request
+            src = draw(st.sampled_from(range(len(rows))))
+            full = seqs[src] // bs
+            k = draw(st.integers(0, min(full, need)))
+            shared = rows[src][:k]
+        own = need - len(shared)
+        if own > len(free):
+            break
+        mine, free = list(free[:own]), free[own:]
+        rows.append(shared + mine)
+        seqs.append(seq)
+        qs.append(draw(st.integers(0, seq)))
+    if not rows:
+        rows, seqs, qs = [[]], [0], [0]
+    width = max(len(r) for r in rows) or 1
+    bt = np.zeros((len(rows), width), dtype=np.int32)
+    for i, r in enumerate(rows):
+        bt[i, : len(r)] = r
+    return bs, nt.canonical_from_block_table(bt, seqs, qs, bs, num_slots=num_blocks * bs)
+
+
+@settings(max_examples=150, deadline=None)
+@given(batches())
+def test_property_all_notations_agree(args):
+    bs, c = args
+    _assert_agree(c, bs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches(), st.sampled_from([2, 4]))
+def test_property_bigger_pages_agree_or_refuse(args, factor):
+    """At a page size the batch was not allocated in, a notation either refuses with a reason
+    or (when the blocks happen to be aligned and consecutive) still gives the same address."""
+    bs, c = args
+    for name in ("vllm", "flashinfer", "trtllm"):
+        try:
+            f = nt.convert(c, name, bs * factor)
+        except nt.NotRepresentable as e:
+            assert "token" in str(e)
+            continue
+        for i, r in enumerate(c.requests):
+            assert [f.address(i, p) for p in range(r.seq_len)] == list(r.slots)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 30), max_size=12, unique=True))
+def test_page_runs_cover_pages(pages):
+    runs = nt.page_runs(pages)
+    assert [s + k for s, n in runs for k in range(n)] == pages
+    assert all(a[0] + a[1] != b[0] for a, b in zip(runs, runs[1:]))   # runs are maximal

@@ -1,0 +1,56 @@
+"""AppTest: the notations page shows the six notations of one batch, the picked token
+highlighted in each, in every language and at every page size."""
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kvviz import notations as nt
+from kvviz.i18n import LANGS, t
+
+PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "notations.py")
+
+
+def _page(lang="en") -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.session_state["lang"] = lang
+    at.run()
+    assert not at.exception
+    return at
+
+
+def _slot_in_answer(at) -> int:
+    return int(at.success[0].value.split("**")[1])
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_six_notations_side_by_side(lang):
+    at = _page(lang)
+    assert at.title[0].value == t("notations", "title", lang)
+    subheads = [s.value for s in at.subheader]
+    for label, _, _ in nt.NOTATIONS.values():
+        assert label in subheads
+    assert not at.warning                                  # every notation holds the batch
+    c = nt.example_batch()
+    assert _slot_in_answer(at) == c.address(1, 255)
+    lookups = [m.value for m in at.markdown if f"**{c.address(1, 255)}**" in m.value]
+    assert len(lookups) == 6                              # each notation's arithmetic lands there
+    rt = at.dataframe[-1].value
+    assert (rt.to_numpy() == 0).all() and rt.shape == (6, 6)
+
+
+def test_pick_a_token_and_a_page_size():
+    at = _page("en")
+    c = nt.example_batch()
+    at.selectbox(key="notations_req").set_value("C").run()
+    assert not at.exception
+    at.number_input(key="notations_pos").set_value(17).run()
+    assert _slot_in_answer(at) == c.address(2, 17)
+    for ps in (32, 64, 128):
+        at.segmented_control(key="notations_page_size").set_value(ps).run()
+        assert not at.exception and not at.warning
+        assert _slot_in_answer(at) == c.address(2, 17)
+        assert len([m for m in at.markdown if f"**{c.address(2, 17)}**" in m.value]) == 6
+    at.selectbox(key="notations_req").set_value("A").run()     # A is longer: position stays valid
+    at.number_input(key="notations_pos").set_value(300).run()
+    assert not at.exception and _slot_in_answer(at) == c.address(0, 300)
