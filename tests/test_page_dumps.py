@@ -1,0 +1,181 @@
+"""AppTest of the dumps page: every injected bug, two simulator steps, example dumps, bad pastes
+(one clear error, the earlier dump stays), the three languages, downloads."""
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from kvviz import dump_view as view
+from kvviz.bugs import BUGS, make_dump
+from kvviz.check import run_checks
+from kvviz.i18n import LANGS, missing_translations, t
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture
+def at():
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("pages/dumps.py").run()
+    assert not at.exception
+    return at
+
+
+def findings(at) -> list[list[str]]:
+    """The check ids of each findings table shown (A's first)."""
+    return [df.value["check"].tolist() for df in at.dataframe if "title" in df.value.columns]
+
+
+def first_callouts(at) -> list[str]:
+    return [e.value for e in at.error if "first wrong row" in e.value or "no row is wrong" in e.value]
+
+
+def test_texts_complete():
+    from kvviz.check import CHECKS, CONCEPTS
+    from kvviz.engine import FAULTS
+    from kvviz.texts.dumps import STRINGS
+
+    assert missing_translations(["dumps", "app"]) == []
+    keys = ([f"check.{c}" for c in CHECKS] + [f"explain.{c}" for c in CHECKS] + [f"concept.{c}" for c in CONCEPTS]
+            + [f"concept_text.{c}" for c in CONCEPTS] + [f"bug.{b}" for b in BUGS] + [f"bugdesc.{b}" for b in BUGS]
+            + [f"fault.{f}" for f in FAULTS])
+    assert [k for k in keys if k not in STRINGS] == []
+
+
+def test_injected_bug_is_flagged(at):
+    at.selectbox(key="dumps.bug").set_value("commit_too_few_rows").run()
+    assert not at.exception
+    assert at.success[0].value.startswith("Clean")
+    assert "first wrong row: 3** (`mirror-stale`)" in at.error[0].value
+    assert findings(at) == [["mirror-stale", "slot-mismatch", "csr-indices"]]
+    assert len(at.get("download_button")) == 7        # findings JSON + CSV + .npz per dump, the diff
+
+
+@pytest.mark.parametrize("bug", list(BUGS))
+def test_every_bug_names_its_checks(at, bug):
+    at.selectbox(key="dumps.bug").set_value(bug).run()
+    assert not at.exception
+    assert at.success[0].value.startswith("Clean")       # dump A, the clean step
+    (checks,) = findings(at)                             # dump B, the same step with the bug
+    assert set(BUGS[bug].expected) <= set(checks)
+    assert len(first_callouts(at)) == 1
+    assert any(e.label.startswith("Concept broken:") for e in at.expander)
+
+
+def _faulty_step(source, fault):
+    """A step whose dump is flagged with the fault and clean without it."""
+    _, records = view.sim_run(source, fault)
+    for i in range(len(records)):
+        if run_checks(view.sim_dump(source, fault, i)) and not run_checks(view.sim_dump(source, None, i)):
+            return i
+    raise AssertionError("no step shows the fault")
+
+
+def test_two_simulator_steps(at):
+    at.radio(key="dumps.source").set_value("sim").run()
+    assert not at.exception
+    assert len(at.success) >= 2                           # a healthy run: both steps clean
+    src = "file:shared_prefix_fork.json"
+    at.selectbox(key="dumps.sim_sc").set_value(src).run()
+    at.selectbox(key="dumps.fault").set_value("commit_too_few_rows").run()
+    step = _faulty_step(src, "commit_too_few_rows")
+    at.number_input(key="dumps.step_a").set_value(step).run()
+    at.number_input(key="dumps.step_b").set_value(step).run()
+    assert not at.exception
+    assert at.success[0].value.startswith("Clean")       # A: the same step without the fault
+    assert "mirror-stale" in findings(at)[0]
+    assert len(first_callouts(at)) == 1
+    assert any(s.value.startswith("The two dumps are equal") for s in at.success) is False
+    at.toggle(key="dumps.a_healthy").set_value(False).run()   # both from the faulty run
+    assert not at.exception
+    assert len(findings(at)) == 2 and findings(at)[0] == findings(at)[1]
+    assert any("equal" in s.value for s in at.success)
+
+
+def test_simulator_group_and_demo(at):
+    at.radio(key="dumps.source").set_value("sim").run()
+    at.selectbox(key="dumps.sim_sc").set_value("file:hybrid.json").run()
+    assert not at.exception
+    groups = at.selectbox(key="dumps.group")
+    assert groups.options == ["0: full attention", "1: sliding window 8"]   # the state group is left out
+    groups.set_value(1).run()
+    assert not at.exception
+    assert len(at.success) >= 2
+    demos = [k for k in view.sim_sources() if k.startswith("demo:")]
+    assert demos, "the guided demos should be offered as scenarios"
+    at.selectbox(key="dumps.sim_sc").set_value(demos[0]).run()
+    assert not at.exception
+
+
+def test_step_is_clamped_when_the_scenario_shrinks(at):
+    at.radio(key="dumps.source").set_value("sim").run()
+    at.selectbox(key="dumps.sim_sc").set_value("file:preemption.json").run()
+    at.number_input(key="dumps.step_b").set_value(15).run()
+    at.selectbox(key="dumps.sim_sc").set_value("demo:dcp").run()
+    assert not at.exception
+    assert at.number_input(key="dumps.step_b").value == len(view.sim_run("demo:dcp")[1]) - 1
+
+
+def test_example_dumps(at):
+    at.radio(key="dumps.source").set_value("examples").run()
+    at.selectbox(key="dumps.ex_a").set_value("clean.json").run()
+    at.selectbox(key="dumps.ex_b").set_value("commit_too_few_rows.json").run()
+    assert not at.exception
+    assert "first wrong row: 3" in at.error[0].value
+    assert at.success[0].value.startswith("Clean")
+
+
+def test_bad_paste_shows_error_and_keeps_previous(at):
+    at.radio(key="dumps.source").set_value("upload").run()
+    assert any("Give one dump" in i.value for i in at.info)
+    good = json.dumps(make_dump("pad_swap").to_json())
+    at.text_area(key="dumps.paste_a").input(good).run()
+    assert any("Only one dump" in i.value for i in at.info)
+    assert len(findings(at)) == 1                        # one dump: checked on its own
+    at.text_area(key="dumps.paste_b").input(good).run()
+    assert not at.exception and not at.error[:0]
+    at.text_area(key="dumps.paste_a").input('{"kvviz_dump_version": 1').run()
+    assert not at.exception
+    errors = [e.value for e in at.error if e.value.startswith("Dump A was not loaded")]
+    assert len(errors) == 1 and "not valid JSON" in errors[0]
+    assert any("equal" in s.value for s in at.success)     # A is still the earlier dump
+    assert len(findings(at)) == 2                          # and is still checked and shown
+
+
+BAD = {
+    "truncated": lambda good: good[: len(good) // 2],
+    "object array": lambda good: good.replace('"block_table": [[', '"block_table": [["x", ', 1),
+    "float dtype": lambda good: good.replace('"block_table": [[', '"block_table": [[1.5, ', 1),
+    "negative dim": lambda good: json.dumps({**json.loads(good), "num_reqs": -3}),
+    "huge dim": lambda good: json.dumps({**json.loads(good), "num_blocks": 1 << 40}),
+    "wrong shape": lambda good: json.dumps({**json.loads(good), "num_blocks_per_row": [1, 2]}),
+    "not an object": lambda good: "[1, 2, 3]",
+}
+
+
+@pytest.mark.parametrize("kind", list(BAD))
+def test_bad_input_one_error(at, kind):
+    at.radio(key="dumps.source").set_value("upload").run()
+    good = json.dumps(make_dump("skip_commit").to_json())
+    at.text_area(key="dumps.paste_a").input(good).run()
+    at.text_area(key="dumps.paste_a").input(BAD[kind](good)).run()
+    assert not at.exception
+    errors = [e.value for e in at.error if e.value.startswith("Dump A was not loaded")]
+    assert len(errors) == 1, [e.value for e in at.error]
+    assert any("Still shown" in c.value for c in at.caption)
+    assert len(findings(at)) == 1                          # the earlier dump is still checked
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_languages(at, lang):
+    at.selectbox(key="lang.widget").set_value(lang).run()
+    assert not at.exception
+    assert at.title[0].value == t("dumps", "title", lang)
+    for source in ("bug", "sim", "examples", "upload"):
+        at.radio(key="dumps.source").set_value(source).run()
+        assert not at.exception, (lang, source)
+        assert at.title[0].value == t("dumps", "title", lang)
+    at.radio(key="dumps.source").set_value("bug").run()
+    concept = [e.label for e in at.expander]
+    assert concept and all(c.startswith(t("dumps", "concept_label", lang, name="")) for c in concept)
