@@ -9,7 +9,7 @@ from ..dump import load_dump
 def register(sub) -> None:
     p = sub.add_parser(
         "check", help="check a dump (.npz or .json) of one step's tables",
-        description="Load a dump (format: README.md, "Table dumps") and run every check its tables allow: "
+        description="Load a dump (format: README.md, section Table dumps) and run every check its tables allow: "
         + ", ".join(CHECKS) + ". Findings are ordered by row, so the first one names the first wrong "
         "row. Exit 0 when clean, 1 with findings, 2 when the file cannot be read.")
     p.add_argument("dump", metavar="DUMP")
