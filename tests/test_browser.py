@@ -1,86 +1,11 @@
 """Real browser (Playwright + Debian chromium): open every page of issue 4, drive its main
 control, save full-page screenshots to artifacts/screenshots/."""
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHOTS = ROOT / "artifacts" / "screenshots"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
+from browser_support import (needs_chromium, no_exception, page, server, shot,  # noqa: F401 - fixtures
+                             wait_idle)
 
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing (apt-get install chromium)")]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server():
-    port = _free_port()
-    env = {**os.environ, "TRITON_INTERPRET": os.environ.get("TRITON_INTERPRET", "1")}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("streamlit did not become healthy")
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
-
-
-@pytest.fixture(scope="module")
-def page(server):
-    playwright = pytest.importorskip("playwright.sync_api")
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
-        yield pg
-        browser.close()
-
-
-def wait_idle(page, timeout=90_000):
-    from playwright.sync_api import expect
-
-    page.wait_for_selector('[data-testid="stAppViewContainer"]', timeout=timeout)
-    page.wait_for_timeout(300)
-    page.wait_for_selector(IDLE, timeout=timeout)
-    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=timeout)
-
-
-def shot(page, name):
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(500)
-    h = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
-    page.set_viewport_size({"width": 1400, "height": max(h, 1000)})
-    page.wait_for_timeout(700)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-    page.set_viewport_size({"width": 1400, "height": 1000})
-
-
-def no_exception(page):
-    assert page.locator('[data-testid="stException"]').count() == 0
+pytestmark = [pytest.mark.browser, needs_chromium()]
 
 
 def set_number(page, label, value):

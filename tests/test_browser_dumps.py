@@ -2,9 +2,9 @@
 simulator steps; full-page screenshots go to artifacts/screenshots/dumps_*.png."""
 import pytest
 
-from test_browser import no_exception, page, server, shot, wait_idle  # noqa: F401 - fixtures reused
+from browser_support import needs_chromium, no_exception, page, server, shot, wait_idle  # noqa: F401 - fixtures
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, needs_chromium()]
 
 
 def pick(pg, label, option):
