@@ -63,11 +63,15 @@ def test_batch_default_chain_and_figures(at):
     assert at.query_params["tok"] == ["12"] or at.query_params["tok"] == "12"
 
 
-def test_batch_preset_runs_kernels_and_passes(at):
+@pytest.mark.parametrize("preset", ["default", "decode", "prefix", "kernel", "dcp"])
+def test_batch_presets_run_kernels_and_pass(at, preset):
     _open(at, "batch")
-    at.selectbox(key="batch.preset").set_value("decode").run()
+    at.selectbox(key="batch.preset").set_value(preset).run()
     assert not at.exception
+    assert not any("MISMATCH" in e.value for e in at.error), [e.value for e in at.error]
     assert any("match their references" in s.value for s in at.success)
+    if preset != "decode":
+        return
     assert at.number_input(key="batch.bs").value == 8
     kernels = [d.value for d in at.dataframe if "kernel" in d.value.columns]
     assert kernels and set(kernels[0]["kernel"]) >= {"slot_mapping[flat]", "csr", "kv_write"}
