@@ -194,30 +194,11 @@ def screens_for(key: str, step: int, lang: str) -> list[Screen]:
     return [s for s in out if s.charts]
 
 
-def _fmt(v) -> str:
-    if isinstance(v, list):
-        return "[" + ", ".join(_fmt(x) for x in v) + "]"
-    return str(v)
-
-
 def describe(e: dict, lang: str) -> str:
-    """One engine event as a sentence in ``lang`` (the core's English text if no template)."""
+    """One engine event as a sentence in ``lang``."""
     from .report import describe_event
-    from .texts.demos import STRINGS
 
-    k = f"ev.{e['kind']}"
-    if k not in STRINGS:
-        return describe_event(e)
-    fields = {key: _fmt(v) for key, v in e.items()}
-    text = t("demos", k, lang, **{f: fields.get(f, "") for f in _placeholders(STRINGS[k]["en"])})
-    if e.get("group"):
-        text += t("demos", "ev.group", lang, group=e["group"])
-    return text
-
-
-def _placeholders(s: str) -> list[str]:
-    import string
-    return [f for _, f, _, _ in string.Formatter().parse(s) if f]
+    return describe_event(e, lang)
 
 
 def events_text(key: str, step: int, lang: str = "en") -> list[str]:

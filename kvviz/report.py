@@ -36,50 +36,28 @@ def step_to_json(r: StepRecord, config: EngineConfig) -> dict:
     }
 
 
-def describe_event(e: dict) -> str:
-    k = e["kind"]
-    g = f" (group {e['group']})" if e.get("group") else ""
-    if k == "arrive":
-        return f"{e['req']} arrives with {e['prompt_len']} prompt tokens"
-    if k == "alloc":
-        return f"{e['req']} gets new block(s) {e['blocks']} from the front of the free queue{g}"
-    if k == "cache":
-        return f"block(s) {e['blocks']} of {e['req']} are full: their hashes enter the prefix cache{g}"
-    if k == "cache_hit":
-        return f"{e['req']} reuses cached block(s) {e['blocks']} ({e['tokens']} tokens not recomputed){g}"
-    if k == "evict":
-        return f"block {e['block']} is reallocated, so its old hash leaves the prefix cache"
-    if k == "free":
-        return (f"{e['req']} releases block(s) {e['blocks']}{g}: to the front {e['to_front']}, "
-                f"to the back {e['to_back']}")
-    if k == "cow":
-        return (f"{e['req']} gets a private copy of block {e['src']} as block {e['dst']} "
-                f"(copy-on-write of a partial block){g}")
-    if k == "share":
-        return f"{e['req']} shares full block(s) {e['blocks']} with its parent{g}"
-    if k == "fork":
-        return f"{e['req']} forks into {e['child']}"
-    if k == "fork_failed":
-        return f"fork of {e['req']} into {e['child']} failed: {e['why']}"
-    if k == "window_skip":
-        return f"{e['req']}: block(s) {e['blocks']} slid out of the window and became the null block{g}"
-    if k == "preempt":
-        return f"{e['req']} is preempted ({e['why']}): all blocks freed, {e['recompute_tokens']} tokens to recompute"
-    if k == "finish":
-        return f"{e['req']} finishes ({e['why']})"
-    if k == "add_row":
-        return f"{e['req']} is added at row {e['row']} with blocks {e['blocks']}"
-    if k == "append_row":
-        return f"row {e['row']} ({e['req']}) appends blocks {e['blocks']}"
-    if k == "clear_row":
-        return f"row {e['row']} ({e['req']}) is cleared"
-    if k == "move_row":
-        return f"{e['req']} moves from row {e['src']} to row {e['dst']} (condense)"
-    if k == "swap_row":
-        return f"rows {e['rows'][0]} and {e['rows'][1]} swap"
-    if k == "commit":
-        return f"commit: rows [0, {e['rows']}) copied to the device mirror, {e['bytes']} bytes"
-    return str(e)
+def _fmt(v) -> str:
+    if isinstance(v, list):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    return str(v)
+
+
+def describe_event(e: dict, lang: str = "en") -> str:
+    """One engine event as a sentence a student can read, in ``lang`` (en, zh, es)."""
+    import string
+
+    from .i18n import t
+    from .texts.events import STRINGS
+
+    kind = e.get("kind")
+    if kind not in STRINGS or kind == "group":
+        return str(e)
+    fields = {k: _fmt(v) for k, v in e.items()}
+    names = [f for _, f, _, _ in string.Formatter().parse(STRINGS[kind]["en"]) if f]
+    text = t("events", kind, lang, **{f: fields.get(f, "") for f in names})
+    if e.get("group"):
+        text += t("events", "group", lang, group=e["group"])
+    return text
 
 
 def step_to_text(r: StepRecord, config: EngineConfig) -> str:

@@ -77,9 +77,9 @@ def table_frame(arr: np.ndarray, num_rows: int, rows: list, counts=None, cols: i
     return df
 
 
-def events_frame(events: list[dict]) -> pd.DataFrame:
+def events_frame(events: list[dict], lang: str = "en") -> pd.DataFrame:
     return pd.DataFrame({"kind": [e["kind"] for e in events],
-                         "what happened": [describe_event(e) for e in events]})
+                         "what happened": [describe_event(e, lang) for e in events]})
 
 
 def requests_frame(rec: StepRecord) -> pd.DataFrame:
@@ -149,8 +149,8 @@ def hash_chain_frame(scenario: Scenario, rec: StepRecord) -> pd.DataFrame:
 PREFIX_EVENTS = ("cache", "cache_hit", "evict", "cow", "share", "fork", "free", "alloc")
 
 
-def prefix_events(records: list[StepRecord]) -> pd.DataFrame:
+def prefix_events(records: list[StepRecord], lang: str = "en") -> pd.DataFrame:
     """Every prefix-cache event of the scenario, with its step."""
-    out = [{"step": r.index, "kind": e["kind"], "what happened": describe_event(e)}
+    out = [{"step": r.index, "kind": e["kind"], "what happened": describe_event(e, lang)}
            for r in records for e in r.events if e["kind"] in PREFIX_EVENTS]
     return pd.DataFrame(out, columns=["step", "kind", "what happened"])

@@ -52,11 +52,11 @@ with right:
     n, b = scenario.requests[0].prompt.__len__(), scenario.config.block_size
     st.caption(tr("example", n=n, b=b, full=", ".join(str(i) for i in range(n // b)), rest=n % b))
     st.subheader(tr("this_step"))
-    for _, e in stepper.events_frame(rec.events).iterrows():
+    for _, e in stepper.events_frame(rec.events, ui.lang()).iterrows():
         if e["kind"] in stepper.PREFIX_EVENTS:
             st.markdown(f"- `{e['kind']}` {e['what happened']}")
     st.subheader(tr("log"))
-    log = stepper.prefix_events(records)
+    log = stepper.prefix_events(records, ui.lang())
     st.dataframe(log, hide_index=True, height=300)
     ui.download_csv(chain, "hash_chain", "pre.dl_chain", "chain CSV")
     ui.download_csv(log, "prefix_events", "pre.dl_log", "events CSV")

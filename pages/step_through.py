@@ -102,7 +102,7 @@ with left:
             "step.reffig", "ref_counts")
 with right:
     st.subheader(tr("events"))
-    events = stepper.events_frame(rec.events)
+    events = stepper.events_frame(rec.events, ui.lang())
     for _, e in events.iterrows():
         st.markdown(f"- `{e['kind']}` {e['what happened']}")
     st.subheader(tr("scheduled"))

@@ -137,3 +137,28 @@ def test_replay_is_deterministic():
     for x, y in zip(a, b):
         np.testing.assert_array_equal(x.inputs[0].slot_mapping, y.inputs[0].slot_mapping)
         assert x.events == y.events
+
+
+def test_every_event_kind_reads_as_a_sentence_in_three_languages():
+    from kvviz.i18n import missing_translations
+    from kvviz.report import describe_event
+
+    assert missing_translations(["events"]) == []
+    seen = {}
+    for path in ["shared_prefix_fork", "preemption", "hybrid"]:
+        import json
+        from pathlib import Path
+
+        spec = json.loads((Path(__file__).parents[1] / "examples" / "scenarios" / f"{path}.json").read_text())
+        for r in run_scenario(parse_scenario(spec)):
+            for e in r.events:
+                seen.setdefault(e["kind"], e)
+    assert {"arrive", "alloc", "cache", "cache_hit", "free", "cow", "share", "fork", "preempt", "finish",
+            "add_row", "clear_row", "commit", "window_skip"} <= set(seen)
+    for e in seen.values():
+        for lang in ("en", "zh", "es"):
+            text = describe_event(e, lang)
+            assert not text.startswith("{") and "{" not in text, (e, lang, text)
+    assert describe_event({"kind": "alloc", "req": "A", "group": 0, "blocks": [1, 2]}) == \
+        "A gets new block(s) [1, 2] from the front of the free queue"
+    assert "从空闲队列队首" in describe_event({"kind": "alloc", "req": "A", "group": 1, "blocks": [3]}, "zh")
