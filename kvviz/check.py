@@ -321,14 +321,17 @@ class _Run:
     def ranges(self) -> None:
         limit = min(self.kernel_ids, 1 << 31)
         u = self.vals.view(np.uint32)
-        self.in_range = u < limit
-        bad = np.flatnonzero(~self.in_range)
+        # one min/max pass settles the common all-valid case without per-entry masks
+        lo, hi = (int(u.min()), int(u.max())) if u.size else (self.bpk, 0)
+        self.all_held = hi < limit and lo >= self.bpk
+        self.in_range = None if hi < limit else u < limit
+        bad = np.flatnonzero(~self.in_range) if self.in_range is not None else np.zeros(0, np.int64)
         if bad.size:
             v = self.vals
             self.add_flat("block-out-of-range", bad, lambda r, c, k: (
                 f"Row {r} column {c} holds block {int(v[self.prefix.off[r] + c])}, but the pool only "
                 f"has blocks 0 to {self.kernel_ids - 1}{_more(k)}."))
-        if self.d.sliding_window is None:
+        if self.d.sliding_window is None and lo < self.bpk:
             bad = np.flatnonzero(u < self.bpk)
             if bad.size:
                 self.add_flat("null-in-live-row", bad, lambda r, c, k: (
@@ -350,7 +353,12 @@ class _Run:
     def accounting(self) -> None:
         d = self.d
         # entries that hold a block: in range, not null, not fallen out of a sliding window
-        held = self.in_range & (self.vals.view(np.uint32) >= self.bpk)
+        if self.all_held:
+            held = np.ones(self.vals.size, dtype=bool) if d.sliding_window is not None else None
+        else:
+            held = self.vals.view(np.uint32) >= self.bpk
+            if self.in_range is not None:
+                held &= self.in_range
         window_ok = True
         if d.sliding_window is not None:
             if self.seq is None:
@@ -359,7 +367,7 @@ class _Run:
                 skipped = np.maximum(self.seq - d.sliding_window + 1, 0) // self.span * self.bpk
                 rows, cols = self.prefix.locate(np.arange(self.vals.size))
                 held &= cols >= skipped[rows]
-        pos = np.flatnonzero(held) if not held.all() else None
+        pos = None if held is None or held.all() else np.flatnonzero(held)
         ids = self.vals if pos is None else self.vals[pos]
         self.pos_of = (lambda p: p) if pos is None else (lambda p: pos[p])
         mids = ids // self.bpk if self.bpk > 1 else ids

@@ -58,6 +58,28 @@ class DiffResult:
         return out
 
 
+def _differing_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rows where two same-shape tables differ. Contiguous 4-byte tables of even width are
+    compared 8 bytes at a time (half the comparisons on 1024 x 65536 tables)."""
+    if (a.dtype == b.dtype and a.dtype.itemsize == 4 and a.shape[1] % 2 == 0
+            and a.flags.c_contiguous and b.flags.c_contiguous):
+        a, b = a.view(np.int64), b.view(np.int64)
+    # in slabs of ~4 MiB: no table-sized temporary to allocate and fault in
+    step = max(1, (4 << 20) // max(1, a.shape[1] * a.itemsize))
+    hits = [i + np.flatnonzero((a[i:i + step] != b[i:i + step]).any(axis=1))
+            for i in range(0, a.shape[0], step)]
+    return np.concatenate(hits) if hits else np.zeros(0, np.int64)
+
+
+def _first_col(x: np.ndarray, y: np.ndarray, step: int = 1 << 16) -> int:
+    """First index where two 1-D arrays known to differ do, searched a slab at a time."""
+    for j in range(0, len(x), step):
+        ne = x[j:j + step] != y[j:j + step]
+        if ne.any():
+            return j + int(ne.argmax())
+    raise ValueError("the rows do not differ")
+
+
 def _row_diffs(a: np.ndarray, b: np.ndarray):
     """(rows, first col, a value, b value) of differing rows of two 2-D arrays; None values
     where one side has no such row or column."""
@@ -65,12 +87,11 @@ def _row_diffs(a: np.ndarray, b: np.ndarray):
     rb, wb = b.shape
     r, w = min(ra, rb), min(wa, wb)
     if r and w:
-        ne = a[:r, :w] != b[:r, :w]
-        first = ne.argmax(axis=1)
-        rows = np.flatnonzero(ne[np.arange(r), first])
+        rows = _differing_rows(a[:r, :w], b[:r, :w])
+        first = np.array([_first_col(a[i, :w], b[i, :w]) for i in rows.tolist()], dtype=np.int64)
     else:
-        rows = np.zeros(0, np.int64)
-    out = [(int(i), int(first[i]), int(a[i, first[i]]), int(b[i, first[i]])) for i in rows.tolist()]
+        rows = first = np.zeros(0, np.int64)
+    out = [(int(i), int(c), int(a[i, c]), int(b[i, c])) for i, c in zip(rows.tolist(), first.tolist())]
     if wa != wb:  # rows equal on the common columns differ at the first extra column
         seen = set(rows.tolist())
         for i in range(r):
