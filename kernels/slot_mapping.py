@@ -1,6 +1,6 @@
 """Slot mapping: (positions, query_start_loc, block table) -> int64 slot per token.
 
-Two designs over the same per-token arithmetic (``_slots_of``):
+Three designs over the same per-token arithmetic (``_slots_of``):
 
 * ``slot_mapping_per_request``: one program per request, looping over that
   request's tokens, plus one extra program that writes PAD into the CUDA-graph
@@ -13,6 +13,14 @@ Two designs over the same per-token arithmetic (``_slots_of``):
   query_start_loc, or, for large decode-like batches, by reading
   query_start_loc whole and counting (a histogram of the starts inside the
   tile, then a running sum). The same programs write the tail.
+* ``slot_mapping_grid2d``: a 2-D grid (num_reqs + 1, cdiv(max_query_len, TILE)).
+  Program (r, j) reads query_start_loc[r] and [r + 1] and maps tokens
+  [start + j*TILE, min(end, start + (j+1)*TILE)) of request r: three dependent
+  loads in all (query_start_loc, positions, table), no search, and a long
+  prefill spread over many programs. Row r == num_reqs writes the PAD tail,
+  each program j a share of it. ``max_query_len`` comes from the host (vLLM
+  has it in the attention metadata, computed on the CPU), so nothing syncs;
+  it picks TILE (128 for decode, up to 1024 for prefill).
 
 All offsets are int64. The table's row stride, column stride and width are
 arguments; a column at or past the width reads the null block instead of
@@ -32,6 +40,9 @@ REQ_CHUNK = 1024          # query_start_loc entries one wide load reads in the f
 # per launch in a CUDA graph) and lost everywhere else (e.g. 16 x 8192: 8.4 vs 5.0 us).
 COUNT_MIN_REQS = 1024
 COUNT_MAX_REQS = 4096
+GRID2D_MIN_TILE = 128
+GRID2D_MAX_TILE = 1024
+MAX_GRID_Y = 65535        # CUDA's limit on a grid's second dimension
 
 
 @triton.jit
@@ -129,6 +140,35 @@ def _slot_mapping_flat_kernel(qsl_ptr, pos_ptr, bt_ptr, bt_stride0, bt_stride1, 
     tl.store(out_ptr + offs, tl.where(real, slot, PAD_ID), mask=inside)
 
 
+@triton.jit(do_not_specialize=["num_reqs", "num_tokens_padded", "bt_width"])
+def _slot_mapping_grid2d_kernel(qsl_ptr, pos_ptr, bt_ptr, bt_stride0, bt_stride1, bt_width,
+                                out_ptr, num_reqs, num_tokens_padded,
+                                BLOCK_SIZE: tl.constexpr, KERNEL_BLOCK_SIZE: tl.constexpr,
+                                DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr,
+                                INTERLEAVE: tl.constexpr, PAD_ID: tl.constexpr, TILE: tl.constexpr):
+    r = tl.program_id(0)
+    j = tl.program_id(1).to(tl.int64)
+    lanes = tl.arange(0, TILE)
+    if r == num_reqs:
+        # the extra row: the CUDA-graph tail [num_tokens, num_tokens_padded), tile j, j + ny, ...
+        # of it in program j, so a long tail is spread over the row
+        tail = tl.load(qsl_ptr + num_reqs).to(tl.int64)
+        step = tl.num_programs(1).to(tl.int64) * TILE
+        for i in range(tail + j * TILE, num_tokens_padded, step):
+            offs = i + lanes
+            tl.store(out_ptr + offs, tl.full([TILE], PAD_ID, tl.int64), mask=offs < num_tokens_padded)
+    else:
+        start = tl.load(qsl_ptr + r).to(tl.int64)
+        end = tl.load(qsl_ptr + r + 1).to(tl.int64)
+        offs = start + j * TILE + lanes
+        m = offs < end
+        pos = tl.load(pos_ptr + offs, mask=m, other=0).to(tl.int64)
+        row_ptr = bt_ptr + r.to(tl.int64) * bt_stride0
+        slot = _slots_of(pos, row_ptr, bt_stride1, bt_width, m, BLOCK_SIZE, KERNEL_BLOCK_SIZE,
+                         DCP_WORLD, DCP_RANK, INTERLEAVE, PAD_ID)
+        tl.store(out_ptr + offs, slot, mask=m)
+
+
 def _check(query_start_loc, positions, block_table, num_reqs, block_size, kernel_block_size,
            dcp_world_size, dcp_rank, interleave):
     import torch
@@ -205,6 +245,48 @@ def slot_mapping_flat(query_start_loc, positions, block_table, *, num_reqs: int,
         BLOCK_SIZE=block_size, KERNEL_BLOCK_SIZE=kbs, DCP_WORLD=dcp_world_size, DCP_RANK=dcp_rank,
         INTERLEAVE=interleave, PAD_ID=PAD_SLOT_ID, TILE=tile,
         COUNT=COUNT_MIN_REQS <= num_reqs <= COUNT_MAX_REQS and n <= 2 * num_reqs, REQ_CHUNK=REQ_CHUNK)
+    return out
+
+
+def grid2d_tile(max_query_len: int) -> int:
+    """TILE of the 2-D launch: the query length's power of two, within [128, 1024]."""
+    return min(max(triton.next_power_of_2(max(int(max_query_len), 1)), GRID2D_MIN_TILE), GRID2D_MAX_TILE)
+
+
+def slot_mapping_grid2d(query_start_loc, positions, block_table, *, num_reqs: int, block_size: int,
+                        max_query_len: int, kernel_block_size: int | None = None,
+                        num_tokens_padded: int | None = None, dcp_world_size: int = 1, dcp_rank: int = 0,
+                        interleave: int = 1, out=None, tile: int | None = None):
+    """A (num_reqs + 1) x cdiv(max_query_len, tile) grid; same arguments and result as the
+    other two, plus ``max_query_len`` (host int, >= every request's query length: a request
+    longer than that would leave tokens unwritten). On CPU tensors it is checked; on a device
+    it is trusted, as reading query_start_loc back would sync."""
+    kbs = _check(query_start_loc, positions, block_table, num_reqs, block_size, kernel_block_size,
+                 dcp_world_size, dcp_rank, interleave)
+    out, n = _out(out, positions, num_tokens_padded)
+    max_query_len = int(max_query_len)
+    if max_query_len < 0:
+        raise ValueError(f"max_query_len {max_query_len} is negative")
+    if query_start_loc.device.type == "cpu" and num_reqs > 0:
+        q = query_start_loc[: num_reqs + 1]
+        longest = int((q[1:] - q[:-1]).max())
+        if longest > max_query_len:
+            raise ValueError(f"max_query_len {max_query_len} is below a request's query length {longest}")
+    if n == 0:
+        return out
+    if tile is None:
+        tile = grid2d_tile(max_query_len)
+    if tile < 16 or tile & (tile - 1):
+        raise ValueError(f"tile {tile} must be a power of two >= 16")
+    ny = max(triton.cdiv(max_query_len, tile), 1)
+    if ny > MAX_GRID_Y:
+        raise ValueError(f"max_query_len {max_query_len} needs {ny} tiles of {tile} tokens: over the "
+                         f"{MAX_GRID_Y} programs a grid's second dimension may have")
+    _slot_mapping_grid2d_kernel[(num_reqs + 1, ny)](
+        query_start_loc, positions, block_table, block_table.stride(0), block_table.stride(1),
+        block_table.shape[1], out, num_reqs, n,
+        BLOCK_SIZE=block_size, KERNEL_BLOCK_SIZE=kbs, DCP_WORLD=dcp_world_size, DCP_RANK=dcp_rank,
+        INTERLEAVE=interleave, PAD_ID=PAD_SLOT_ID, TILE=tile)
     return out
 
 

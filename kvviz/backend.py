@@ -154,9 +154,28 @@ def _poison(n: int, dtype, dev):
     return torch.randint(info.min, info.max, (max(n, 1),), dtype=dtype, generator=gen)[:n].to(dev)
 
 
+# The design whose output feeds the KV write in run_batch (all three are run and checked on
+# every step). grid2d, from the H200 run of 2026-11-30 (BENCHMARKS.md, "GPU kernels (issue 3)"):
+# it has the best worst case of the three in a CUDA graph, 5.6 us per launch (flat 9.3,
+# per-request 451), and event-timed, 9.6 us (flat 13.3, per-request 522), but for one 14.9 us
+# figure at 256 x 1 that its 2.3 us in a graph contradicts. In a graph it is the fastest on every
+# decode-shaped batch but 1 x 1 (1024 x 1: 2.5 us, flat 9.3, per-request 4.0). Flat is faster on
+# long prefills (16 x 8192: 8.1 vs 9.6 us), where grid2d's position read waits on
+# query_start_loc and flat's does not.
+STEP_SLOTS_DESIGN = "grid2d"
+
+
+def max_query_len(step: StepInputs) -> int:
+    """The longest query of the step, from the host query_start_loc (vLLM's attention metadata
+    carries it; nothing is read back from the device)."""
+    q = np.diff(np.asarray(step.query_start_loc[: step.num_reqs + 1], dtype=np.int64))
+    return int(q.max()) if len(q) else 0
+
+
 def run_slot_mapping(step: StepInputs, *, timing: bool = False, want: np.ndarray | None = None):
-    """Both slot-mapping designs on the step; [KernelResult per design]."""
-    from kernels.slot_mapping import slot_mapping_flat, slot_mapping_per_request
+    """The three slot-mapping designs on the step; [KernelResult per design], named
+    slot_mapping[per-request], slot_mapping[flat], slot_mapping[grid2d]."""
+    from kernels.slot_mapping import slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request
     import torch
 
     dev, qsl, pos, bt = _dev_tables(step)
@@ -166,13 +185,14 @@ def run_slot_mapping(step: StepInputs, *, timing: bool = False, want: np.ndarray
     if want is None:
         want = step.slot_mapping
     out = []
-    for name, fn in (("slot_mapping[per-request]", slot_mapping_per_request),
-                     ("slot_mapping[flat]", slot_mapping_flat)):
+    for name, fn, extra in (("slot_mapping[per-request]", slot_mapping_per_request, {}),
+                            ("slot_mapping[flat]", slot_mapping_flat, {}),
+                            ("slot_mapping[grid2d]", slot_mapping_grid2d, {"max_query_len": max_query_len(step)})):
         buf = _poison(step.num_tokens_padded, torch.int64, dev)
-        fn(qsl, pos, bt, out=buf, **kw)
+        fn(qsl, pos, bt, out=buf, **kw, **extra)
         _sync()
         got = buf.cpu().numpy()
-        us = time_us(lambda: fn(qsl, pos, bt, out=buf, **kw)) if timing else None
+        us = time_us(lambda: fn(qsl, pos, bt, out=buf, **kw, **extra)) if timing else None
         out.append(_exact(name, got, want, f"{step.num_tokens_padded} slots", us))
     return out
 
@@ -211,7 +231,7 @@ def run_csr(step: StepInputs, seq_lens: np.ndarray, want, *, empty_last_page_len
 
 
 def kernel_backend_for_compute(step: StepInputs) -> str:
-    """Run the slot-mapping kernels (both designs) and, when the step has them, the CSR kernel;
+    """Run the slot-mapping kernels (all three designs) and, when the step has them, the CSR kernel;
     compare exactly with the step's own arrays. Returns the label string; raises KernelMismatch."""
     results = []
     if step.slot_mapping is not None:
@@ -296,7 +316,8 @@ def run_batch(step: StepInputs, *, layout: str = "NHD", dtype: str = "float16", 
         want_slots = step.slot_mapping
     for r in run_slot_mapping(step, timing=timing, want=want_slots):
         res.kernels[r.name] = r
-    slots_ok = res.kernels["slot_mapping[flat]"].passed
+    step_slots = f"slot_mapping[{STEP_SLOTS_DESIGN}]"
+    slots_ok = res.kernels[step_slots].passed
 
     # 2. CSR over this rank's tokens of every (padded) row
     local_seq = dcp_local_seq_lens(step.seq_lens, block_size=step.block_size,
@@ -359,7 +380,7 @@ def run_batch(step: StepInputs, *, layout: str = "NHD", dtype: str = "float16", 
     ctx_slots = torch.from_numpy(slot_all[ctx].copy())
     kv_write(k_feed[ctx].to(dev), v_feed[ctx].to(dev), cache, ctx_slots.to(dev), layout=layout,
              k_scale=ks, v_scale=vs)
-    step_slots_dev = torch.from_numpy(res.kernels["slot_mapping[flat]"].output.copy()).to(dev)
+    step_slots_dev = torch.from_numpy(res.kernels[step_slots].output.copy()).to(dev)
     k_step_dev, v_step_dev = k_step.to(dev), v_step.to(dev)
     kv_write(k_step_dev, v_step_dev, cache, step_slots_dev, layout=layout, k_scale=ks, v_scale=vs)
     _sync()
@@ -375,7 +396,7 @@ def run_batch(step: StepInputs, *, layout: str = "NHD", dtype: str = "float16", 
                 f"cache bytes ({layout}, {dtype}{', quantised in the kernel' if quant_in_kernel else ''})", us)
     kv.output = None
     if not slots_ok:
-        kv.detail += " [the slot mapping it used was wrong]"
+        kv.detail += f" [the slot mapping it used ({step_slots}) was wrong]"
     res.kernels["kv_write"] = kv
 
     # 4. paged decode, both page tables, against dense attention over what each request holds

@@ -82,7 +82,7 @@ def test_run_batch_proves_the_chain(layout, dtype, kw):
                     k_scale=0.5 if dtype == "fp8" else 1.0, v_scale=1.5 if dtype == "fp8" else 1.0)
     assert res.passed, f"seed {seed}: {res.failures()}"
     names = {r["kernel"] for r in res.rows()}
-    assert names == {"slot_mapping[per-request]", "slot_mapping[flat]", "csr", "kv_write",
+    assert names == {"slot_mapping[per-request]", "slot_mapping[flat]", "slot_mapping[grid2d]", "csr", "kv_write",
                      "paged_decode[block_table]", "paged_decode[csr]"}
     assert all(r["us"] is not None and r["us"] > 0 for r in res.rows())
     assert res.label == device_label()
@@ -110,6 +110,29 @@ def test_run_batch_reports_a_broken_kernel(monkeypatch):
     assert not res.kernels["kv_write"].passed and "MISMATCH" in res.kernels["kv_write"].detail
     assert not res.kernels["paged_decode[block_table]"].passed
     assert res.kernels["slot_mapping[flat]"].passed
+    assert res.kernels["slot_mapping[grid2d]"].passed
+
+
+def test_run_batch_writes_through_the_chosen_design(monkeypatch):
+    """A broken grid2d launch (one real slot off) fails its own check, and the KV write that used
+    its output (backend.STEP_SLOTS_DESIGN) fails too, saying which mapping it used."""
+    import kernels.slot_mapping as sm
+
+    real = sm.slot_mapping_grid2d
+
+    def off_by_one(*a, out=None, **kw):
+        real(*a, out=out, **kw)
+        out[0] = out[0] + 1 if int(out[0]) >= 0 else out[0]
+        return out
+
+    monkeypatch.setattr(sm, "slot_mapping_grid2d", off_by_one)
+    seed = fresh_seed()
+    step, _ = random_step(np.random.default_rng(seed), num_reqs=4, max_seq=40, empties=False)
+    res = run_batch(step, seed=seed, timing=False)
+    assert not res.kernels["slot_mapping[grid2d]"].passed
+    assert res.kernels["slot_mapping[flat]"].passed and res.kernels["slot_mapping[per-request]"].passed
+    if backend.STEP_SLOTS_DESIGN == "grid2d":
+        assert not res.kernels["kv_write"].passed and "slot_mapping[grid2d]" in res.kernels["kv_write"].detail
 
 
 def test_run_batch_refuses_a_cache_too_big():

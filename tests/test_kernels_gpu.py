@@ -13,7 +13,8 @@ import torch
 from kernels.kv_write import kv_write
 from kernels.page_indices import flashinfer_csr
 from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
-from kernels.slot_mapping import slot_mapping_flat, slot_mapping_per_request, slot_mapping_torch
+from kernels.slot_mapping import (slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request,
+                                  slot_mapping_torch)
 from kvviz import reference
 from kvviz.attention_ref import decode_attention_ref
 from kvviz.backend import device_label, run_batch
@@ -44,7 +45,7 @@ def test_slot_mapping_large_random_batches(kw):
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
     step, _ = random_step(rng, **kw)
-    for fn in (slot_mapping_per_request, slot_mapping_flat, slot_mapping_torch):
+    for fn in (slot_mapping_per_request, slot_mapping_flat, slot_mapping_grid2d, slot_mapping_torch):
         got = run_slots(fn, step, gen)
         assert np.array_equal(got, step.slot_mapping), f"seed {seed} {fn.__name__}"
     # the core agrees with the plain loop on a sample of requests
@@ -59,8 +60,8 @@ def test_slot_mapping_one_long_prefill_vs_loop():
     step, _ = random_step(rng, num_reqs=1, max_seq=131072, pad_reqs=0, pad_tokens=3, empties=False)
     want = reference.slot_mapping(step.query_start_loc, step.positions, step.block_table,
                                   block_size=step.block_size, num_reqs=1, num_tokens_padded=step.num_tokens_padded)
-    for fn in (slot_mapping_per_request, slot_mapping_flat):
-        assert np.array_equal(run_slots(fn, step, gen), want), f"seed {seed}"
+    for fn in (slot_mapping_per_request, slot_mapping_flat, slot_mapping_grid2d):
+        assert np.array_equal(run_slots(fn, step, gen), want), f"seed {seed} {fn.__name__}"
 
 
 def test_csr_256_requests_by_1000_pages():
