@@ -9,7 +9,9 @@ only when it is reallocated (lazy eviction).
 """
 from __future__ import annotations
 
+import gc
 import hashlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .constants import NULL_BLOCK_ID
@@ -42,6 +44,17 @@ def block_hashes_for(tokens, block_size: int, extra_keys=None) -> list[bytes]:
 
 def with_group(block_hash: bytes, group_id: int) -> bytes:
     return block_hash + group_id.to_bytes(4, "big")
+
+
+@contextmanager
+def _gc_paused():
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass(eq=False, slots=True)
@@ -130,8 +143,9 @@ class BlockPool:
         self.num_blocks = num_blocks
         self.enable_caching = enable_caching
         self.profile = profile
-        self.blocks = [Block(i) for i in range(num_blocks)]
-        self.free_queue = FreeBlockQueue(self.blocks)
+        with _gc_paused():  # a million linked blocks would otherwise trigger many full collections
+            self.blocks = [Block(i) for i in range(num_blocks)]
+            self.free_queue = FreeBlockQueue(self.blocks)
         self.null_block = self.free_queue.popleft()
         self.null_block.is_null = True
         assert self.null_block.block_id == NULL_BLOCK_ID
