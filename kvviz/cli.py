@@ -10,7 +10,7 @@ import importlib
 import json
 import sys
 
-from .errors import BadInput
+from .errors import BadInput, parse_json
 
 # module paths that define register(subparsers); each adds one or more commands
 COMMANDS = [
@@ -42,15 +42,10 @@ def read_json_file(path: str):
         raise BadInput(f"{path} is {size} bytes; the limit is {MAX_INPUT_BYTES}")
     try:
         with open(path, "rb") as f:
-            return json.loads(f.read().decode("utf-8"))
-    except UnicodeDecodeError:
-        raise BadInput(f"{path} is not UTF-8 text") from None
-    except json.JSONDecodeError as e:
-        raise BadInput(f"{path} is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
-    except RecursionError:
-        raise BadInput(f"{path} is nested too deeply") from None
+            raw = f.read()
     except OSError as e:
         raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
+    return parse_json(raw, path)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from .errors import BadInput
+from .errors import BadInput, parse_json
 
 DUMP_VERSION = 1
 
@@ -356,14 +356,7 @@ def _read_npy(f, key: str, member_size: int) -> np.ndarray:
 
 
 def _parse_json(raw: bytes, name: str) -> dict:
-    try:
-        return json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise BadInput(f"{name} is neither an .npz archive nor UTF-8 JSON") from None
-    except json.JSONDecodeError as e:
-        raise BadInput(f"{name} is not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
-    except RecursionError:
-        raise BadInput(f"{name} is nested too deeply") from None
+    return parse_json(raw, name, not_text=f"{name} is neither an .npz archive nor UTF-8 JSON")
 
 
 def _looks_like_zip(head: bytes) -> bool:

@@ -1,2 +1,16 @@
 class BadInput(ValueError):
     """Input a user or a file supplied that kvviz refuses, with a one-line reason."""
+
+
+def parse_json(raw: bytes, name: str, *, not_text: str | None = None):
+    """Untrusted JSON bytes -> object, or BadInput with one sentence naming ``name``."""
+    import json
+
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadInput(not_text or f"{name} is not UTF-8 text") from None
+    except json.JSONDecodeError as err:
+        raise BadInput(f"{name} is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
+    except RecursionError:
+        raise BadInput(f"{name} is nested too deeply") from None

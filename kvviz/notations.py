@@ -264,6 +264,16 @@ def from_vllm(f: VllmForm) -> CanonicalBatch:
                                       req_ids=f.req_ids, num_slots=f.num_slots)
 
 
+def _canonical_by_address(f) -> CanonicalBatch:
+    """Back to the canonical form by asking the notation where each token of each request is."""
+    reqs = []
+    for i, rid in enumerate(f.req_ids):
+        s = int(f.seq_lens[i])
+        reqs.append(CanonicalRequest(rid, tuple(f.address(i, p) for p in range(s)),
+                                     int(f.query_lens[i])))
+    return CanonicalBatch(tuple(reqs), f.num_slots)
+
+
 # --- FlashInfer -----------------------------------------------------------------------------
 
 @dataclass
@@ -321,12 +331,7 @@ def to_flashinfer(c: CanonicalBatch, page_size: int = 16) -> FlashInferForm:
 
 
 def from_flashinfer(f: FlashInferForm) -> CanonicalBatch:
-    reqs = []
-    for i, rid in enumerate(f.req_ids):
-        s = int(f.seq_lens[i])
-        reqs.append(CanonicalRequest(rid, tuple(f.address(i, p) for p in range(s)),
-                                     int(f.query_lens[i])))
-    return CanonicalBatch(tuple(reqs), f.num_slots)
+    return _canonical_by_address(f)
 
 
 # --- SGLang (page size 1) -------------------------------------------------------------------
@@ -440,16 +445,12 @@ def to_trtllm(c: CanonicalBatch, tokens_per_block: int = 16, num_layers: int = 1
 
 
 def from_trtllm(f: TrtLlmForm) -> CanonicalBatch:
-    reqs = []
     for i, rid in enumerate(f.req_ids):
-        s = int(f.seq_lens[i])
-        for j in range(cdiv(s, f.tokens_per_block)):
+        for j in range(cdiv(int(f.seq_lens[i]), f.tokens_per_block)):
             k, v = int(f.kv_cache_block_offsets[0, i, 0, j]), int(f.kv_cache_block_offsets[0, i, 1, j])
             if v != k + 1 or k % 2:
                 raise BadInput(f"{rid} block {j}: K index {k} and V index {v} are not a K/V pair")
-        reqs.append(CanonicalRequest(rid, tuple(f.address(i, p) for p in range(s)),
-                                     int(f.query_lens[i])))
-    return CanonicalBatch(tuple(reqs), f.num_slots)
+    return _canonical_by_address(f)
 
 
 # --- llama.cpp ------------------------------------------------------------------------------
@@ -597,12 +598,7 @@ def to_deepinfer(c: CanonicalBatch, page_size: int = DEEPINFER_PAGE) -> DeepInfe
 
 
 def from_deepinfer(f: DeepInferForm) -> CanonicalBatch:
-    reqs = []
-    for i, rid in enumerate(f.req_ids):
-        s = int(f.seq_lens[i])
-        reqs.append(CanonicalRequest(rid, tuple(f.address(i, p) for p in range(s)),
-                                     int(f.query_lens[i])))
-    return CanonicalBatch(tuple(reqs), f.num_slots)
+    return _canonical_by_address(f)
 
 
 # --- registry ---------------------------------------------------------------------------------
