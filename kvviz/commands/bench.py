@@ -27,12 +27,22 @@ def _bar(done: int, total: int, msg: str) -> None:
 
 def run(args) -> int:
     from ..bench import format_table, run_bench
+    from ..errors import BadInput
 
-    result = run_bench(quick=args.quick, progress=None if args.no_progress else _bar)
-    if not args.no_progress:
-        sys.stderr.write("\n")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
+    out = None
+    if args.json:  # open it first: a bad path should not cost a whole benchmark run
+        try:
+            out = open(args.json, "w")
+        except OSError as e:
+            raise BadInput(f"cannot write {args.json}: {e.strerror or e}") from None
+    try:
+        result = run_bench(quick=args.quick, progress=None if args.no_progress else _bar)
+        if not args.no_progress:
+            sys.stderr.write("\n")
+        if out is not None:
+            json.dump(result, out, indent=1)
+    finally:
+        if out is not None:
+            out.close()
     print(format_table(result))
     return 0
