@@ -16,12 +16,14 @@ import numpy as np
 
 from .batch import PersistentBatch
 from .block_table import BlockTable, MultiGroupBlockTable, cdiv
+from .errors import BadInput
 from .manager import KVCacheManager, Request
 from .profiles import get_profile
 from .scenario import EngineConfig, Scenario, sampled_token
 from .step import StepInputs, build_step
 
 FAULTS = ("skip_commit", "commit_too_few_rows", "move_row_no_clear")
+MAX_HISTORY_BYTES = 1 << 30   # block-table copies kept for replaying back and forth
 
 
 @dataclass
@@ -94,6 +96,7 @@ class Engine:
         self._new_in_batch: set[str] = set()
         self.step_index = 0
         self.history: list[StepRecord] = []
+        self._history_bytes = 0
         self._pending = sorted(scenario.requests, key=lambda r: r.arrival)
 
     # --- scenario actions -------------------------------------------------------------
@@ -284,6 +287,11 @@ class Engine:
         record.free_queue_after = self.manager.pool.free_block_ids()
         record.ref_counts_after = self.manager.pool.ref_counts()
         record.events = list(self.events)
+        self._history_bytes += sum(a.nbytes for a in (*record.cpu_tables, *record.device_tables,
+                                                      *record.device_before_commit))
+        if self._history_bytes > MAX_HISTORY_BYTES:
+            raise BadInput(f"the replay's step records passed {MAX_HISTORY_BYTES >> 20} MiB at step "
+                           f"{self.step_index}; use fewer steps or smaller tables")
         self.history.append(record)
         self.step_index += 1
         return record

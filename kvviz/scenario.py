@@ -27,6 +27,7 @@ from .manager import GROUP_KINDS, GroupSpec
 from .profiles import PROFILES
 
 VOCAB = 32000
+MAX_TABLE_ENTRIES = 1 << 22   # per KV-cache group: 16 MiB of int32, copied into every step's record
 LIMITS = {"num_blocks": 1 << 20, "block_size": 1 << 12, "max_num_reqs": 4096,
           "max_num_batched_tokens": 1 << 20, "max_model_len": 1 << 21, "requests": 4096,
           "prompt_len": 1 << 20, "max_tokens": 1 << 16, "actions": 4096, "steps": 100000}
@@ -150,6 +151,17 @@ def parse_scenario(data) -> Scenario:
         enable_prefix_caching=bool(cfg.get("enable_prefix_caching", True)),
         profile=profile, groups=groups, dcp_world_size=world, dcp_rank=rank,
         cp_kv_cache_interleave_size=inter, cudagraph_capture_sizes=sorted(set(caps)))
+
+    from .block_table import cdiv, get_block_table_width
+
+    for i, g in enumerate(groups):
+        if g.kind == "state":
+            continue
+        width = get_block_table_width(cdiv(config.max_model_len, bs * world), bs, config.kbs)
+        if config.max_num_reqs * width > MAX_TABLE_ENTRIES:
+            raise BadInput(f"config: a block table of {config.max_num_reqs} rows x {width} columns "
+                           f"(max_num_reqs x max_model_len / block_size) exceeds {MAX_TABLE_ENTRIES} "
+                           f"entries; lower max_num_reqs or max_model_len")
 
     reqs_raw = data.get("requests", [])
     if not isinstance(reqs_raw, list) or len(reqs_raw) > LIMITS["requests"]:

@@ -107,6 +107,7 @@ def dcp_local_seq_lens(seq_lens, *, block_size: int, dcp_world_size: int, dcp_ra
 MAX_BATCH_REQS = 1 << 16
 MAX_BATCH_TOKENS = 1 << 22
 MAX_BLOCKS_PER_REQ = 1 << 20
+MAX_TABLE_ENTRIES = 1 << 26  # 256 MiB of int32
 
 
 def _int(spec: dict, key: str, default=None, *, lo: int | None = None, hi: int | None = None) -> int:
@@ -179,6 +180,9 @@ def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = Tru
 
     max_blocks = max((len(x) for x in rows), default=1) or 1
     width = get_block_table_width(max_blocks, bs, kbs)
+    if r_pad * width > MAX_TABLE_ENTRIES:
+        raise BadInput(f"the block table would be {r_pad} x {width} entries; the limit is "
+                       f"{MAX_TABLE_ENTRIES} entries")
     bt = np.full((r_pad, width), NULL_BLOCK_ID, dtype=np.int32)
     for i, ids in enumerate(rows):
         k = map_to_kernel_blocks(ids, bs // kbs)

@@ -5,7 +5,6 @@ the pages move forward and back by index without re-running anything.
 """
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pandas as pd
@@ -50,17 +49,19 @@ NAMES = list(SCENARIOS)
 MAX_STEPS = 200
 
 
+MAX_SCENARIO_BYTES = 1 << 20
+
+
 def load(name_or_json: str) -> Scenario:
     """A built-in name or a JSON scenario text (BadInput on a bad one)."""
+    from .errors import BadInput, parse_json
+
     if name_or_json in SCENARIOS:
         return parse_scenario(SCENARIOS[name_or_json])
-    try:
-        data = json.loads(name_or_json)
-    except json.JSONDecodeError as e:
-        from .errors import BadInput
-
-        raise BadInput(f"not valid JSON: {e.msg} (line {e.lineno}, column {e.colno})") from None
-    return parse_scenario(data)
+    raw = name_or_json.encode()
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise BadInput(f"the scenario is {len(raw)} bytes; the limit is {MAX_SCENARIO_BYTES}")
+    return parse_scenario(parse_json(raw, "the scenario"))
 
 
 def replay(scenario: Scenario, max_steps: int = MAX_STEPS) -> list[StepRecord]:

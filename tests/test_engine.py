@@ -126,6 +126,8 @@ def test_bad_scenarios():
                      ({"actions": [{"kind": "explode", "req": "A", "step": 0}]}, "kind"),
                      ({"config": {"max_model_len": 8}, "requests": [{"prompt_len": 8, "max_tokens": 4}]}, "max_model_len"),
                      ({"config": {"foo": 1}}, "unknown key"),
+                     ({"config": {"num_blocks": 1048576, "block_size": 1, "max_num_reqs": 4096,
+                                  "max_model_len": 2097152}}, "exceeds"),
                      ("x", "object")]:
         with pytest.raises(BadInput, match=msg):
             parse_scenario(bad)
@@ -162,3 +164,13 @@ def test_every_event_kind_reads_as_a_sentence_in_three_languages():
     assert describe_event({"kind": "alloc", "req": "A", "group": 0, "blocks": [1, 2]}) == \
         "A gets new block(s) [1, 2] from the front of the free queue"
     assert "从空闲队列队首" in describe_event({"kind": "alloc", "req": "A", "group": 1, "blocks": [3]}, "zh")
+
+
+def test_history_has_a_memory_bound(monkeypatch):
+    import kvviz.engine as engine_mod
+
+    monkeypatch.setattr(engine_mod, "MAX_HISTORY_BYTES", 10_000)
+    sc = {"config": {"num_blocks": 64, "block_size": 4, "max_model_len": 256},
+          "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 50}]}
+    with pytest.raises(BadInput, match="MiB"):
+        run_scenario(parse_scenario(sc))

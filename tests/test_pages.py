@@ -212,3 +212,14 @@ def test_kernel_lab_runs_bench(at):
     assert not at.exception
     assert any("measurements" in s.value for s in at.success)
     assert len(_plots(at)) == 1
+
+
+@pytest.mark.parametrize("text,msg", [("[" * 100000, "nested too deeply"), ("{bad", "not valid JSON"),
+                                      ('{"config": {"num_blocks": 1048576, "block_size": 1, "max_num_reqs": 4096,'
+                                       ' "max_model_len": 2097152}}', "exceeds")])
+def test_step_through_bad_custom_scenario_is_one_error(at, text, msg):
+    _open(at, "step_through")
+    at.text_area(key="step.custom_text").set_value(text).run()
+    at.button(key="step.load").click().run()
+    assert not at.exception
+    assert any(msg in e.value for e in at.error), [e.value for e in at.error]

@@ -61,6 +61,8 @@ def test_dcp_slots():
     ({"block_size": 16, "requests": [{"block_ids": [-1], "seq_len": 1}]}, "block ids"),
     ({"block_size": 16, "num_reqs_padded": 0, "requests": [{"block_ids": [1], "seq_len": 1}]}, ">= 1"),
     ([1, 2], "JSON object"),
+    ({"block_size": 1, "num_reqs_padded": 65536, "requests": [{"block_ids": [1] * 4096, "seq_len": 4096}]},
+     "the limit is"),
 ])
 def test_bad_batches(bad, msg):
     with pytest.raises(BadInput, match=msg):
