@@ -29,7 +29,7 @@ from .step import StepInputs, build_step
 
 CUDAGRAPH_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]
 LIMITS = {"requests": 1024, "tokens_per_req": 1 << 17, "num_blocks": 1 << 20, "block_size": 1024,
-          "max_model_len": 1 << 18, "dcp": 16, "step_tokens": 1 << 17}
+          "max_model_len": 1 << 18, "dcp": 16, "step_tokens": 1 << 17, "table_entries": 1 << 24}
 COLUMNS = ["prompt_len", "computed", "new_tokens", "prefix_group"]
 
 
@@ -279,6 +279,9 @@ def explore(rows: list[RequestRow], config: BatchConfig) -> ExploredBatch:
     uniform = all(q == 1 for q in q_lens)
     r_pad, t_pad = pad_sizes(len(rows), sum(q_lens), uniform, c.cudagraph)
     bpk = c.block_size // c.kernel_block_size
+    if r_pad * width > LIMITS["table_entries"]:
+        raise BadInput(f"the block table would be {r_pad} rows x {width} columns; the limit is "
+                       f"{LIMITS['table_entries']} entries (lower the max model length or raise the block size)")
     bt = np.full((r_pad, width), NULL_BLOCK_ID, dtype=np.int32)
     for i, ids in enumerate(block_ids):
         k = map_to_kernel_blocks(ids, bpk)

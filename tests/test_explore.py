@@ -108,3 +108,15 @@ def test_block_colorscale_is_valid_for_any_pool_size():
         stops = block_colorscale(n)
         assert stops[0][0] == 0 and stops[-1][0] == 1.0
         assert all(a[0] <= b[0] for a, b in zip(stops, stops[1:]))
+
+
+def test_a_table_too_big_to_hold_is_refused():
+    import pytest
+
+    from kvviz import explore as ex
+    from kvviz.errors import BadInput
+
+    rows = [ex.RequestRow(prompt_len=4, computed=0, new_tokens=4, prefix_group="") for _ in range(1024)]
+    cfg = ex.BatchConfig(block_size=1, kernel_block_size=1, num_blocks=1 << 20, max_model_len=1 << 18)
+    with pytest.raises(BadInput, match="the limit is"):
+        ex.explore(rows, cfg)
