@@ -20,7 +20,13 @@ Three designs over the same per-token arithmetic (``_slots_of``):
   prefill spread over many programs. Row r == num_reqs writes the PAD tail,
   each program j a share of it. ``max_query_len`` comes from the host (vLLM
   has it in the attention metadata, computed on the CPU), so nothing syncs;
-  it picks TILE (128 for decode, up to 1024 for prefill).
+  it picks TILE (64 tokens for decode, 128 otherwise: ``grid2d_config``).
+* ``slot_mapping``: picks flat or grid2d per step from host-known sizes
+  (``choose_slot_mapping_design``).
+
+Default tiles and warps come from an H200 sweep (scripts/tune_slot_mapping.py;
+BENCHMARKS.md, "Tuning (2026-11-30)"): small programs, one token per thread,
+beat the old 1024-token tiles on every long prefill.
 
 All offsets are int64. The table's row stride, column stride and width are
 arguments; a column at or past the width reads the null block instead of
@@ -40,8 +46,11 @@ REQ_CHUNK = 1024          # query_start_loc entries one wide load reads in the f
 # per launch in a CUDA graph) and lost everywhere else (e.g. 16 x 8192: 8.4 vs 5.0 us).
 COUNT_MIN_REQS = 1024
 COUNT_MAX_REQS = 4096
-GRID2D_MIN_TILE = 128
-GRID2D_MAX_TILE = 1024
+# default (TILE, num_warps) per design, from the H200 sweep of 2026-11-30 (flat_config, grid2d_config)
+FLAT_TILE, FLAT_WARPS = 128, 4
+GRID2D_TILE, GRID2D_WARPS = 128, 4
+GRID2D_DECODE_MAX_QUERY_LEN = 64
+GRID2D_DECODE_TILE, GRID2D_DECODE_WARPS = 64, 2
 MAX_GRID_Y = 65535        # CUDA's limit on a grid's second dimension
 
 
@@ -209,7 +218,7 @@ def _out(out, positions, num_tokens_padded):
 def slot_mapping_per_request(query_start_loc, positions, block_table, *, num_reqs: int, block_size: int,
                              kernel_block_size: int | None = None, num_tokens_padded: int | None = None,
                              dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1,
-                             out=None):
+                             out=None, num_warps: int | None = None):
     """One program per request (vLLM's launch) + one for the padding tail.
 
     ``positions`` holds ``num_tokens_padded`` entries (the default is all of it);
@@ -221,42 +230,80 @@ def slot_mapping_per_request(query_start_loc, positions, block_table, *, num_req
         query_start_loc, positions, block_table, block_table.stride(0), block_table.stride(1),
         block_table.shape[1], out, num_reqs, n,
         BLOCK_SIZE=block_size, KERNEL_BLOCK_SIZE=kbs, DCP_WORLD=dcp_world_size, DCP_RANK=dcp_rank,
-        INTERLEAVE=interleave, PAD_ID=PAD_SLOT_ID, TILE=TOKEN_TILE)
+        INTERLEAVE=interleave, PAD_ID=PAD_SLOT_ID, TILE=TOKEN_TILE, **_warps(num_warps))
     return out
 
 
 def slot_mapping_flat(query_start_loc, positions, block_table, *, num_reqs: int, block_size: int,
                       kernel_block_size: int | None = None, num_tokens_padded: int | None = None,
                       dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1,
-                      out=None, tile: int | None = None):
-    """One program per ``tile`` tokens; same arguments and result as the per-request launch."""
+                      out=None, tile: int | None = None, num_warps: int | None = None):
+    """One program per ``tile`` tokens; same arguments and result as the per-request launch.
+    ``tile`` and ``num_warps`` override the defaults (``flat_config``)."""
     kbs = _check(query_start_loc, positions, block_table, num_reqs, block_size, kernel_block_size,
                  dcp_world_size, dcp_rank, interleave)
     out, n = _out(out, positions, num_tokens_padded)
     if n == 0:
         return out
     steps = max(num_reqs - 1, 0).bit_length()
-    if tile is None:  # a decode step gets a small program, a prefill full tiles
-        tile = min(max(triton.next_power_of_2(n), 128), TOKEN_TILE)
+    d_tile, d_warps = flat_config(n, num_reqs)
+    tile = d_tile if tile is None else _tile_ok(tile)
+    num_warps = d_warps if num_warps is None else num_warps
     grid = (triton.cdiv(n, tile),)
     _slot_mapping_flat_kernel[grid](
         query_start_loc, positions, block_table, block_table.stride(0), block_table.stride(1),
         block_table.shape[1], out, num_reqs, n, steps,
         BLOCK_SIZE=block_size, KERNEL_BLOCK_SIZE=kbs, DCP_WORLD=dcp_world_size, DCP_RANK=dcp_rank,
         INTERLEAVE=interleave, PAD_ID=PAD_SLOT_ID, TILE=tile,
-        COUNT=COUNT_MIN_REQS <= num_reqs <= COUNT_MAX_REQS and n <= 2 * num_reqs, REQ_CHUNK=REQ_CHUNK)
+        COUNT=COUNT_MIN_REQS <= num_reqs <= COUNT_MAX_REQS and n <= 2 * num_reqs, REQ_CHUNK=REQ_CHUNK,
+        **_warps(num_warps))
     return out
 
 
+def _tile_ok(tile: int) -> int:
+    tile = int(tile)
+    if tile < 16 or tile & (tile - 1):
+        raise ValueError(f"tile {tile} must be a power of two >= 16")
+    return tile
+
+
+def _warps(num_warps: int | None) -> dict:
+    if num_warps is None:
+        return {}
+    if num_warps not in (1, 2, 4, 8, 16, 32):
+        raise ValueError(f"num_warps {num_warps} must be a power of two in [1, 32]")
+    return {"num_warps": int(num_warps)}
+
+
+def flat_config(num_tokens_padded: int, num_reqs: int) -> tuple[int, int]:
+    """(TILE, num_warps) of the flat launch, from host-known sizes: 128 tokens on 4 warps, one
+    token per thread, for every shape. Swept on the H200 (2026-11-30, scripts/tune_slot_mapping.py,
+    TILE 64..1024 x 1..8 warps over the bench's 9 shapes): 128/4 was the fastest or within noise
+    (~0.3 us) of it on every shape, e.g. 1 x 131072 5.2 us (the old 1024-token tile: 7.3),
+    8 x 8192 4.95 (7.3-7.8), 1024 x 1 6.4-6.6 (13.5). Long prefills want many small programs:
+    more loads in flight over more SMs."""
+    return FLAT_TILE, FLAT_WARPS
+
+
+def grid2d_config(max_query_len: int, num_reqs: int) -> tuple[int, int]:
+    """(TILE, num_warps) of the 2-D launch, from host-known sizes: 64 tokens on 2 warps when no
+    query is longer than 64 tokens (decode), else 128 on 4. Same sweep: 128/4 was within noise of
+    the best everywhere (1 x 8192 5.0 us, 8 x 8192 5.2, 1 x 131072 5.5; the old tile of up to 1024
+    tokens took 8.2-9.3 there); at 1024 x 1, 64/2 was the fastest (5.3-5.4 us, 128/4 5.4-5.8)."""
+    if int(max_query_len) <= GRID2D_DECODE_MAX_QUERY_LEN:
+        return GRID2D_DECODE_TILE, GRID2D_DECODE_WARPS
+    return GRID2D_TILE, GRID2D_WARPS
+
+
 def grid2d_tile(max_query_len: int) -> int:
-    """TILE of the 2-D launch: the query length's power of two, within [128, 1024]."""
-    return min(max(triton.next_power_of_2(max(int(max_query_len), 1)), GRID2D_MIN_TILE), GRID2D_MAX_TILE)
+    """TILE of the 2-D launch for ``max_query_len`` (``grid2d_config``)."""
+    return grid2d_config(max_query_len, 0)[0]
 
 
 def slot_mapping_grid2d(query_start_loc, positions, block_table, *, num_reqs: int, block_size: int,
                         max_query_len: int, kernel_block_size: int | None = None,
                         num_tokens_padded: int | None = None, dcp_world_size: int = 1, dcp_rank: int = 0,
-                        interleave: int = 1, out=None, tile: int | None = None):
+                        interleave: int = 1, out=None, tile: int | None = None, num_warps: int | None = None):
     """A (num_reqs + 1) x cdiv(max_query_len, tile) grid; same arguments and result as the
     other two, plus ``max_query_len`` (host int, >= every request's query length: a request
     longer than that would leave tokens unwritten). On CPU tensors it is checked; on a device
@@ -274,10 +321,9 @@ def slot_mapping_grid2d(query_start_loc, positions, block_table, *, num_reqs: in
             raise ValueError(f"max_query_len {max_query_len} is below a request's query length {longest}")
     if n == 0:
         return out
-    if tile is None:
-        tile = grid2d_tile(max_query_len)
-    if tile < 16 or tile & (tile - 1):
-        raise ValueError(f"tile {tile} must be a power of two >= 16")
+    d_tile, d_warps = grid2d_config(max_query_len, num_reqs)
+    tile = d_tile if tile is None else _tile_ok(tile)
+    num_warps = d_warps if num_warps is None else num_warps
     ny = max(triton.cdiv(max_query_len, tile), 1)
     if ny > MAX_GRID_Y:
         raise ValueError(f"max_query_len {max_query_len} needs {ny} tiles of {tile} tokens: over the "
@@ -286,7 +332,7 @@ def slot_mapping_grid2d(query_start_loc, positions, block_table, *, num_reqs: in
         query_start_loc, positions, block_table, block_table.stride(0), block_table.stride(1),
         block_table.shape[1], out, num_reqs, n,
         BLOCK_SIZE=block_size, KERNEL_BLOCK_SIZE=kbs, DCP_WORLD=dcp_world_size, DCP_RANK=dcp_rank,
-        INTERLEAVE=interleave, PAD_ID=PAD_SLOT_ID, TILE=tile)
+        INTERLEAVE=interleave, PAD_ID=PAD_SLOT_ID, TILE=tile, **_warps(num_warps))
     return out
 
 
@@ -320,3 +366,42 @@ def slot_mapping_torch(query_start_loc, positions, block_table, *, num_reqs: int
     out[:num_tokens] = torch.where(local, blocks * kbs + loff % kbs, PAD_SLOT_ID)
     out[num_tokens:n] = PAD_SLOT_ID
     return out
+
+
+# auto: which design a step gets, from host-known sizes only (no device read, so no sync)
+AUTO_FLAT_MAX_REQS = 8
+AUTO_FLAT_MIN_QUERY_LEN = 1024
+
+
+def choose_slot_mapping_design(num_reqs: int, num_tokens_padded: int, max_query_len: int) -> str:
+    """"flat" or "grid2d" for a step of ``num_reqs`` requests, ``num_tokens_padded`` tokens and a
+    longest query of ``max_query_len`` (host ints, as a model runner has them).
+
+    flat issues its position read at once and finds each token's request by a binary search of
+    log2(num_reqs) dependent reads; grid2d always waits for one read of query_start_loc before
+    the position read. So flat wins when the search is short: one request (no search at all;
+    1 x 1 4.2-4.4 us against grid2d's 4.8-5.0 on the H200, 2026-11-30), or a long prefill over
+    a few requests (1 x 131072 5.2 against 5.5; 8 x 8192 4.95 against 5.2). Each search step cost
+    about 0.3 us in that sweep (1 / 8 / 16 x 8192: 4.8 / 4.95 / 6.1 us), so from 16 requests on,
+    and on every decode-shaped batch (256 x 1: 5.2 against 6.1; 1024 x 128: 5.5 against 7.6),
+    grid2d. Per-request is never picked: 10-150x an empty launch on long prefills."""
+    if num_reqs <= 1:
+        return "flat"
+    if num_reqs <= AUTO_FLAT_MAX_REQS and max_query_len >= AUTO_FLAT_MIN_QUERY_LEN:
+        return "flat"
+    return "grid2d"
+
+
+def slot_mapping(query_start_loc, positions, block_table, *, num_reqs: int, block_size: int,
+                 max_query_len: int, kernel_block_size: int | None = None,
+                 num_tokens_padded: int | None = None, dcp_world_size: int = 1, dcp_rank: int = 0,
+                 interleave: int = 1, out=None):
+    """The slot mapping through the design ``choose_slot_mapping_design`` picks for the step's
+    sizes, with that design's default tile and warps; arguments as ``slot_mapping_grid2d``."""
+    n = positions.numel() if num_tokens_padded is None else num_tokens_padded
+    kw = dict(num_reqs=num_reqs, block_size=block_size, kernel_block_size=kernel_block_size,
+              num_tokens_padded=num_tokens_padded, dcp_world_size=dcp_world_size, dcp_rank=dcp_rank,
+              interleave=interleave, out=out)
+    if choose_slot_mapping_design(num_reqs, n, max_query_len) == "flat":
+        return slot_mapping_flat(query_start_loc, positions, block_table, **kw)
+    return slot_mapping_grid2d(query_start_loc, positions, block_table, max_query_len=max_query_len, **kw)

@@ -155,14 +155,20 @@ def _poison(n: int, dtype, dev):
 
 
 # The design whose output feeds the KV write in run_batch (all three are run and checked on
-# every step). grid2d, from the H200 run of 2026-11-30 (BENCHMARKS.md, "GPU kernels (issue 3)"):
-# it has the best worst case of the three in a CUDA graph, 5.6 us per launch (flat 9.3,
-# per-request 451), and event-timed, 9.6 us (flat 13.3, per-request 522), but for one 14.9 us
-# figure at 256 x 1 that its 2.3 us in a graph contradicts. In a graph it is the fastest on every
-# decode-shaped batch but 1 x 1 (1024 x 1: 2.5 us, flat 9.3, per-request 4.0). Flat is faster on
-# long prefills (16 x 8192: 8.1 vs 9.6 us), where grid2d's position read waits on
-# query_start_loc and flat's does not.
-STEP_SLOTS_DESIGN = "grid2d"
+# every step). "auto": kernels.slot_mapping.choose_slot_mapping_design picks flat or grid2d per
+# step from host-known sizes (flat for one request or a long prefill over at most 8, grid2d
+# otherwise; the H200 sweep of 2026-11-30 behind it is in BENCHMARKS.md, "Tuning (2026-11-30)").
+# A design name ("flat", "grid2d", "per-request") pins that design instead.
+STEP_SLOTS_DESIGN = "auto"
+
+
+def step_slots_design(step: StepInputs) -> str:
+    """The design whose output run_batch feeds to the KV write for ``step``."""
+    if STEP_SLOTS_DESIGN != "auto":
+        return STEP_SLOTS_DESIGN
+    from kernels.slot_mapping import choose_slot_mapping_design
+
+    return choose_slot_mapping_design(step.num_reqs, step.num_tokens_padded, max_query_len(step))
 
 
 def max_query_len(step: StepInputs) -> int:
@@ -316,7 +322,9 @@ def run_batch(step: StepInputs, *, layout: str = "NHD", dtype: str = "float16", 
         want_slots = step.slot_mapping
     for r in run_slot_mapping(step, timing=timing, want=want_slots):
         res.kernels[r.name] = r
-    step_slots = f"slot_mapping[{STEP_SLOTS_DESIGN}]"
+    picked = step_slots_design(step)
+    step_slots = f"slot_mapping[{picked}]"
+    res.params["step_slots_design"] = picked + (" (auto)" if STEP_SLOTS_DESIGN == "auto" else "")
     slots_ok = res.kernels[step_slots].passed
 
     # 2. CSR over this rank's tokens of every (padded) row
@@ -395,6 +403,7 @@ def run_batch(step: StepInputs, *, layout: str = "NHD", dtype: str = "float16", 
     kv = _exact("kv_write", got_cache.view(bits).numpy(), want_cache.view(bits).numpy(),
                 f"cache bytes ({layout}, {dtype}{', quantised in the kernel' if quant_in_kernel else ''})", us)
     kv.output = None
+    kv.detail += f"; slots from {step_slots}{' (auto)' if STEP_SLOTS_DESIGN == 'auto' else ''}"
     if not slots_ok:
         kv.detail += f" [the slot mapping it used ({step_slots}) was wrong]"
     res.kernels["kv_write"] = kv

@@ -72,7 +72,8 @@ def _slot_case(num_reqs, per_req, block_size=16, seed=0):
 
 
 SLOT_DESIGNS = ("per-request", "flat", "grid2d")   # the Triton designs; "torch" is the baseline
-SLOT_VARIANTS = SLOT_DESIGNS + ("torch",)
+# "auto": kernels.slot_mapping.slot_mapping, which picks flat or grid2d per shape (its row says which)
+SLOT_VARIANTS = SLOT_DESIGNS + ("auto", "torch")
 GRAPH_LAUNCHES = 32
 ROTATE_BYTES = 96 << 20  # input sets rotate over more than the 60 MB L2
 
@@ -146,8 +147,8 @@ def measure_floors(rep_ms=50) -> dict:
 
 def bench_slot_mapping(shapes, floors, progress):
     import torch
-    from kernels.slot_mapping import (slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request,
-                                      slot_mapping_torch)
+    from kernels.slot_mapping import (choose_slot_mapping_design, slot_mapping, slot_mapping_flat,
+                                      slot_mapping_grid2d, slot_mapping_per_request, slot_mapping_torch)
 
     dev = torch_device()
     rows = []
@@ -166,6 +167,7 @@ def bench_slot_mapping(shapes, floors, progress):
         for variant, fn, extra in (("per-request", slot_mapping_per_request, {}),
                                    ("flat", slot_mapping_flat, {}),
                                    ("grid2d", slot_mapping_grid2d, {"max_query_len": per_req}),
+                                   ("auto", slot_mapping, {"max_query_len": per_req}),
                                    ("torch", slot_mapping_torch, {"num_tokens": step.num_tokens})):
             out.fill_(12345)
             fn(qsl, pos, bt, **kw, **extra)
@@ -176,6 +178,8 @@ def bench_slot_mapping(shapes, floors, progress):
             r.update(_graph_cols(
                 [lambda s=s_: fn(s[0], s[1], s[2], out=s[3], **kw2, **extra) for s_ in sets],
                 lambda: fn(qsl, pos, bt, **kw, **extra), floors))
+            if variant == "auto":
+                r["picked"] = choose_slot_mapping_design(step.num_reqs, step.num_tokens_padded, per_req)
             rows.append(r)
             progress(f"slot_mapping {variant} {shape}: {us:.1f} us (graph {r.get('graph_us')})")
     return rows
@@ -433,7 +437,7 @@ def evaluate_goals(rows: list[dict], floors: dict) -> list[dict]:
     goals = []
     slot = [r for r in rows if r["kernel"] == "slot_mapping"]
     torch_rows = {r["shape"]: r for r in slot if r["variant"] == "torch"}
-    for design in SLOT_DESIGNS:
+    for design in SLOT_DESIGNS + ("auto",):
         mine = [r for r in slot if r["variant"] == design]
         if not mine:
             continue
@@ -540,7 +544,7 @@ def format_table(result: dict) -> str:
     def f(v, spec):
         return "" if v is None else format(v, spec)
 
-    lines = [[r["kernel"], r["variant"], r["shape"], f(r["us"], ".2f"), f(r["gbps"], ".0f"), f(r["x_empty"], ".2f"),
+    lines = [[r["kernel"], r["variant"] + (f" ({r['picked']})" if r.get("picked") else ""), r["shape"], f(r["us"], ".2f"), f(r["gbps"], ".0f"), f(r["x_empty"], ".2f"),
               f(r["x_bytes"], ".1f"), f(r.get("graph_us"), ".2f"), f(r.get("graph_x_empty"), ".2f"),
               f(r.get("host_us"), ".1f")] for r in result["rows"]]
     widths = [max(len(h), *(len(x[i]) for x in lines)) if lines else len(h) for i, h in enumerate(head)]

@@ -113,26 +113,42 @@ def test_run_batch_reports_a_broken_kernel(monkeypatch):
     assert res.kernels["slot_mapping[grid2d]"].passed
 
 
-def test_run_batch_writes_through_the_chosen_design(monkeypatch):
-    """A broken grid2d launch (one real slot off) fails its own check, and the KV write that used
-    its output (backend.STEP_SLOTS_DESIGN) fails too, saying which mapping it used."""
+@pytest.mark.parametrize("design", ["flat", "grid2d"])
+def test_run_batch_writes_through_the_chosen_design(monkeypatch, design):
+    """A broken launch of the design auto picks (one real slot off) fails its own check, and the
+    KV write that used its output fails too, saying which mapping it used; the other designs pass."""
     import kernels.slot_mapping as sm
 
-    real = sm.slot_mapping_grid2d
+    name = {"flat": "slot_mapping_flat", "grid2d": "slot_mapping_grid2d"}[design]
+    real = getattr(sm, name)
 
     def off_by_one(*a, out=None, **kw):
         real(*a, out=out, **kw)
         out[0] = out[0] + 1 if int(out[0]) >= 0 else out[0]
         return out
 
-    monkeypatch.setattr(sm, "slot_mapping_grid2d", off_by_one)
+    monkeypatch.setattr(sm, name, off_by_one)
     seed = fresh_seed()
-    step, _ = random_step(np.random.default_rng(seed), num_reqs=4, max_seq=40, empties=False)
+    # grid2d: 4 short requests; flat: one request (auto's picks for these sizes)
+    kw = dict(num_reqs=4, max_seq=40) if design == "grid2d" else dict(num_reqs=1, max_seq=40, pad_reqs=0)
+    step, _ = random_step(np.random.default_rng(seed), empties=False, **kw)
+    assert backend.STEP_SLOTS_DESIGN == "auto" and backend.step_slots_design(step) == design
     res = run_batch(step, seed=seed, timing=False)
-    assert not res.kernels["slot_mapping[grid2d]"].passed
-    assert res.kernels["slot_mapping[flat]"].passed and res.kernels["slot_mapping[per-request]"].passed
-    if backend.STEP_SLOTS_DESIGN == "grid2d":
-        assert not res.kernels["kv_write"].passed and "slot_mapping[grid2d]" in res.kernels["kv_write"].detail
+    assert res.params["step_slots_design"] == f"{design} (auto)"
+    assert not res.kernels[f"slot_mapping[{design}]"].passed
+    others = {"flat", "grid2d", "per-request"} - {design}
+    assert all(res.kernels[f"slot_mapping[{o}]"].passed for o in others)
+    assert not res.kernels["kv_write"].passed
+    assert f"slot_mapping[{design}]" in res.kernels["kv_write"].detail
+
+
+def test_run_batch_can_pin_a_design(monkeypatch):
+    monkeypatch.setattr(backend, "STEP_SLOTS_DESIGN", "per-request")
+    seed = fresh_seed()
+    step, _ = random_step(np.random.default_rng(seed), num_reqs=3, max_seq=30)
+    res = run_batch(step, seed=seed, timing=False)
+    assert res.passed and res.params["step_slots_design"] == "per-request"
+    assert "slots from slot_mapping[per-request]" in res.kernels["kv_write"].detail
 
 
 def test_run_batch_refuses_a_cache_too_big():
@@ -183,3 +199,17 @@ def test_rows_sharing_blocks_pass_the_whole_chain():
         {"block_ids": [3, 4, 6, 7], "seq_len": 13, "query_len": 5}]})
     res = run_batch(same_step, timing=False, seed=fresh_seed())
     assert res.passed, res.failures()
+
+
+def test_bench_slot_rows_include_auto_and_its_pick(monkeypatch):
+    from kvviz import bench
+    from kvviz.bench import bench_slot_mapping, measure_floors
+
+    # no graph capture here: under compute-sanitizer (caching allocator off) the torch variant's
+    # allocations inside a capture are reported as CUDA API errors (seen on the H200, 2026-11-30)
+    monkeypatch.setattr(bench, "time_us_graph", lambda fns: None)
+    floors = measure_floors(rep_ms=1)
+    rows = bench_slot_mapping([(1, 3), (6, 1)], floors, lambda msg: None)
+    auto = {r["shape"]: r for r in rows if r["variant"] == "auto"}
+    assert {r["variant"] for r in rows} == {"per-request", "flat", "grid2d", "auto", "torch"}
+    assert auto["1x3"]["picked"] == "flat" and auto["6x1"]["picked"] == "grid2d"

@@ -203,10 +203,12 @@ def test_grid2d_many_tiles_per_request_and_a_spread_tail(case):
         assert np.array_equal(got, want), f"seed {seed} max_query_len {mql}: {np.flatnonzero(got != want)[:5]}"
 
 
-def test_grid2d_tile_follows_max_query_len():
-    from kernels.slot_mapping import grid2d_tile
+def test_default_tiles_and_warps():
+    from kernels.slot_mapping import flat_config, grid2d_config, grid2d_tile
 
-    assert [grid2d_tile(q) for q in (0, 1, 128, 129, 600, 8192, 131072)] == [128, 128, 128, 256, 1024, 1024, 1024]
+    assert [grid2d_tile(q) for q in (0, 1, 64, 65, 128, 600, 8192, 131072)] == [64, 64, 64, 128, 128, 128, 128, 128]
+    assert grid2d_config(1, 1024) == (64, 2) and grid2d_config(8192, 16) == (128, 4)
+    assert {flat_config(n, r) for n, r in ((1, 1), (1032, 1024), (131072, 1))} == {(128, 4)}
 
 
 def test_grid2d_refuses_a_grid_too_tall_and_a_short_max_query_len():
@@ -485,3 +487,65 @@ def test_csr_rows_longer_than_the_programs_per_row(monkeypatch):
     got = pi.flashinfer_csr(torch.from_numpy(bt).to(DEV), torch.from_numpy(seq).to(DEV), seq, 16)
     for g, w in zip(got, want):
         assert np.array_equal(g.cpu().numpy(), w), f"seed {seed}"
+
+
+# --- launcher options and the auto dispatcher ----------------------------------------------------
+
+@pytest.mark.parametrize("fn", [slot_mapping_flat, slot_mapping_grid2d], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("tile,num_warps", [(16, 1), (64, 2), (32, 8)])
+def test_slot_mapping_tile_and_warps_overrides(fn, tile, num_warps):
+    """Any power-of-two tile and warp count gives the same slots (tiles far smaller than the
+    requests and the PAD tail, and more threads than tokens)."""
+    for case in ("plain", "many requests", "dcp 2 + kernel blocks + interleave 2"):
+        seed = fresh_seed()
+        step, _ = random_step(np.random.default_rng(seed), **SLOT_CASES[case])
+        got = run_slots(fn, step, torch.Generator().manual_seed(seed), tile=tile, num_warps=num_warps)
+        assert np.array_equal(got, loop_slots(step)), f"seed {seed} {case} tile {tile} warps {num_warps}"
+
+
+def test_slot_mapping_refuses_bad_tile_or_warps():
+    step, _ = random_step(np.random.default_rng(0))
+    gen = torch.Generator().manual_seed(0)
+    for fn in (slot_mapping_flat, slot_mapping_grid2d):
+        with pytest.raises(ValueError, match="tile"):
+            run_slots(fn, step, gen, tile=100)
+        with pytest.raises(ValueError, match="num_warps"):
+            run_slots(fn, step, gen, num_warps=3)
+    with pytest.raises(ValueError, match="num_warps"):
+        run_slots(slot_mapping_per_request, step, gen, num_warps=0)
+
+
+def test_choose_slot_mapping_design():
+    from kernels.slot_mapping import choose_slot_mapping_design as choose
+
+    # (num_reqs, num_tokens_padded, max_query_len) -> design: the bench's shapes, then edges
+    assert choose(1, 1, 1) == "flat"                 # one request: no search at all
+    assert choose(1, 131072, 131072) == "flat"
+    assert choose(8, 65544, 8192) == "flat"          # a long prefill over a few requests
+    assert choose(16, 131080, 8192) == "grid2d"      # from 16 requests the search costs more
+    assert choose(256, 264, 1) == "grid2d"           # decode-shaped batches
+    assert choose(1024, 1032, 1) == "grid2d"
+    assert choose(64, 8200, 128) == "grid2d"
+    assert choose(1024, 131080, 128) == "grid2d"
+    assert choose(4, 4000, 1023) == "grid2d" and choose(4, 4000, 1024) == "flat"
+    assert choose(0, 8, 0) == "flat"                 # no requests: the PAD tail alone
+
+
+@pytest.mark.parametrize("case", ["plain", "cuda-graph padding only", "dcp 4 rank 2 interleave 4",
+                                  "many requests", "one long request"])
+def test_slot_mapping_auto_runs_the_chosen_design(monkeypatch, case):
+    import kernels.slot_mapping as sm
+
+    calls = []
+    for name in ("slot_mapping_flat", "slot_mapping_grid2d"):
+        real = getattr(sm, name)
+        monkeypatch.setattr(sm, name, lambda *a, _r=real, _n=name, **kw: (calls.append(_n), _r(*a, **kw))[1])
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    kw = dict(num_reqs=1, max_seq=300, pad_reqs=0, empties=False) if case == "one long request" else SLOT_CASES[case]
+    step, _ = random_step(rng, **kw)
+    mql = max_query_len(step)
+    got = run_slots(sm.slot_mapping, step, torch.Generator().manual_seed(seed), max_query_len=mql)
+    assert np.array_equal(got, loop_slots(step)), f"seed {seed} {case}"
+    want = sm.choose_slot_mapping_design(step.num_reqs, step.num_tokens_padded, mql)
+    assert calls == [f"slot_mapping_{want}"]
