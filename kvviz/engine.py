@@ -178,6 +178,7 @@ class Engine:
         scheduled: dict[str, tuple[int, int, list[list[int]]]] = {}  # rid -> (tokens, computed, new ids)
         # running requests first, oldest first
         i = 0
+        preempted = False
         while i < len(self.running) and budget > 0:
             rid = self.running[i]
             req = self.requests[rid]
@@ -191,6 +192,7 @@ class Engine:
                     break
                 victim = self.running[-1]
                 self._preempt(victim, "pool exhausted")
+                preempted = True
                 scheduled.pop(victim, None)
                 if victim == rid:
                     break
@@ -199,8 +201,9 @@ class Engine:
             scheduled[rid] = (n, req.num_computed_tokens, ids)
             budget -= n
             i += 1
-        # then waiting requests, in order, while rows and budget last
-        while self.waiting and budget > 0 and len(self.running) < c.max_num_reqs:
+        # then waiting requests, in order, while rows and budget last (none after a preemption:
+        # the pool just ran short, as in vLLM's scheduler)
+        while self.waiting and not preempted and budget > 0 and len(self.running) < c.max_num_reqs:
             rid = self.waiting[0]
             req = self.requests[rid]
             hits, n_hit = self.manager.get_computed_blocks(req)

@@ -174,3 +174,15 @@ def test_history_has_a_memory_bound(monkeypatch):
           "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 50}]}
     with pytest.raises(BadInput, match="MiB"):
         run_scenario(parse_scenario(sc))
+
+
+def test_no_admission_in_a_step_that_preempted():
+    # the pool runs short at step 2: B (newest) is preempted, and C, waiting, is not admitted then
+    sc = {"config": {"num_blocks": 6, "block_size": 4, "max_num_batched_tokens": 64, "enable_prefix_caching": False},
+          "requests": [{"id": "A", "prompt_len": 8, "max_tokens": 10},
+                       {"id": "B", "arrival": 1, "prompt_len": 8, "max_tokens": 10},
+                       {"id": "C", "arrival": 2, "prompt_len": 1, "max_tokens": 1}]}
+    h = run_scenario(parse_scenario(sc), max_steps=60)
+    step = next(r for r in h if any(e["kind"] == "preempt" for e in r.events))
+    assert {s.req_id for s in step.scheduled} == {"A"}
+    assert step.requests["C"]["state"] == "waiting" and step.requests["B"]["state"] == "preempted"
