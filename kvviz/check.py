@@ -8,13 +8,15 @@ CPU table, which is the truth; the device mirror is only compared with it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from .constants import NULL_BLOCK_ID, PAD_SLOT_ID
 from .dump import Dump
 from .step import compute_slot_mapping
+from .texts.findings import STRINGS as _TEXTS
 
 MAX_ROWS_PER_CHECK = 50
 
@@ -101,16 +103,41 @@ CHECKS: dict[str, CheckInfo] = {c.id: c for c in _CHECK_LIST}
 _ORDER = {c.id: i for i, c in enumerate(_CHECK_LIST)}
 
 
+class Msg(NamedTuple):
+    """A message template (a key of kvviz/texts/findings.py) and its parameters; a parameter may itself
+    be a Msg (an optional clause, rendered in the same language) or "" (a clause left out)."""
+    key: str
+    params: dict
+
+
+def render(key: str, params: dict, lang: str = "en") -> str:
+    """The message ``key`` with ``params`` in ``lang`` (English where a translation is missing)."""
+    entry = _TEXTS[key]
+    text = entry.get(lang) or entry["en"]
+    return text.format(**{k: render(v.key, v.params, lang) if isinstance(v, Msg) else v
+                          for k, v in params.items()})
+
+
 @dataclass
 class Finding:
     check: str
     row: int | None
     index: int | None
-    message: str
+    message: str                 # English, as `kvviz check` prints it
+    key: str | None = field(default=None, compare=False, repr=False)
+    params: dict = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, check: str, row: int | None, index: int | None, msg: Msg) -> "Finding":
+        return cls(check, row, index, render(msg.key, msg.params), msg.key, msg.params)
 
     @property
     def info(self) -> CheckInfo:
         return CHECKS[self.check]
+
+    def text(self, lang: str = "en") -> str:
+        """The message in ``lang``; ``message`` is the English one."""
+        return self.message if self.key is None else render(self.key, self.params, lang)
 
     def to_json(self) -> dict:
         out = {"check": self.check}
@@ -209,12 +236,13 @@ def _first_per_row(rows: np.ndarray, cols: np.ndarray):
     return rows[starts], cols[starts], counts
 
 
-def _more(k: int, what: str = "entries") -> str:
-    return f" ({k - 1} more such {what} in this row)" if k > 1 else ""
+def _more(k: int, what: str = "entries"):
+    """The " (N more such <what> in this row)" clause, or "" when the row has one wrong entry."""
+    return Msg(f"more.{what}", {"n": k - 1}) if k > 1 else ""
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
+def _plural(n: int, key: str) -> Msg:
+    return Msg(f"{key}.{'one' if n == 1 else 'many'}", {"n": n})
 
 
 class _Counts:
@@ -288,13 +316,13 @@ class _Run:
         rows, cols, counts = (np.asarray(x) for x in (rows, cols, counts))
         for r, c, k in zip(rows[: self.limit].tolist(), cols[: self.limit].tolist(),
                            counts[: self.limit].tolist()):
-            self.out.append(Finding(check, r, c, message(r, c, k)))
+            self.out.append(Finding.of(check, r, c, message(r, c, k)))
         self._truncated(check, rows.size, "rows")
 
     def _truncated(self, check: str, n: int, what: str) -> None:
         if n > self.limit:
-            self.out.append(Finding(check, None, None, f"{n - self.limit} more {what} fail this check "
-                                    f"as well; only the first {self.limit} are listed."))
+            self.out.append(Finding.of(check, None, None, Msg(f"truncated.{what}",
+                                                              {"n": n - self.limit, "limit": self.limit})))
 
     def add_flat(self, check: str, bad_pos: np.ndarray, message) -> None:
         rows, cols = self.prefix.locate(bad_pos)
@@ -313,9 +341,8 @@ class _Run:
 
         def msg(r, c, k):
             i = int(self.prefix.off[r] + c)
-            return (f"Row {r} column {c} is block {int(dev_v[i])} on the device but block {int(cpu_v[i])} "
-                    f"in the CPU table, so the kernel reads an old copy of the row; the row changed "
-                    f"after the last commit or the commit skipped it{_more(k)}.")
+            return Msg("mirror-stale", {"r": r, "c": c, "dev": int(dev_v[i]), "cpu": int(cpu_v[i]),
+                                        "more": _more(k)})
         self.add_flat("mirror-stale", bad, msg)
 
     def ranges(self) -> None:
@@ -328,15 +355,14 @@ class _Run:
         bad = np.flatnonzero(~self.in_range) if self.in_range is not None else np.zeros(0, np.int64)
         if bad.size:
             v = self.vals
-            self.add_flat("block-out-of-range", bad, lambda r, c, k: (
-                f"Row {r} column {c} holds block {int(v[self.prefix.off[r] + c])}, but the pool only "
-                f"has blocks 0 to {self.kernel_ids - 1}{_more(k)}."))
+            self.add_flat("block-out-of-range", bad, lambda r, c, k: Msg("block-out-of-range.row", {
+                "r": r, "c": c, "b": int(v[self.prefix.off[r] + c]), "last": self.kernel_ids - 1,
+                "more": _more(k)}))
         if self.d.sliding_window is None and lo < self.bpk:
             bad = np.flatnonzero(u < self.bpk)
             if bad.size:
-                self.add_flat("null-in-live-row", bad, lambda r, c, k: (
-                    f"Row {r} column {c} is the null block 0, inside the {int(self.cnt[r])} blocks the "
-                    f"live request counts, so its tokens there point at the padding block{_more(k)}."))
+                self.add_flat("null-in-live-row", bad, lambda r, c, k: Msg("null-in-live-row", {
+                    "r": r, "c": c, "n": int(self.cnt[r]), "more": _more(k)}))
 
     def too_few(self) -> None:
         if self.seq is None:
@@ -344,10 +370,11 @@ class _Run:
         need = -(-self.seq // self.span) * self.bpk
         rows = np.flatnonzero(self.cnt < need)
         if rows.size:
-            self.add("too-few-blocks", rows, self.cnt[rows], np.ones(rows.size), lambda r, c, k: (
-                f"Row {r} counts {c} block(s), but its {int(self.seq[r])} tokens need "
-                f"ceil({int(self.seq[r])} / {self.span}) = {int(need[r]) // self.bpk} block(s) of "
-                f"{self.span} tokens" + (f" ({int(need[r])} kernel blocks)" if self.bpk > 1 else "") + "."))
+            self.add("too-few-blocks", rows, self.cnt[rows], np.ones(rows.size), lambda r, c, k: Msg(
+                "too-few-blocks", {"r": r, "c": c, "s": int(self.seq[r]), "span": self.span,
+                                   "need": int(need[r]) // self.bpk,
+                                   "kernel": Msg("too-few-blocks.kernel", {"n": int(need[r])})
+                                   if self.bpk > 1 else ""}))
 
     # --- block accounting -------------------------------------------------------------------
     def accounting(self) -> None:
@@ -413,10 +440,9 @@ class _Run:
             while j > 0 and r_s[j - 1] == r_s[i] and v_s[j - 1] == v_s[i]:
                 j -= 1
             first_c[r] = (int(v_s[i]), int(c_s[j]), int(c_s[i]))
-        self.add("duplicate-block-in-row", rr, c_s[at], counts, lambda r, c, k: (
-            f"Row {r} lists block {first_c[r][0]} twice (columns {first_c[r][1]} and "
-            f"{first_c[r][2]}), so two different ranges of the request's tokens would share "
-            f"one block's memory{_more(k, 'repeats')}."))
+        self.add("duplicate-block-in-row", rr, c_s[at], counts, lambda r, c, k: Msg(
+            "duplicate-block-in-row", {"r": r, "b": first_c[r][0], "c1": first_c[r][1], "c2": first_c[r][2],
+                                       "more": _more(k, "repeats")}))
 
     def _freed(self, holders: _Counts, mids) -> None:
         d = self.d
@@ -450,15 +476,15 @@ class _Run:
 
         def msg(r, c, k):
             b = int(v[self.prefix.off[r] + c]) // self.bpk
-            why = []
+            free_at = None
             if d.free_block_ids is not None:
                 at = np.flatnonzero(d.free_block_ids == b)
                 if at.size:
-                    why.append(f"lists as free (free-list position {int(at[0])})")
-            if d.ref_cnt is not None and int(d.ref_cnt[b]) == 0:
-                why.append("gives ref count 0")
-            return (f"Row {r} column {c} uses block {b}, which the pool {' and '.join(why)}, so it can be "
-                    f"handed to another request that overwrites this one's KV{_more(k)}.")
+                    free_at = int(at[0])
+            zero = d.ref_cnt is not None and int(d.ref_cnt[b]) == 0
+            kind = ("free" if free_at is not None else "") + ("ref" if zero else "")
+            why = Msg(f"freed-block-in-use.why_{kind}", {"pos": free_at}) if kind else ""
+            return Msg("freed-block-in-use", {"r": r, "c": c, "b": b, "why": why, "more": _more(k)})
         self.add("freed-block-in-use", *_first_per_row(rows, cols), msg)
 
     def _refcount(self, holders: _Counts) -> None:
@@ -481,11 +507,9 @@ class _Run:
         h_all = holders.at(bad[: self.limit])
         for b, h in zip(bad[: self.limit].tolist(), h_all.tolist()):
             rc = int(ref[b])
-            hint = ("a reference leaked, or a request holding it is not in this batch" if rc > h
-                    else "the pool could free it while a row still reads it")
-            self.out.append(Finding("refcount-mismatch", None, b,
-                                    f"Block {b} has ref count {rc} but {_plural(h, 'live row')} "
-                                    f"hold{'s' if h == 1 else ''} it; {hint}."))
+            key = "refcount-mismatch.leak" if rc > h else "refcount-mismatch.early"
+            self.out.append(Finding.of("refcount-mismatch", None, b, Msg(key, {
+                "b": b, "rc": rc, "holders": _plural(h, "live_rows_hold")})))
         self._truncated("refcount-mismatch", bad.size, "blocks")
 
     def _shared_partial(self) -> None:
@@ -516,11 +540,11 @@ class _Run:
             if r in named:
                 where = np.flatnonzero(self.mids == b)
                 rows_b = sorted(set(self.prefix.locate(self.pos_of(where))[0].tolist()) - {r})[:3]
-                others = f" (row {', '.join(map(str, rows_b))})"
-            return (f"Row {r}'s last block {b} holds only {fill} of {self.span} tokens yet "
-                    f"{_plural(holders - 1, 'other live row')}{others} "
-                    f"hold{'s' if holders == 2 else ''} it too, so the next token of either request "
-                    f"overwrites the other's; it needed a private copy (copy-on-write).")
+                others = Msg("shared-partial-block.named", {"rows": ", ".join(map(str, rows_b))})
+            n = holders - 1
+            return Msg("shared-partial-block", {
+                "r": r, "b": b, "fill": fill, "span": self.span,
+                "others": Msg(f"other_rows_hold.{'one' if n == 1 else 'many'}", {"n": n, "named": others})})
         self.add("shared-partial-block", rows, last[rows], np.ones(rows.size), msg)
 
     # --- slots ------------------------------------------------------------------------------
@@ -534,10 +558,9 @@ class _Run:
         tail = np.flatnonzero(sm[T:] != PAD_SLOT_ID)
         if tail.size:
             i = T + int(tail[0])
-            self.out.append(Finding("pad-slot", None, i, (
-                f"Slot {i} lies after the {T} real tokens but holds {int(sm[i])} instead of -1, so "
-                f"the KV write would overwrite slot {int(sm[i])} with a padding token's values"
-                + (f" ({tail.size - 1} more padding slots are not -1)" if tail.size > 1 else "") + ".")))
+            self.out.append(Finding.of("pad-slot", None, i, Msg("pad-slot", {
+                "i": i, "t": T, "v": int(sm[i]),
+                "more": Msg("pad-slot.more", {"n": tail.size - 1}) if tail.size > 1 else ""})))
         if d.positions is None or T == 0:
             return
         pos = d.positions[:T].astype(np.int64)
@@ -560,14 +583,12 @@ class _Run:
 
         def msg(r, i, k):
             p, g, e = int(pos[i]), int(got[i]), int(exp[i])
-            head = f"Token {i} (row {r}, position {p}) has slot {g}"
+            head = {"i": i, "r": r, "p": p, "g": g, "more": _more(k, "tokens")}
             if outside[i]:
-                return (f"{head}, but position {p} needs column {int(cols[i])} of a table only "
-                        f"{self.W} wide{_more(k, 'tokens')}.")
+                return Msg("slot-mismatch.outside", {**head, "col": int(cols[i]), "w": self.W})
             if e == PAD_SLOT_ID:
-                return f"{head}, but another DCP rank stores that position, so it must be -1{_more(k, 'tokens')}."
-            return (f"{head}, but row {r}'s table puts position {p} in block {e // self.kbs} at offset "
-                    f"{e % self.kbs}, which is slot {e}{_more(k, 'tokens')}.")
+                return Msg("slot-mismatch.other_rank", head)
+            return Msg("slot-mismatch", {**head, "blk": e // self.kbs, "off": e % self.kbs, "e": e})
         self.add("slot-mismatch", rr, first, k, msg)
 
     # --- padding rows -------------------------------------------------------------------------
@@ -577,7 +598,7 @@ class _Run:
         if hi <= lo:
             return
         table = d.block_table_device if d.block_table_device is not None else self.bt
-        which = "device" if d.block_table_device is not None else "CPU"
+        which = "device" if d.block_table_device is not None else "cpu"
         pad = table[lo:hi]
         nz = pad != NULL_BLOCK_ID
         first = nz.argmax(axis=1)
@@ -585,9 +606,7 @@ class _Run:
         found = {}
         for j in np.flatnonzero(bad).tolist():
             r, c = lo + j, int(first[j])
-            found[r] = (c, f"Padded row {r} holds {int(pad[j, c])} at column {c} of the {which} table; "
-                           f"padded rows must be all 0 (the null block) because CUDA-graph replays "
-                           f"read them.")
+            found[r] = (c, Msg(f"pad-row.nonzero_{which}", {"r": r, "b": int(pad[j, c]), "c": c}))
         if d.block_table_device is not None:
             # a vacated row whose CPU prefix was not cleared reaches the kernel at the next commit
             # that copies padded rows (a dummy run commits num_reqs_padded rows)
@@ -598,10 +617,8 @@ class _Run:
             for j, c in zip(*_first_per_row(rows, cols)[:2]):
                 r = lo + int(j)
                 if r not in found:
-                    found[r] = (int(c), f"Padded row {r} still counts {int(cnt[j])} block(s) in the CPU "
-                                        f"table (block {int(self.bt[r, c])} at column {int(c)}); the "
-                                        f"vacated row was not cleared, and a commit of the padded rows "
-                                        f"(as a dummy run does) hands those ids to the kernel.")
+                    found[r] = (int(c), Msg("pad-row.not_cleared", {
+                        "r": r, "n": int(cnt[j]), "b": int(self.bt[r, c]), "c": int(c)}))
         keys = sorted(found)
         self.add("pad-row", keys, [found[r][0] for r in keys], np.ones(len(keys)),
                  lambda r, c, k: found[r][1])
@@ -625,9 +642,8 @@ class _Run:
             rem = s % P
             exp = np.where(s == 0, 0, np.where(rem == 0, P, rem))
             rows = np.flatnonzero(lpl != exp)
-            self.add("csr-last-page-len", rows, rows * 0, np.ones(rows.size), lambda r, c, k: (
-                f"Row {r} has {int(s[r])} tokens, so its last page holds {int(exp[r])} (a full page "
-                f"counts as {P}, an empty row as 0), but paged_kv_last_page_len says {int(lpl[r])}."))
+            self.add("csr-last-page-len", rows, rows * 0, np.ones(rows.size), lambda r, c, k: Msg(
+                "csr-last-page-len", {"r": r, "s": int(s[r]), "exp": int(exp[r]), "p": P, "got": int(lpl[r])}))
 
         if d.paged_kv_indptr is None:
             return
@@ -636,8 +652,7 @@ class _Run:
         s = seq_for(n)
         pages = -(-s // P)
         if ip[0] != 0:
-            self.out.append(Finding("csr-indptr", None, 0,
-                                    f"paged_kv_indptr starts at {int(ip[0])}; it must start at 0."))
+            self.out.append(Finding.of("csr-indptr", None, 0, Msg("csr-indptr.start", {"v": int(ip[0])})))
         got = np.diff(ip)
         n_idx = None if d.paged_kv_indices is None else d.paged_kv_indices.size
         past = (ip[1:] > n_idx) if n_idx is not None else np.zeros(n, bool)
@@ -645,10 +660,9 @@ class _Run:
 
         def msg(r, c, k):
             if got[r] == pages[r]:
-                return (f"paged_kv_indptr gives row {r} pages {int(ip[r])} to {int(ip[r + 1])}, past the "
-                        f"{n_idx} entries of paged_kv_indices.")
-            return (f"paged_kv_indptr gives row {r} {int(got[r])} page(s), but its {int(s[r])} tokens "
-                    f"need ceil({int(s[r])} / {P}) = {int(pages[r])} page(s).")
+                return Msg("csr-indptr.past", {"r": r, "a": int(ip[r]), "b": int(ip[r + 1]), "n": n_idx})
+            return Msg("csr-indptr", {"r": r, "got": int(got[r]), "s": int(s[r]), "p": P,
+                                      "need": int(pages[r])})
         self.add("csr-indptr", rows, rows + 1, np.ones(rows.size), msg)
 
         if d.paged_kv_indices is None:
@@ -673,8 +687,8 @@ class _Run:
 
         def msg2(r, c, k):
             i = int(ip[r] + c)
-            return (f"paged_kv_indices entry {i} (row {r}, page {c}) is {int(ind[i])}, but row {r} of the "
-                    f"block table has block {int(self.bt[r, c])} there{_more(k, 'pages')}.")
+            return Msg("csr-indices", {"i": i, "r": r, "c": c, "v": int(ind[i]), "b": int(self.bt[r, c]),
+                                       "more": _more(k, "pages")})
         self.add("csr-indices", rr, cc, kk, msg2)
 
     # --- free list ----------------------------------------------------------------------------
@@ -686,13 +700,11 @@ class _Run:
         N = d.num_blocks
         oor = np.flatnonzero((f < 0) | (f >= N))
         for i in oor[: self.limit].tolist():
-            self.out.append(Finding("block-out-of-range", None, i,
-                                    f"Free-list entry {i} is block {int(f[i])}, but the pool only has "
-                                    f"blocks 0 to {N - 1}."))
-        self._truncated("block-out-of-range", oor.size, "free-list entries")
+            self.out.append(Finding.of("block-out-of-range", None, i, Msg("block-out-of-range.free", {
+                "i": i, "b": int(f[i]), "last": N - 1})))
+        self._truncated("block-out-of-range", oor.size, "free_entries")
         nulls = np.flatnonzero(f == NULL_BLOCK_ID)
-        msgs = [(int(i), f"The null block 0 is in the free list at position {int(i)}; it must never be "
-                         "handed out, since padded rows point at it.") for i in nulls[:1]]
+        msgs = [(int(i), Msg("free-list-duplicate.null", {"i": int(i)})) for i in nulls[:1]]
         valid = np.flatnonzero((f > NULL_BLOCK_ID) & (f < N))
         occ = _Counts(f[valid], N).per_entry
         if occ is not None:
@@ -706,11 +718,10 @@ class _Run:
                 if b not in firsts:
                     firsts[b] = (int(m_s[j - 1]), int(m_s[j]))
             for b, (i, j) in sorted(firsts.items(), key=lambda x: x[1][1]):
-                msgs.append((j, f"Block {b} is in the free list twice (positions {i} and {j}), so two "
-                                f"requests could be handed the same block."))
-        msgs.sort()
+                msgs.append((j, Msg("free-list-duplicate", {"b": b, "i": i, "j": j})))
+        msgs.sort(key=lambda x: x[0])      # positions are distinct
         for i, m in msgs[: self.limit]:
-            self.out.append(Finding("free-list-duplicate", None, i, m))
+            self.out.append(Finding.of("free-list-duplicate", None, i, m))
         self._truncated("free-list-duplicate", len(msgs), "entries")
 
 

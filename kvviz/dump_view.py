@@ -222,8 +222,9 @@ def concept_name(concept: str, lang: str = DEFAULT_LANG) -> str:
 
 
 def findings_frame(findings: list[Finding], lang: str = DEFAULT_LANG) -> pd.DataFrame:
+    """The findings for the page, titles, concepts and messages in ``lang`` (the downloads stay English)."""
     return pd.DataFrame([{"check": f.check, "title": check_title(f.check, lang), "row": f.row, "index": f.index,
-                          "concept": concept_name(CHECKS[f.check].concept, lang), "message": f.message}
+                          "concept": concept_name(CHECKS[f.check].concept, lang), "message": f.text(lang)}
                          for f in findings],
                         columns=["check", "title", "row", "index", "concept", "message"]
                         ).astype({"row": "Int64", "index": "Int64"})

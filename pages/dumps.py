@@ -126,7 +126,7 @@ for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
             continue
         first = view.first_finding(f)
         st.error(tr("first_wrong" if first.row is not None else "no_row", row=first.row, check=first.check,
-                    msg=first.message) + "  \n" + tr("n_findings", n=len(f)), icon=":material/error:")
+                    msg=first.text(lang)) + "  \n" + tr("n_findings", n=len(f)), icon=":material/error:")
 FINDING_COLS = {k: st.column_config.TextColumn(tr("col_" + k), width="medium") for k in ("check", "title", "concept")}
 FINDING_COLS.update(row=st.column_config.NumberColumn(tr("col_row"), width="small"),
                     index=st.column_config.NumberColumn(tr("col_index"), width="small"),

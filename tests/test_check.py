@@ -1,8 +1,12 @@
 """Each check against the hand-worked dump of tests/dump_fixtures.py, one defect at a time."""
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from dump_fixtures import base_dump, base_mapping
+from kvviz import check
 from kvviz.check import CHECKS, CONCEPTS, applicable_checks, first_wrong_row, run_checks
 
 
@@ -190,3 +194,140 @@ def test_dcp_dump_skips_csr_and_uses_dcp_slots(world):
     f = run_checks(d)
     assert ids(f) == [("slot-mismatch", 1, 2)]
     assert "which is slot 20" in f[0].message
+
+
+# --- the messages: English byte-identical to the recorded ones, and in every language ----------------
+
+FINDINGS_EN = Path(__file__).resolve().parent / "data" / "findings_en.json"
+
+
+def _bare(**m):
+    """A dump with only the required tables, plus ``m``."""
+    base = dict(seq_lens=None, query_start_loc=None, positions=None, slot_mapping=None, paged_kv_indptr=None,
+                paged_kv_indices=None, paged_kv_last_page_len=None, ref_cnt=None, free_block_ids=None,
+                block_table_device=None, num_reqs_padded=None)
+    base.update(m)
+    return base_dump(**base)
+
+
+def _extra_dumps():
+    """Dumps reaching the branches of the messages the tests above leave out."""
+    out = {}
+    m = base_mapping()
+    dev = m["block_table_device"]
+    dev[0, :3] = [7, 8, 9]
+    out["mirror-3-stale"] = base_dump(block_table_device=dev)
+    out["slots-2-wrong"] = base_dump(slot_mapping=np.array([4, 5, 20, -1]))
+    out["slot-outside"] = base_dump(positions=np.array([8, 9, 40, 0]))
+    out["pad-slot-many"] = base_dump(slot_mapping=np.array([12, 13, 20, 5, 6, 7]))
+    out["indices-2-wrong"] = base_dump(paged_kv_indices=np.array([7, 8, 3, 4, 5], np.int32))
+    out["indptr-start-past"] = base_dump(paged_kv_indptr=np.array([1, 3, 5, 5], np.int32))
+    out["indptr-past"] = base_dump(paged_kv_indices=np.array([1, 2, 3, 4], np.int32))
+    m = base_mapping()
+    m["block_table"][0, :3] = [1, 1, 1]
+    out["dup-repeats"] = base_dump(block_table=m["block_table"], block_table_device=m["block_table"].copy())
+    m = base_mapping()
+    m["ref_cnt"][4] = 0
+    out["freed-ref-only"] = base_dump(ref_cnt=m["ref_cnt"], free_block_ids=None)
+    out["freed-free-only"] = base_dump(ref_cnt=None, free_block_ids=np.array([4, 6, 7], np.int32))
+    m = base_mapping()
+    m["ref_cnt"][1] = 3
+    m["ref_cnt"][2] = 0
+    out["refcount-2-ways"] = base_dump(ref_cnt=m["ref_cnt"])
+    bt = np.zeros((8, 4), np.int32)
+    bt[:7, :2] = [1, 2]                       # 7 rows share full block 1 and partial block 2
+    ref = np.zeros(16, np.int32)
+    ref[1] = ref[2] = 1
+    out["shared-by-7"] = _bare(block_table=bt, num_reqs=7, num_blocks_per_row=np.array([2] * 7 + [0], np.int32),
+                               seq_lens=np.full(7, 6, np.int32), ref_cnt=ref)
+    bt = np.zeros((4, 4), np.int32)
+    bt[0, :3] = [4, 5, 6]                     # kernel blocks of 2 inside blocks of 4
+    out["kernel-blocks"] = _bare(block_table=bt, num_reqs=1, num_blocks_per_row=np.array([3, 0, 0, 0], np.int32),
+                                 seq_lens=np.array([10], np.int32), kernel_block_size=2)
+    out["dcp-other-rank"] = base_dump(dcp_world_size=2, dcp_rank=0, slot_mapping=np.array([3, 7, 20, -1]),
+                                      positions=np.array([5, 6, 8, 0]), seq_lens=np.array([10, 9, 0], np.int32),
+                                      paged_kv_indptr=None, paged_kv_indices=None, paged_kv_last_page_len=None)
+    bt = base_mapping()["block_table"]
+    bt[2, 1] = 6                              # no device mirror: the padded row of the CPU table is read
+    out["pad-row-cpu"] = base_dump(block_table=bt, block_table_device=None)
+    out["free-list-2-out-of-range"] = base_dump(free_block_ids=np.array([16, 6, -1, 7], np.int32))
+    return out
+
+
+def _all_findings():
+    """(label, limit, findings) for every dump the tests above check, the bug pairs, the example dumps and
+    the extra dumps, each at the default limit and at limit 1 (the "... more rows" findings)."""
+    from kvviz.bugs import BUGS, bug_pair
+    from kvviz.dump import load_dump
+
+    dumps = []
+
+    def record(d, **kw):
+        dumps.append((f"{name}#{len(dumps)}", d))
+        return check.run_checks(d, **kw)
+
+    g = globals()
+    for name in sorted(n for n in g if n.startswith("test_") and "message" not in n and "finding_text" not in n):
+        fn = g[name]
+        g["run_checks"] = record
+        try:
+            fn(2) if name == "test_dcp_dump_skips_csr_and_uses_dcp_slots" else fn()
+        finally:
+            g["run_checks"] = check.run_checks
+    for bug in BUGS:
+        for side, d in zip(("clean", "buggy"), bug_pair(bug)):
+            dumps.append((f"bug:{bug}:{side}", d))
+    for p in sorted((Path(__file__).resolve().parents[1] / "examples" / "dumps").glob("*.json")):
+        dumps.append((f"example:{p.name}", load_dump(str(p))))
+    dumps += sorted(_extra_dumps().items())
+    return [(label, limit, check.run_checks(d, limit=limit)) for label, d in dumps for limit in (50, 1)]
+
+
+def _record():
+    rows = [[label, limit, f.check, f.row, f.index, f.message]
+            for label, limit, found in _all_findings() for f in found]
+    FINDINGS_EN.parent.mkdir(exist_ok=True)
+    FINDINGS_EN.write_text(json.dumps(rows, indent=0, ensure_ascii=False) + "\n")
+
+
+def test_messages_match_the_recorded_english():
+    """`kvviz check` prints ``message``: it must stay byte-identical to the recorded English sentences."""
+    want = json.loads(FINDINGS_EN.read_text())
+    got = [[label, limit, f.check, f.row, f.index, f.message]
+           for label, limit, found in _all_findings() for f in found]
+    assert len(got) == len(want)
+    assert got == want
+    assert {f.check for _, _, found in _all_findings() for f in found} == set(CHECKS)
+
+
+def test_finding_texts_in_every_language():
+    import re
+    from kvviz.check import render
+    from kvviz.i18n import LANGS, missing_translations
+    from kvviz.texts.findings import STRINGS
+
+    assert missing_translations(["findings"]) == []
+    used = set()
+    for _, _, found in _all_findings():
+        for f in found:
+            assert f.key in STRINGS and f.text("en") == f.message
+            stack = [(f.key, f.params)]
+            while stack:
+                key, params = stack.pop()
+                used.add(key)
+                stack += [(v.key, v.params) for v in params.values() if isinstance(v, check.Msg)]
+            for lang in LANGS:
+                text = f.text(lang)
+                assert text and not re.search(r"[{}]", text), (lang, f.key, text)
+            assert re.search(r"[\u4e00-\u9fff]", f.text("zh")), f.key
+            assert f.text("es") != f.message, f.key
+    # every template is reached by some recorded finding, and names the same placeholders in each language
+    assert set(STRINGS) - used == set()
+    for key, entry in STRINGS.items():
+        names = {lang: set(re.findall(r"{(\w+)}", entry[lang])) for lang in LANGS}
+        assert names["zh"] == names["en"] == names["es"], key
+    assert render("more.tokens", {"n": 2}, "xx") == " (2 more such tokens in this row)"   # falls back to English
+
+
+if __name__ == "__main__":     # python tests/test_check.py: record the English messages (before changing them)
+    _record()

@@ -179,3 +179,18 @@ def test_languages(at, lang):
     at.radio(key="dumps.source").set_value("bug").run()
     concept = [e.label for e in at.expander]
     assert concept and all(c.startswith(t("dumps", "concept_label", lang, name="")) for c in concept)
+
+
+def test_finding_messages_follow_the_language(at):
+    import re
+    at.selectbox(key="lang.widget").set_value("zh").run()
+    at.selectbox(key="dumps.bug").set_value("commit_too_few_rows").run()
+    assert not at.exception
+    first = view.first_finding(run_checks(make_dump("commit_too_few_rows")))
+    (callout,) = [e.value for e in at.error if f"`{first.check}`" in e.value]
+    assert first.message not in callout and first.text("zh") in callout
+    assert re.search(r"[\u4e00-\u9fff]", first.text("zh"))
+    (table,) = [df.value for df in at.dataframe if "title" in df.value.columns]
+    assert first.message not in table["message"].tolist() and first.text("zh") in table["message"].tolist()
+    # the downloads keep the English messages of `kvviz check`
+    assert view.findings_csv_frame([first])["message"][0] == first.message

@@ -1,6 +1,6 @@
 """Debug-dumps page prose, and the checker's concepts, check titles and explanations, the injected
 bugs and the engine faults in the three languages. Technical identifiers (block_table,
-slot_mapping, check IDs, ...) stay as they are. The checker's per-finding messages are English."""
+slot_mapping, check IDs, ...) stay as they are. The per-finding messages live in kvviz/texts/findings.py."""
 STRINGS = {
     "title": {"en": "Debug dumps", "zh": "调试转储", "es": "Volcados de depuración"},
     "intro": {"en": "A dump holds the tables of one step: block_table, its device mirror, slot_mapping, the "

@@ -1,0 +1,233 @@
+"""The checker's per-finding messages (kvviz/check.py) in the three languages.
+
+``message`` of a Finding is the "en" template filled in, exactly what ``python -m kvviz check`` prints,
+so the English templates must not change. A ``{placeholder}`` that names a clause (``{more}``, ``{why}``,
+``{kernel}``, ``{others}``, ``{named}``, ``{holders}``) is filled with another template of this table in
+the same language, or with "" when the clause is left out. Technical identifiers (block_table,
+slot_mapping, paged_kv_*, CUDA graph, DCP, KV, ceil) and numbers stay as they are.
+"""
+STRINGS = {
+    # --- optional clauses ----------------------------------------------------------------------------
+    "more.entries": {"en": " ({n} more such entries in this row)",
+                     "zh": "（该行另有 {n} 个这样的条目）",
+                     "es": " (y {n} entradas más así en esta fila)"},
+    "more.tokens": {"en": " ({n} more such tokens in this row)",
+                    "zh": "（该行另有 {n} 个这样的 token）",
+                    "es": " (y {n} tokens más así en esta fila)"},
+    "more.pages": {"en": " ({n} more such pages in this row)",
+                   "zh": "（该行另有 {n} 个这样的页）",
+                   "es": " (y {n} páginas más así en esta fila)"},
+    "more.repeats": {"en": " ({n} more such repeats in this row)",
+                     "zh": "（该行另有 {n} 处这样的重复）",
+                     "es": " (y {n} repeticiones más así en esta fila)"},
+    "truncated.rows": {"en": "{n} more rows fail this check as well; only the first {limit} are listed.",
+                       "zh": "另有 {n} 行也未通过此检查；只列出前 {limit} 行。",
+                       "es": "Otras {n} filas tampoco pasan esta comprobación; solo se muestran las "
+                             "{limit} primeras."},
+    "truncated.blocks": {"en": "{n} more blocks fail this check as well; only the first {limit} are listed.",
+                         "zh": "另有 {n} 个块也未通过此检查；只列出前 {limit} 个。",
+                         "es": "Otros {n} bloques tampoco pasan esta comprobación; solo se muestran los "
+                               "{limit} primeros."},
+    "truncated.free_entries": {"en": "{n} more free-list entries fail this check as well; only the first "
+                                     "{limit} are listed.",
+                               "zh": "空闲列表中另有 {n} 个条目也未通过此检查；只列出前 {limit} 个。",
+                               "es": "Otras {n} entradas de la lista libre tampoco pasan esta comprobación; "
+                                     "solo se muestran las {limit} primeras."},
+    "truncated.entries": {"en": "{n} more entries fail this check as well; only the first {limit} are listed.",
+                          "zh": "另有 {n} 个条目也未通过此检查；只列出前 {limit} 个。",
+                          "es": "Otras {n} entradas tampoco pasan esta comprobación; solo se muestran las "
+                                "{limit} primeras."},
+    # --- mirror-stale ----------------------------------------------------------------------------------
+    "mirror-stale": {
+        "en": "Row {r} column {c} is block {dev} on the device but block {cpu} in the CPU table, so the kernel "
+              "reads an old copy of the row; the row changed after the last commit or the commit skipped "
+              "it{more}.",
+        "zh": "第 {r} 行第 {c} 列在设备上是块 {dev}，而在 CPU 表中是块 {cpu}，因此 kernel 读到的是这一行的旧副本："
+              "要么这一行在上次提交之后被修改过，要么提交时漏掉了它{more}。",
+        "es": "La fila {r}, columna {c}, es el bloque {dev} en el dispositivo pero el bloque {cpu} en la tabla "
+              "de la CPU, así que el kernel lee una copia antigua de la fila: la fila cambió después del último "
+              "commit o el commit se la saltó{more}."},
+    # --- block-out-of-range ----------------------------------------------------------------------------
+    "block-out-of-range.row": {
+        "en": "Row {r} column {c} holds block {b}, but the pool only has blocks 0 to {last}{more}.",
+        "zh": "第 {r} 行第 {c} 列存放的是块 {b}，但块池只有块 0 到 {last}{more}。",
+        "es": "La fila {r}, columna {c}, contiene el bloque {b}, pero el pool solo tiene los bloques 0 a "
+              "{last}{more}."},
+    "block-out-of-range.free": {
+        "en": "Free-list entry {i} is block {b}, but the pool only has blocks 0 to {last}.",
+        "zh": "空闲列表的第 {i} 个条目是块 {b}，但块池只有块 0 到 {last}。",
+        "es": "La entrada {i} de la lista libre es el bloque {b}, pero el pool solo tiene los bloques 0 a "
+              "{last}."},
+    # --- null-in-live-row ------------------------------------------------------------------------------
+    "null-in-live-row": {
+        "en": "Row {r} column {c} is the null block 0, inside the {n} blocks the live request counts, so its "
+              "tokens there point at the padding block{more}.",
+        "zh": "第 {r} 行第 {c} 列是空块 0，却位于该活跃请求计入的 {n} 个块之内，因此它在这里的 token 指向了"
+              "填充块{more}。",
+        "es": "La fila {r}, columna {c}, es el bloque nulo 0, dentro de los {n} bloques que cuenta la petición "
+              "viva, así que sus tokens ahí apuntan al bloque de relleno{more}."},
+    # --- too-few-blocks --------------------------------------------------------------------------------
+    "too-few-blocks": {
+        "en": "Row {r} counts {c} block(s), but its {s} tokens need ceil({s} / {span}) = {need} block(s) of "
+              "{span} tokens{kernel}.",
+        "zh": "第 {r} 行只计入 {c} 个块，但它的 {s} 个 token 需要 ceil({s} / {span}) = {need} 个"
+              "每块 {span} 个 token 的块{kernel}。",
+        "es": "La fila {r} cuenta {c} bloque(s), pero sus {s} tokens necesitan ceil({s} / {span}) = {need} "
+              "bloque(s) de {span} tokens{kernel}."},
+    "too-few-blocks.kernel": {"en": " ({n} kernel blocks)", "zh": "（即 {n} 个 kernel 块）",
+                              "es": " ({n} bloques del kernel)"},
+    # --- duplicate-block-in-row ------------------------------------------------------------------------
+    "duplicate-block-in-row": {
+        "en": "Row {r} lists block {b} twice (columns {c1} and {c2}), so two different ranges of the "
+              "request's tokens would share one block's memory{more}.",
+        "zh": "第 {r} 行把块 {b} 列了两次（第 {c1} 列和第 {c2} 列），于是该请求两段不同的 token "
+              "会共用同一个块的内存{more}。",
+        "es": "La fila {r} lista el bloque {b} dos veces (columnas {c1} y {c2}), así que dos tramos distintos "
+              "de los tokens de la petición compartirían la memoria de un mismo bloque{more}."},
+    # --- freed-block-in-use ----------------------------------------------------------------------------
+    "freed-block-in-use": {
+        "en": "Row {r} column {c} uses block {b}, which the pool {why}, so it can be handed to another request "
+              "that overwrites this one's KV{more}.",
+        "zh": "第 {r} 行第 {c} 列使用块 {b}，而在块池中它{why}，所以它可能被分给另一个请求，"
+              "覆盖掉这个请求的 KV{more}。",
+        "es": "La fila {r}, columna {c}, usa el bloque {b}, pero en el pool {why}, así que puede entregarse a otra "
+              "petición que sobrescriba el KV de esta{more}."},
+    "freed-block-in-use.why_free": {
+        "en": "lists as free (free-list position {pos})",
+        "zh": "被列为空闲（空闲列表位置 {pos}）",
+        "es": "figura como libre (posición {pos} de la lista libre)"},
+    "freed-block-in-use.why_ref": {
+        "en": "gives ref count 0",
+        "zh": "的引用计数为 0",
+        "es": "tiene contador de referencias 0"},
+    "freed-block-in-use.why_freeref": {
+        "en": "lists as free (free-list position {pos}) and gives ref count 0",
+        "zh": "被列为空闲（空闲列表位置 {pos}），且引用计数为 0",
+        "es": "figura como libre (posición {pos} de la lista libre) y tiene contador de referencias 0"},
+    # --- refcount-mismatch -----------------------------------------------------------------------------
+    "refcount-mismatch.leak": {
+        "en": "Block {b} has ref count {rc} but {holders} it; a reference leaked, or a request holding it is "
+              "not in this batch.",
+        "zh": "块 {b} 的引用计数是 {rc}，但{holders}它；要么有引用泄漏了，要么持有它的某个请求不在这个批次中。",
+        "es": "El bloque {b} tiene contador de referencias {rc}, pero {holders}; se perdió una referencia, o "
+              "una petición que lo tiene no está en este lote."},
+    "refcount-mismatch.early": {
+        "en": "Block {b} has ref count {rc} but {holders} it; the pool could free it while a row still reads it.",
+        "zh": "块 {b} 的引用计数是 {rc}，但{holders}它；块池可能在仍有行读取它时就把它释放掉。",
+        "es": "El bloque {b} tiene contador de referencias {rc}, pero {holders}; el pool podría liberarlo "
+              "mientras una fila todavía lo lee."},
+    "live_rows_hold.one": {"en": "{n} live row holds", "zh": "有 {n} 个活跃行持有",
+                           "es": "{n} fila viva lo tiene"},
+    "live_rows_hold.many": {"en": "{n} live rows hold", "zh": "有 {n} 个活跃行持有",
+                            "es": "{n} filas vivas lo tienen"},
+    # --- shared-partial-block --------------------------------------------------------------------------
+    "shared-partial-block": {
+        "en": "Row {r}'s last block {b} holds only {fill} of {span} tokens yet {others} it too, so the next "
+              "token of either request overwrites the other's; it needed a private copy (copy-on-write).",
+        "zh": "第 {r} 行的最后一个块 {b} 只装了 {span} 个 token 中的 {fill} 个，但{others}它，"
+              "因此任一请求的下一个 token 都会覆盖另一个请求的数据；它本应得到一份私有副本（写时复制，copy-on-write）。",
+        "es": "El último bloque {b} de la fila {r} solo tiene {fill} de {span} tokens, pero {others}, así que "
+              "el siguiente token de cualquiera de las peticiones sobrescribe el de la otra; necesitaba una "
+              "copia privada (copy-on-write)."},
+    "other_rows_hold.one": {"en": "{n} other live row{named} holds", "zh": "还有 {n} 个其他活跃行{named}也持有",
+                            "es": "{n} fila viva más{named} también lo tiene"},
+    "other_rows_hold.many": {"en": "{n} other live rows{named} hold", "zh": "还有 {n} 个其他活跃行{named}也持有",
+                             "es": "{n} filas vivas más{named} también lo tienen"},
+    "shared-partial-block.named": {"en": " (row {rows})", "zh": "（第 {rows} 行）", "es": " (fila {rows})"},
+    # --- slot-mismatch ---------------------------------------------------------------------------------
+    "slot-mismatch": {
+        "en": "Token {i} (row {r}, position {p}) has slot {g}, but row {r}'s table puts position {p} in block "
+              "{blk} at offset {off}, which is slot {e}{more}.",
+        "zh": "token {i}（第 {r} 行，位置 {p}）的槽位是 {g}，但按第 {r} 行的表，位置 {p} 应在块 {blk} 的"
+              "偏移 {off} 处，也就是槽位 {e}{more}。",
+        "es": "El token {i} (fila {r}, posición {p}) tiene el slot {g}, pero la tabla de la fila {r} pone la "
+              "posición {p} en el bloque {blk} con desplazamiento {off}, que es el slot {e}{more}."},
+    "slot-mismatch.outside": {
+        "en": "Token {i} (row {r}, position {p}) has slot {g}, but position {p} needs column {col} of a table "
+              "only {w} wide{more}.",
+        "zh": "token {i}（第 {r} 行，位置 {p}）的槽位是 {g}，但位置 {p} 需要第 {col} 列，而表只有 {w} 列宽{more}。",
+        "es": "El token {i} (fila {r}, posición {p}) tiene el slot {g}, pero la posición {p} necesita la "
+              "columna {col} de una tabla de solo {w} columnas{more}."},
+    "slot-mismatch.other_rank": {
+        "en": "Token {i} (row {r}, position {p}) has slot {g}, but another DCP rank stores that position, so it "
+              "must be -1{more}.",
+        "zh": "token {i}（第 {r} 行，位置 {p}）的槽位是 {g}，但这个位置由另一个 DCP rank 存储，"
+              "所以它必须是 -1{more}。",
+        "es": "El token {i} (fila {r}, posición {p}) tiene el slot {g}, pero esa posición la guarda otro rank "
+              "de DCP, así que debe ser -1{more}."},
+    # --- pad-slot --------------------------------------------------------------------------------------
+    "pad-slot": {
+        "en": "Slot {i} lies after the {t} real tokens but holds {v} instead of -1, so the KV write would "
+              "overwrite slot {v} with a padding token's values{more}.",
+        "zh": "槽位 {i} 位于 {t} 个真实 token 之后，却存的是 {v} 而不是 -1，因此 KV 写入会用填充 token "
+              "的值覆盖槽位 {v}{more}。",
+        "es": "El slot {i} está después de los {t} tokens reales pero vale {v} en lugar de -1, así que la "
+              "escritura del KV sobrescribiría el slot {v} con los valores de un token de relleno{more}."},
+    "pad-slot.more": {"en": " ({n} more padding slots are not -1)",
+                      "zh": "（另有 {n} 个填充槽位也不是 -1）",
+                      "es": " (otros {n} slots de relleno tampoco son -1)"},
+    # --- pad-row ---------------------------------------------------------------------------------------
+    "pad-row.nonzero_device": {
+        "en": "Padded row {r} holds {b} at column {c} of the device table; padded rows must be all 0 (the null "
+              "block) because CUDA-graph replays read them.",
+        "zh": "填充行 {r} 在设备表的第 {c} 列存放了 {b}；填充行必须全为 0（空块），因为 CUDA graph 重放会读取它们。",
+        "es": "La fila de relleno {r} contiene {b} en la columna {c} de la tabla del dispositivo; las filas de "
+              "relleno deben ser todo 0 (el bloque nulo) porque las repeticiones del CUDA graph las leen."},
+    "pad-row.nonzero_cpu": {
+        "en": "Padded row {r} holds {b} at column {c} of the CPU table; padded rows must be all 0 (the null "
+              "block) because CUDA-graph replays read them.",
+        "zh": "填充行 {r} 在 CPU 表的第 {c} 列存放了 {b}；填充行必须全为 0（空块），因为 CUDA graph 重放会读取它们。",
+        "es": "La fila de relleno {r} contiene {b} en la columna {c} de la tabla de la CPU; las filas de "
+              "relleno deben ser todo 0 (el bloque nulo) porque las repeticiones del CUDA graph las leen."},
+    "pad-row.not_cleared": {
+        "en": "Padded row {r} still counts {n} block(s) in the CPU table (block {b} at column {c}); the vacated "
+              "row was not cleared, and a commit of the padded rows (as a dummy run does) hands those ids to "
+              "the kernel.",
+        "zh": "填充行 {r} 在 CPU 表中仍计入 {n} 个块（第 {c} 列是块 {b}）；这一行腾空后没有清零，"
+              "一旦提交填充行（dummy run 就会这样做），这些块 id 就会交给 kernel。",
+        "es": "La fila de relleno {r} todavía cuenta {n} bloque(s) en la tabla de la CPU (bloque {b} en la "
+              "columna {c}); la fila que se vació no se limpió, y un commit de las filas de relleno (como hace "
+              "una ejecución dummy) entrega esos ids al kernel."},
+    # --- FlashInfer CSR --------------------------------------------------------------------------------
+    "csr-last-page-len": {
+        "en": "Row {r} has {s} tokens, so its last page holds {exp} (a full page counts as {p}, an empty row as "
+              "0), but paged_kv_last_page_len says {got}.",
+        "zh": "第 {r} 行有 {s} 个 token，所以它的最后一页装 {exp} 个（满页记为 {p}，空行记为 0），"
+              "但 paged_kv_last_page_len 写的是 {got}。",
+        "es": "La fila {r} tiene {s} tokens, así que su última página contiene {exp} (una página llena cuenta "
+              "como {p} y una fila vacía como 0), pero paged_kv_last_page_len dice {got}."},
+    "csr-indptr.start": {
+        "en": "paged_kv_indptr starts at {v}; it must start at 0.",
+        "zh": "paged_kv_indptr 从 {v} 开始；它必须从 0 开始。",
+        "es": "paged_kv_indptr empieza en {v}; debe empezar en 0."},
+    "csr-indptr.past": {
+        "en": "paged_kv_indptr gives row {r} pages {a} to {b}, past the {n} entries of paged_kv_indices.",
+        "zh": "paged_kv_indptr 给第 {r} 行分配了第 {a} 到 {b} 页，超出了 paged_kv_indices 的 {n} 个条目。",
+        "es": "paged_kv_indptr da a la fila {r} las páginas {a} a {b}, más allá de las {n} entradas de "
+              "paged_kv_indices."},
+    "csr-indptr": {
+        "en": "paged_kv_indptr gives row {r} {got} page(s), but its {s} tokens need ceil({s} / {p}) = {need} "
+              "page(s).",
+        "zh": "paged_kv_indptr 给第 {r} 行 {got} 页，但它的 {s} 个 token 需要 ceil({s} / {p}) = {need} 页。",
+        "es": "paged_kv_indptr da a la fila {r} {got} página(s), pero sus {s} tokens necesitan "
+              "ceil({s} / {p}) = {need} página(s)."},
+    "csr-indices": {
+        "en": "paged_kv_indices entry {i} (row {r}, page {c}) is {v}, but row {r} of the block table has block "
+              "{b} there{more}.",
+        "zh": "paged_kv_indices 的第 {i} 个条目（第 {r} 行，第 {c} 页）是 {v}，但块表第 {r} 行在该处是块 {b}{more}。",
+        "es": "La entrada {i} de paged_kv_indices (fila {r}, página {c}) es {v}, pero la fila {r} de la tabla "
+              "de bloques tiene ahí el bloque {b}{more}."},
+    # --- free list -------------------------------------------------------------------------------------
+    "free-list-duplicate.null": {
+        "en": "The null block 0 is in the free list at position {i}; it must never be handed out, since padded "
+              "rows point at it.",
+        "zh": "空块 0 出现在空闲列表的位置 {i}；它绝不能被分配出去，因为填充行都指向它。",
+        "es": "El bloque nulo 0 está en la lista libre en la posición {i}; nunca debe entregarse, porque las "
+              "filas de relleno apuntan a él."},
+    "free-list-duplicate": {
+        "en": "Block {b} is in the free list twice (positions {i} and {j}), so two requests could be handed the "
+              "same block.",
+        "zh": "块 {b} 在空闲列表中出现了两次（位置 {i} 和 {j}），因此两个请求可能被分到同一个块。",
+        "es": "El bloque {b} está dos veces en la lista libre (posiciones {i} y {j}), así que dos peticiones "
+              "podrían recibir el mismo bloque."},
+}
