@@ -206,7 +206,9 @@ def ref_count_figure(ref_counts, free_queue, cached: dict, *, title: str = "", l
         if 0 <= b < n:
             fig.add_vrect(x0=b - 0.5, x1=b + 0.5, line=HILITE, fillcolor="rgba(0,0,0,0)")
     fig.update_xaxes(title=tr("physical_block"), dtick=1 if n <= 48 else None)
-    fig.update_yaxes(title=tr("ref_count"), dtick=1, rangemode="tozero")
+    # a fixed floor for the axis: with every count 0 the stubs must stay stubs, not fill the plot
+    top = max(1, int(ref.max()) if n else 1) + 0.3
+    fig.update_yaxes(title=tr("ref_count"), dtick=1, range=[0, top])
     return base_layout(fig, title, 300)
 
 

@@ -70,6 +70,7 @@ if presenter:
     [data-testid="stMain"] h1 {font-size: 3.2rem;}
     [data-testid="stMain"] h2, [data-testid="stMain"] h3 {font-size: 2.3rem;}
     [data-testid="stMain"] .stButton button p {font-size: 1.35rem;}
+    [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] {display: none;}
     </style>""", unsafe_allow_html=True)
 
 if not presenter:
