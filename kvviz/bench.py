@@ -57,6 +57,20 @@ def _check(name, got, want):
         raise KernelMismatch(f"KERNEL MISMATCH in bench: {name}: {len(bad)} entries differ, first {bad[:5]}")
 
 
+def slot_inputs(step, dev):
+    """A step's slot-mapping inputs on ``dev``, an output buffer, and the launchers' keywords:
+    (query_start_loc, positions, block_table, out, kw)."""
+    import torch
+
+    qsl = torch.from_numpy(step.query_start_loc).to(dev)
+    pos = torch.from_numpy(step.positions).to(dev)
+    bt = torch.from_numpy(step.block_table).to(dev)
+    out = torch.empty(step.num_tokens_padded, dtype=torch.int64, device=dev)
+    kw = dict(num_reqs=step.num_reqs, block_size=step.block_size, out=out,
+              num_tokens_padded=step.num_tokens_padded)
+    return qsl, pos, bt, out, kw
+
+
 def _slot_case(num_reqs, per_req, block_size=16, seed=0):
     rng = np.random.default_rng(seed)
     ctx = rng.integers(0, 4096, num_reqs) if per_req == 1 else np.zeros(num_reqs, np.int64)
@@ -154,12 +168,7 @@ def bench_slot_mapping(shapes, floors, progress):
     rows = []
     for num_reqs, per_req in shapes:
         step = _slot_case(num_reqs, per_req)
-        qsl = torch.from_numpy(step.query_start_loc).to(dev)
-        pos = torch.from_numpy(step.positions).to(dev)
-        bt = torch.from_numpy(step.block_table).to(dev)
-        out = torch.empty(step.num_tokens_padded, dtype=torch.int64, device=dev)
-        kw = dict(num_reqs=step.num_reqs, block_size=step.block_size, out=out,
-                  num_tokens_padded=step.num_tokens_padded)
+        qsl, pos, bt, out, kw = slot_inputs(step, dev)
         nbytes = step.num_tokens * (8 + 4 + 8) + (step.num_tokens_padded - step.num_tokens) * 8
         shape = f"{num_reqs}x{per_req}"
         nsets = max(1, min(16, ROTATE_BYTES // max(nbytes, 1))) if dev == "cuda" else 1

@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     from kernels.slot_mapping import (flat_config, grid2d_config, slot_mapping, slot_mapping_flat,
                                       slot_mapping_grid2d, slot_mapping_per_request)
     from kvviz.backend import device_label, torch_device
-    from kvviz.bench import CPU_SCALE, SLOT_SHAPES, _slot_case
+    from kvviz.bench import CPU_SCALE, SLOT_SHAPES, _slot_case, slot_inputs
     from kvviz.step import compute_slot_mapping
 
     dev = torch_device()
@@ -89,12 +89,7 @@ def main(argv=None) -> int:
         want = compute_slot_mapping(step.query_start_loc, step.positions, step.block_table, num_reqs=step.num_reqs,
                                     num_tokens_padded=step.num_tokens_padded, block_size=step.block_size)
         assert np.array_equal(want, step.slot_mapping)
-        qsl = torch.from_numpy(step.query_start_loc).to(dev)
-        pos = torch.from_numpy(step.positions).to(dev)
-        bt = torch.from_numpy(step.block_table).to(dev)
-        out = torch.empty(step.num_tokens_padded, dtype=torch.int64, device=dev)
-        kw = dict(num_reqs=step.num_reqs, block_size=step.block_size, out=out,
-                  num_tokens_padded=step.num_tokens_padded)
+        qsl, pos, bt, out, kw = slot_inputs(step, dev)
         mql = per_req
         runs = [("per-request", "default", slot_mapping_per_request, {}),
                 ("flat", "default", slot_mapping_flat, {}),
@@ -127,12 +122,7 @@ def main(argv=None) -> int:
                 if "us2" in r:
                     continue
                 step = r["step"]
-                qsl = torch.from_numpy(step.query_start_loc).to(dev)
-                pos = torch.from_numpy(step.positions).to(dev)
-                bt = torch.from_numpy(step.block_table).to(dev)
-                out = torch.empty(step.num_tokens_padded, dtype=torch.int64, device=dev)
-                kw = dict(num_reqs=step.num_reqs, block_size=step.block_size, out=out,
-                          num_tokens_padded=step.num_tokens_padded)
+                qsl, pos, bt, out, kw = slot_inputs(step, dev)
                 r["us2"] = round(time_us(lambda: r["fn"](qsl, pos, bt, **kw, **r["extra"])), 3)
     empty1 = time_us(lambda: empty_launch(buf))
     for r in results:
