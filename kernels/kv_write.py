@@ -4,7 +4,10 @@ The cache is one tensor with the K plane first, NHD ``[2, N, B, H, D]`` or HND
 ``[2, N, H, B, D]``; the launcher reads its strides, so either layout (or any
 other stride order) works. A token whose slot is PAD (-1) writes nothing. The
 number of tokens is the slot mapping's length, not the key's: the key may be
-padded past it. An fp8 (e4m3) cache takes K/V that are already fp8 (a byte
+padded past it. A slot outside the cache (negative, or past its last slot) writes
+nothing either: vLLM's kernel would scatter out of bounds there, and here the
+interpreter runs inside the app's process, where such a write corrupts memory
+instead of raising. An fp8 (e4m3) cache takes K/V that are already fp8 (a byte
 copy) or fp16/bf16/fp32 that the kernel scales and casts.
 """
 from __future__ import annotations
@@ -16,10 +19,10 @@ TOKENS_PER_PROGRAM = 4
 MAX_ELEMS_PER_PROGRAM = 1024
 
 
-@triton.jit(do_not_specialize=["num_tokens"])
+@triton.jit(do_not_specialize=["num_tokens", "num_slots"])
 def _kv_write_kernel(key_ptr, value_ptr, k_stride_t, k_stride_h, v_stride_t, v_stride_h,
                      cache_ptr, plane_stride, block_stride, tok_stride, head_stride,
-                     slot_ptr, num_tokens, k_inv_scale, v_inv_scale,
+                     slot_ptr, num_tokens, num_slots, k_inv_scale, v_inv_scale,
                      BLOCK_SIZE: tl.constexpr, HEAD_DIM: tl.constexpr, NUM_HEADS: tl.constexpr,
                      TOK_TILE: tl.constexpr, ELEM_TILE: tl.constexpr, QUANT: tl.constexpr):
     t = tl.program_id(0).to(tl.int64) * TOK_TILE + tl.arange(0, TOK_TILE)
@@ -27,7 +30,7 @@ def _kv_write_kernel(key_ptr, value_ptr, k_stride_t, k_stride_h, v_stride_t, v_s
     head = (e // HEAD_DIM).to(tl.int64)
     dim = (e % HEAD_DIM).to(tl.int64)
     slot = tl.load(slot_ptr + t, mask=t < num_tokens, other=-1).to(tl.int64)
-    keep = slot >= 0
+    keep = (slot >= 0) & (slot < num_slots)
     block = slot // BLOCK_SIZE
     off = slot % BLOCK_SIZE
     m = keep[:, None] & (e < NUM_HEADS * HEAD_DIM)[None, :]
@@ -67,7 +70,7 @@ def kv_write(key, value, cache, slot_mapping, *, layout: str = "NHD",
     import torch
 
     plane_s, block_s, tok_s, head_s = cache_strides(cache, layout)
-    _, block_size, num_heads, head_dim = cache_dims(cache, layout)
+    num_blocks, block_size, num_heads, head_dim = cache_dims(cache, layout)
     num_tokens = slot_mapping.numel()
     for name, x in (("key", key), ("value", value)):
         if x.dim() != 3 or tuple(x.shape[1:]) != (num_heads, head_dim):
@@ -88,7 +91,7 @@ def kv_write(key, value, cache, slot_mapping, *, layout: str = "NHD",
     grid = (triton.cdiv(num_tokens, TOKENS_PER_PROGRAM), triton.cdiv(hd, elem_tile))
     _kv_write_kernel[grid](
         key, value, key.stride(0), key.stride(1), value.stride(0), value.stride(1),
-        cache, plane_s, block_s, tok_s, head_s, slot_mapping, num_tokens,
+        cache, plane_s, block_s, tok_s, head_s, slot_mapping, num_tokens, num_blocks * block_size,
         1.0 / k_scale, 1.0 / v_scale,
         BLOCK_SIZE=block_size, HEAD_DIM=head_dim, NUM_HEADS=num_heads,
         TOK_TILE=TOKENS_PER_PROGRAM, ELEM_TILE=elem_tile, QUANT=quant)

@@ -20,7 +20,8 @@ def quantize_fp8(x, scale: float):
 
 def kv_write_ref(cache, key, value, slot_mapping, *, layout: str = "NHD",
                  k_scale: float = 1.0, v_scale: float = 1.0):
-    """Write token by token into a CPU copy of ``cache`` (returned). PAD slots are skipped."""
+    """Write token by token into a CPU copy of ``cache`` (returned). PAD slots, and slots
+    outside the cache, are skipped (the kernel's bound guard)."""
     import torch
 
     cache = cache.detach().cpu().clone()
@@ -32,11 +33,9 @@ def kv_write_ref(cache, key, value, slot_mapping, *, layout: str = "NHD",
         key = quantize_fp8(key[: len(slots)], k_scale)
         value = quantize_fp8(value[: len(slots)], v_scale)
     for t, slot in enumerate(slots):
-        if slot == PAD_SLOT_ID:
-            continue
-        if slot < 0:
-            raise ValueError(f"token {t} has slot {slot}")
         block, off = divmod(slot, block_size)
+        if slot == PAD_SLOT_ID or slot < 0 or block >= cache.shape[1]:
+            continue
         for plane, src in ((0, key), (1, value)):
             if layout == "NHD":
                 cache[plane, block, off] = src[t]

@@ -406,6 +406,10 @@ def run_batch(step: StepInputs, *, layout: str = "NHD", dtype: str = "float16", 
     kv.detail += f"; slots from {step_slots}{' (auto)' if STEP_SLOTS_DESIGN == 'auto' else ''}"
     if not slots_ok:
         kv.detail += f" [the slot mapping it used ({step_slots}) was wrong]"
+        used_slots = res.kernels[step_slots].output
+        outside = int(np.count_nonzero((used_slots < PAD_SLOT_ID) | (used_slots >= nblocks * kbs)))
+        if outside:
+            kv.detail += f" [{outside} of its slots lie outside the cache and were not written]"
     res.kernels["kv_write"] = kv
 
     # 4. paged decode, both page tables, against dense attention over what each request holds

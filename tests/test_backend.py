@@ -142,6 +142,31 @@ def test_run_batch_writes_through_the_chosen_design(monkeypatch, design):
     assert f"slot_mapping[{design}]" in res.kernels["kv_write"].detail
 
 
+@pytest.mark.parametrize("bad_slot", [1 << 40, -7])
+def test_run_batch_survives_a_slot_mapping_that_points_outside_the_cache(monkeypatch, bad_slot):
+    """A broken slot-mapping kernel that sends a token far outside the cache (or to a negative slot
+    other than PAD) must fail its checks, not write out of bounds: in the interpreter that write
+    would land in the app's own memory."""
+    import kernels.slot_mapping as sm
+
+    real = sm.slot_mapping_grid2d
+
+    def wild(*a, out=None, **kw):
+        real(*a, out=out, **kw)
+        out[0] = bad_slot
+        return out
+
+    monkeypatch.setattr(sm, "slot_mapping_grid2d", wild)
+    seed = fresh_seed()
+    step, _ = random_step(np.random.default_rng(seed), empties=False, num_reqs=4, max_seq=40)
+    assert backend.step_slots_design(step) == "grid2d"
+    res = run_batch(step, seed=seed, timing=False)
+    assert not res.kernels["slot_mapping[grid2d]"].passed
+    assert res.kernels["slot_mapping[flat]"].passed
+    assert not res.kernels["kv_write"].passed, f"seed {seed}"
+    assert "1 of its slots lie outside the cache" in res.kernels["kv_write"].detail
+
+
 def test_run_batch_can_pin_a_design(monkeypatch):
     monkeypatch.setattr(backend, "STEP_SLOTS_DESIGN", "per-request")
     seed = fresh_seed()

@@ -355,6 +355,37 @@ def test_kv_write_all_pad_writes_nothing():
     assert torch.equal(_bits(cache), _bits(before))
 
 
+@pytest.mark.parametrize("layout", ["NHD", "HND"])
+def test_kv_write_slots_outside_the_cache_write_nothing(layout):
+    """A wrong slot mapping (slots past the last block, or negative but not PAD) must not scatter
+    out of bounds: the cache sits inside a larger poisoned buffer whose guard bands stay intact,
+    and the in-range tokens are written as the reference writes them."""
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    nblocks, block, heads, dim = 6, 4, 2, 8
+    shape = (nblocks, block, heads, dim) if layout == "NHD" else (nblocks, heads, block, dim)
+    per_plane = int(np.prod(shape))
+    guard = 4 * per_plane
+    buf = (torch.randn((2 * per_plane + 2 * guard,), generator=gen) * 50).half().to(DEV)
+    buf_before = buf.clone()
+    cache = buf[guard: guard + 2 * per_plane].view(2, *shape)
+    before = cache.clone()
+    num_slots = nblocks * block
+    slots = rng.integers(0, num_slots, 24)
+    bad = rng.choice(24, 10, replace=False)
+    slots[bad[:5]] = rng.integers(num_slots, 3 * num_slots, 5)    # past the cache
+    slots[bad[5:]] = rng.integers(-3 * num_slots, -1, 5)          # negative, not PAD
+    slots = torch.from_numpy(slots.astype(np.int64))
+    k = torch.randn((24, heads, dim), generator=gen).half()
+    v = torch.randn((24, heads, dim), generator=gen).half()
+    kv_write(k.to(DEV), v.to(DEV), cache, slots.to(DEV), layout=layout)
+    assert torch.equal(_bits(buf[:guard]), _bits(buf_before[:guard])), f"seed {seed}"
+    assert torch.equal(_bits(buf[guard + 2 * per_plane:]), _bits(buf_before[guard + 2 * per_plane:]))
+    assert torch.equal(_bits(cache), _bits(kv_write_ref(before, k, v, slots, layout=layout)))
+    assert not torch.equal(_bits(cache), _bits(before))
+
+
 # --- paged decode ------------------------------------------------------------------------------
 
 def decode_case(rng, gen, *, layout, dtype, dev=DEV, num_reqs=4, max_seq=90, page=8, kv_heads=2,
