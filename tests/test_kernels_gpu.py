@@ -154,3 +154,33 @@ def test_run_batch_on_the_gpu(layout, dtype, kw):
     assert res.label["mode"] == "compiled"
     if dtype == "fp8":
         assert "quantised in the kernel" in res.kernels["kv_write"].detail
+
+
+def test_device_timing_hides_the_host_and_sees_the_work():
+    """time_us_device must not count host time before the launch (a launcher that sleeps 300 µs
+    on the host still times as a few µs), and must see device work (a 1 GiB copy ~ its do_bench
+    time, not a launch's)."""
+    import time
+
+    import triton.testing
+
+    from kernels.empty import empty_launch
+    from kvviz.bench import time_us_device
+
+    buf = torch.zeros(16, device="cuda")
+
+    def slow_host_launch():
+        time.sleep(300e-6)
+        empty_launch(buf)
+
+    fast = time_us_device(lambda: empty_launch(buf))
+    slow = time_us_device(slow_host_launch, reps=20)
+    naive = triton.testing.do_bench(slow_host_launch, warmup=2, rep=20, return_mode="median") * 1e3
+    assert 0 < fast < 20 and 0 < slow < 20, (fast, slow)
+    assert naive > 100, naive   # what event timing without the spin counts: the host sleep
+    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    copy = time_us_device(lambda: dst.copy_(src), reps=10)
+    ref = triton.testing.do_bench(lambda: dst.copy_(src), warmup=2, rep=50, return_mode="median") * 1e3
+    assert 0.8 * ref < copy < 1.25 * ref, (copy, ref)
+    assert time_us_device(lambda: empty_launch(buf), cold=False) < 20
