@@ -345,14 +345,30 @@ def stacked_bytes(parts: dict, *, title: str, lang: str = "en") -> go.Figure:
 
 
 def bench_figure(df, *, x: str, y: str, color: str, title: str, x_title: str, y_title: str,
-                 log_x: bool = True) -> go.Figure:
+                 log_x: bool = True, floor: float | None = None, floor_label: str = "",
+                 goal_x: float | None = None, goal_label: str = "") -> go.Figure:
+    """One line per ``color`` group; with ``floor``, a dashed line at the empty-launch floor and,
+    with ``goal_x``, a dotted one at goal_x × floor."""
     fig = go.Figure()
+    order = list(dict.fromkeys(df[x]))   # the bench's own order (small to large), not alphabetical
     for i, (name, g) in enumerate(df.groupby(color, sort=False)):
-        g = g.sort_values(x)
         fig.add_trace(go.Scatter(x=g[x], y=g[y], mode="lines+markers", name=str(name),
                                  line=dict(width=3, color=PALETTE[i % len(PALETTE)]),
                                  hovertemplate=f"{name}<br>{x_title} %{{x}}<br>{y_title} %{{y:.4g}}<extra></extra>"))
-    fig.update_xaxes(title=x_title, type="log" if log_x else None)
+    if floor:
+        # lines and their labels placed by hand: on a log axis an hline's own annotation lands at 10**y
+        lines = [(floor, floor_label, "#555", "dash", "top")]
+        if goal_x:
+            lines.append((floor * goal_x, goal_label, "#2ca02c", "dot", "bottom"))
+        for y_val, text, col, dash, anchor in lines:
+            fig.add_hline(y=y_val, line=dict(color=col, dash=dash, width=2))
+            fig.add_annotation(x=1, xref="paper", y=float(np.log10(y_val)), yref="y", text=text, showarrow=False,
+                               xanchor="right", yanchor=anchor, font=dict(color=col, size=FONT - 2),
+                               bgcolor="rgba(255,255,255,0.8)")
+    if log_x:
+        fig.update_xaxes(title=x_title, type="log")
+    else:
+        fig.update_xaxes(title=x_title, type="category", categoryorder="array", categoryarray=order)
     fig.update_yaxes(title=y_title, type="log", gridcolor="#eee")
     fig.update_layout(legend=dict(orientation="h", y=-0.25))
     return base_layout(fig, title, 440)

@@ -5,7 +5,8 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
-from kvviz import figures
+from kvviz import bench, figures
+from kvviz.errors import BadInput
 
 tr = ui.texts("kernel_lab")
 S = st.session_state
@@ -16,41 +17,85 @@ st.title(tr("title"))
 st.markdown(tr("intro"))
 label = ui.backend_label()
 dev = ui.device_text(label)
-c = st.columns([1, 1, 4])
-c[0].toggle(tr("quick"), key="lab.quick")
-run = c[1].button(tr("run"), key="lab.run", icon=":material/speed:", type="primary")
-ui.keep("lab.quick")
-if run:
-    from kvviz import bench
-    from kvviz.backend import KernelMismatch
+SOURCES = ("run", "recorded", "upload")
+if "lab.source" not in S:
+    S["lab.source"] = S.get("lab.source.kept", "run")
+source = st.segmented_control(tr("source"), SOURCES, key="lab.source",
+                              format_func=lambda k: tr(f"source_{k}", dev=dev)) or "run"
+ui.keep("lab.source")
 
-    bar = st.progress(0.0, text=tr("running"))
+if source == "run":
+    c = st.columns([1, 1, 4])
+    c[0].toggle(tr("quick"), key="lab.quick")
+    run = c[1].button(tr("run"), key="lab.run", icon=":material/speed:", type="primary")
+    ui.keep("lab.quick")
+    if run:
+        from kvviz.backend import KernelMismatch
 
-    def progress(done, total, msg):
-        bar.progress(min(done / max(total, 1), 1.0), text=f"{done}/{total} · {msg}")
+        bar = st.progress(0.0, text=tr("running"))
 
-    try:
-        S["lab.result"] = ui.run_backend(bench.run_bench, quick=S["lab.quick"], progress=progress)
-        S.pop("lab.error", None)
-    except KernelMismatch as e:
-        S["lab.error"] = str(e)
-    bar.empty()
-if S.get("lab.error"):
-    st.error(tr("mismatch", msg=S["lab.error"]), icon=":material/cancel:")
-res = S.get("lab.result")
-if res is None:
-    st.info(tr("not_run", dev=dev), icon=":material/info:")
-    st.stop()
+        def progress(done, total, msg):
+            bar.progress(min(done / max(total, 1), 1.0), text=f"{done}/{total} · {msg}")
+
+        try:
+            S["lab.result"] = ui.run_backend(bench.run_bench, quick=S["lab.quick"], progress=progress)
+            S.pop("lab.error", None)
+        except KernelMismatch as e:
+            S["lab.error"] = str(e)
+        bar.empty()
+    if S.get("lab.error"):
+        st.error(tr("mismatch", msg=S["lab.error"]), icon=":material/cancel:")
+    res = S.get("lab.result")
+    if res is None:
+        st.info(tr("not_run", dev=dev), icon=":material/info:")
+        st.stop()
+elif source == "recorded":
+    runs = bench.example_runs()
+    name = st.selectbox(tr("recorded"), runs, index=runs.index(ui.kept("lab.recorded", runs[0]))
+                        if ui.kept("lab.recorded", runs[0]) in runs else 0, key="lab.recorded")
+    ui.keep("lab.recorded")
+    res = bench.load_example_run(name)
+    st.caption(tr("recorded_note"))
+else:
+    up = st.file_uploader(tr("upload"), type=["json"], key="lab.upload", max_upload_size=8)
+    if up is not None and up.file_id != S.get("lab.upload_id"):
+        try:
+            S["lab.uploaded"] = bench.load_bench_json(up.getvalue(), up.name)
+            S["lab.upload_name"] = up.name
+            S.pop("lab.upload_error", None)
+        except BadInput as e:   # one message; the last good file stays on screen
+            S["lab.upload_error"] = str(e)
+        S["lab.upload_id"] = up.file_id
+    if S.get("lab.upload_error"):
+        st.error(tr("bad_file", msg=S["lab.upload_error"]), icon=":material/error:")
+    res = S.get("lab.uploaded")
+    if res is None:
+        st.info(tr("give_file"), icon=":material/upload_file:")
+        st.stop()
+    st.caption(tr("showing_file", name=S.get("lab.upload_name", "")))
 
 df = pd.DataFrame(res["rows"])
 st.success(tr("done", n=len(df), dev=ui.device_text(res["label"]), date=res["date"]), icon=":material/check_circle:")
 st.caption(res["note"])
 st.caption(tr("floors", e=res["floors"]["empty_us"], c=res["floors"]["copy_gbps"]))
+if res["floors"].get("empty_dev_us"):
+    st.caption(tr("floors_more", g=res["floors"].get("empty_graph_us"), d=res["floors"]["empty_dev_us"],
+                  w=res["floors"].get("empty_dev_warm_us")))
 kernels = list(dict.fromkeys(df["kernel"]))
-pick = st.segmented_control(tr("kernel"), kernels, key="lab.kernel", default=kernels[0])
-sub = df[df["kernel"] == (pick or kernels[0])]
-fig = figures.bench_figure(sub, x="shape", y="us", color="variant", title=tr("plot", kernel=pick or kernels[0]),
-                           x_title=tr("shape"), y_title="µs", log_x=False)
+pick = st.segmented_control(tr("kernel"), kernels, key="lab.kernel", default=kernels[0]) or kernels[0]
+sub = df[df["kernel"] == pick]
+timings = bench.available_timings(sub.to_dict("records"))
+timing = "us"
+if len(timings) > 1:
+    timing = st.segmented_control(tr("timing"), timings, key="lab.timing", default="us",
+                                    format_func=lambda t: tr(f"timing_{t}"), help=tr("timing_help")) or "us"
+    timing = timing if timing in timings else "us"
+goal_x = {"slot_mapping": bench.GOAL_SLOT_X_EMPTY, "csr": bench.GOAL_CSR_X_EMPTY}.get(pick)
+floor = res["floors"].get(bench.TIMINGS[timing]) if goal_x else None
+fig = figures.bench_figure(sub, x="shape", y=timing, color="variant", title=tr("plot", kernel=pick),
+                           x_title=tr("shape"), y_title="µs · " + tr(f"timing_{timing}"), log_x=False,
+                           floor=floor, floor_label=tr("floor_line", e=floor),
+                           goal_x=goal_x, goal_label=tr("goal_line", x=goal_x))
 ui.plot(fig, "lab.fig", "bench")
 st.dataframe(df, hide_index=True)
 if res.get("goals"):

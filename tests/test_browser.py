@@ -115,6 +115,41 @@ def test_kernel_lab(server, page):
     shot(page, "10_kernel_lab")
 
 
+def test_kernel_lab_recorded_run_and_upload(server, page, tmp_path):
+    """A recorded H200 run on this CPU machine, re-plotted host-hidden warm; then an uploaded bench
+    JSON: a broken one gives one error, a good one is shown."""
+    import json
+    from pathlib import Path
+
+    from playwright.sync_api import expect
+
+    page.goto(server + "/kernel_lab")
+    wait_idle(page)
+    page.get_by_text("Recorded GPU runs", exact=True).click()
+    wait_idle(page)
+    expect(page.get_by_text("NVIDIA H200")).to_be_visible()
+    page.get_by_text("host hidden, warm L2", exact=True).click()
+    wait_idle(page)
+    expect(page.get_by_text("goal: 1.5× the empty launch").first).to_be_visible()
+    no_exception(page)
+    shot(page, "10b_kernel_lab_recorded_warm")
+    page.get_by_text("Open a bench JSON", exact=True).click()
+    wait_idle(page)
+    good = Path(__file__).resolve().parents[1] / "examples" / "bench" / "h200-2026-11-30.json"
+    bad = tmp_path / "broken.json"
+    d = json.loads(good.read_text())
+    d["rows"][3]["us"] = "slow"
+    bad.write_text(json.dumps(d))
+    page.locator('input[type="file"]').set_input_files(str(bad))
+    wait_idle(page)
+    expect(page.get_by_text("This file cannot be shown: broken.json: row 3.us")).to_be_visible()
+    page.locator('input[type="file"]').set_input_files(str(good))
+    wait_idle(page)
+    expect(page.get_by_text("Showing h200-2026-11-30.json.")).to_be_visible()
+    no_exception(page)
+    shot(page, "10c_kernel_lab_uploaded")
+
+
 def test_language_persists_across_pages(server, page):
     from playwright.sync_api import expect
 

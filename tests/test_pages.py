@@ -30,6 +30,17 @@ def _plots(at):
     return [p.proto.spec for p in at.get("plotly_chart")]
 
 
+def _array(v):
+    """A plotly JSON array: a list, or plotly's typed-array form {"dtype", "bdata"} (base64)."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(v, dict) and "bdata" in v:
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"])).tolist()
+    return list(v)
+
+
 def test_home_backend_card_and_links(at):
     assert "kvviz" in at.title[0].value
     card = _metrics(at)["Device"]
@@ -212,6 +223,36 @@ def test_kernel_lab_runs_bench(at):
     assert not at.exception
     assert any("measurements" in s.value for s in at.success)
     assert len(_plots(at)) == 1
+
+
+def test_kernel_lab_recorded_gpu_run_every_timing(at):
+    """A recorded H200 run shows on a CPU machine; each timing method re-plots the slot mapping from
+    its own column, against the empty launch timed the same way and the 1.5x goal line."""
+    import json
+
+    _open(at, "kernel_lab")
+    at.segmented_control(key="lab.source").set_value("recorded").run()
+    assert not at.exception
+    rec = json.loads((Path(APP).parent / "examples/bench" / f"{at.selectbox(key='lab.recorded').value}.json")
+                     .read_text())
+    assert "NVIDIA H200" in at.success[0].value
+    timing = at.segmented_control(key="lab.timing")
+    assert list(timing.options) == ["event-timed", "in a CUDA graph", "host hidden, cold L2", "host hidden, warm L2"]
+    for column, floor_key in (("us", "empty_us"), ("dev_us", "empty_dev_us"), ("dev_warm_us", "empty_dev_warm_us"),
+                              ("graph_us", "empty_graph_us")):
+        at.segmented_control(key="lab.timing").set_value(column).run()
+        assert not at.exception
+        spec = json.loads(_plots(at)[0])
+        auto = [t for t in spec["data"] if t["name"].startswith("auto")][0]
+        want = {r["shape"]: r[column] for r in rec["rows"] if r["kernel"] == "slot_mapping" and r["variant"] == "auto"}
+        assert dict(zip(_array(auto["x"]), _array(auto["y"]))) == want, column
+        lines = sorted(sh["y0"] for sh in spec["layout"]["shapes"])
+        floor = rec["floors"][floor_key]
+        assert lines == pytest.approx([floor, 1.5 * floor]), column
+    goals = at.dataframe[-1].value
+    assert goals["met"].any() and not goals["met"].all()
+    at.segmented_control(key="lab.kernel").set_value("kv_write").run()
+    assert not at.exception and "shapes" not in json.loads(_plots(at)[0])["layout"]
 
 
 @pytest.mark.parametrize("text,msg", [("[" * 100000, "nested too deeply"), ("{bad", "not valid JSON"),

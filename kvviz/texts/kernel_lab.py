@@ -1,13 +1,13 @@
 """Kernel lab page prose."""
 STRINGS = {
     "title": {"en": "Kernel lab", "zh": "内核实验室", "es": "Laboratorio de kernels"},
-    "intro": {"en": "Run the benchmark harness on this machine's backend: slot mapping (two designs and a torch "
-                    "version), the CSR repack, the KV write and the paged decode. Every output is checked against "
+    "intro": {"en": "Run the benchmark harness on this machine's backend: slot mapping (three designs, the "
+                    "automatic pick and a torch version), the CSR repack, the KV write and the paged decode. Every output is checked against "
                     "the reference before it is timed.",
-              "zh": "在本机后端上运行基准测试：槽位映射（两种设计和一个 torch 版本）、CSR 重排、KV 写入和分页解码。"
+              "zh": "在本机后端上运行基准测试：槽位映射（三种设计、自动选择和一个 torch 版本）、CSR 重排、KV 写入和分页解码。"
                     "每个输出在计时之前都先与参考实现核对。",
-              "es": "Ejecuta el banco de pruebas en el backend de esta máquina: mapeo de slots (dos diseños y una "
-                    "versión en torch), el reempaquetado CSR, la escritura KV y la decodificación paginada. Cada "
+              "es": "Ejecuta el banco de pruebas en el backend de esta máquina: mapeo de slots (tres diseños, la "
+                    "elección automática y una versión en torch), el reempaquetado CSR, la escritura KV y la decodificación paginada. Cada "
                     "salida se comprueba con la referencia antes de medirla."},
     "quick": {"en": "Quick (fewer shapes)", "zh": "快速（较少形状）", "es": "Rápido (menos formas)"},
     "run": {"en": "Run the benchmark", "zh": "运行基准测试", "es": "Ejecutar el banco de pruebas"},
@@ -24,5 +24,52 @@ STRINGS = {
     "floors": {"en": "Floors: an empty launch takes {e} µs; a device copy runs at {c} GB/s.",
                "zh": "下限：一次空启动耗时 {e} µs；设备内复制速度 {c} GB/s。",
                "es": "Suelos: un lanzamiento vacío tarda {e} µs; una copia en el dispositivo va a {c} GB/s."},
+    "timing": {"en": "Timing", "zh": "计时方式", "es": "Medición"},
+    "timing_help": {"en": "How each µs was measured. Event-timed: CUDA events around single calls, L2 flushed "
+                          "(triton's do_bench); a slow Python launcher can leak host time into it. In a graph: "
+                          "device time per launch inside a CUDA graph. Host hidden: the GPU is kept busy until "
+                          "the launch is queued, so only device time is counted; cold flushes the L2 first, "
+                          "warm leaves the inputs where the last call left them. Each is compared with an empty "
+                          "launch timed the same way.",
+                    "zh": "每个 µs 的测量方式。事件计时：在单次调用前后放置 CUDA 事件，并清空 L2（triton 的 "
+                          "do_bench）；较慢的 Python 启动器可能把主机时间计入其中。CUDA 图内：图中每次启动的设备"
+                          "时间。隐藏主机：让 GPU 保持忙碌直到启动已入队，只计设备时间；冷：先清空 L2，热：输入留在"
+                          "上一次调用后的位置。每种方式都与同样计时的空启动比较。",
+                    "es": "Cómo se midió cada µs. Con eventos: eventos CUDA alrededor de una llamada, con la L2 "
+                          "vaciada (do_bench de triton); un lanzador Python lento puede colar tiempo del host. En "
+                          "un grafo: tiempo de dispositivo por lanzamiento dentro de un grafo CUDA. Host oculto: la "
+                          "GPU sigue ocupada hasta que el lanzamiento está en cola, así que solo cuenta el tiempo "
+                          "del dispositivo; en frío vacía la L2 antes, en caliente deja las entradas donde las dejó "
+                          "la llamada anterior. Cada una se compara con un lanzamiento vacío medido igual."},
+    "timing_us": {"en": "event-timed", "zh": "事件计时", "es": "con eventos"},
+    "timing_graph_us": {"en": "in a CUDA graph", "zh": "CUDA 图内", "es": "en un grafo CUDA"},
+    "timing_dev_us": {"en": "host hidden, cold L2", "zh": "隐藏主机，冷 L2", "es": "host oculto, L2 fría"},
+    "timing_dev_warm_us": {"en": "host hidden, warm L2", "zh": "隐藏主机，热 L2", "es": "host oculto, L2 caliente"},
+    "floor_line": {"en": "empty launch {e} µs", "zh": "空启动 {e} µs", "es": "lanzamiento vacío {e} µs"},
+    "goal_line": {"en": "goal: {x}× the empty launch", "zh": "目标：空启动的 {x} 倍",
+                  "es": "objetivo: {x}× el lanzamiento vacío"},
+    "source": {"en": "Results", "zh": "结果来源", "es": "Resultados"},
+    "source_run": {"en": "Measure here ({dev})", "zh": "在本机测量（{dev}）", "es": "Medir aquí ({dev})"},
+    "source_recorded": {"en": "Recorded GPU runs", "zh": "已记录的 GPU 运行", "es": "Ejecuciones GPU grabadas"},
+    "source_upload": {"en": "Open a bench JSON", "zh": "打开基准 JSON", "es": "Abrir un JSON de banco"},
+    "recorded": {"en": "Recorded run", "zh": "已记录的运行", "es": "Ejecución grabada"},
+    "recorded_note": {"en": "Measured with `python -m kvviz bench --json` on the machine named below; figures and "
+                            "commands are in BENCHMARKS.md.",
+                      "zh": "在下面所列机器上用 `python -m kvviz bench --json` 测得；数字与命令见 BENCHMARKS.md。",
+                      "es": "Medido con `python -m kvviz bench --json` en la máquina indicada abajo; cifras y "
+                            "comandos en BENCHMARKS.md."},
+    "upload": {"en": "A file written by `python -m kvviz bench --json OUT`",
+               "zh": "由 `python -m kvviz bench --json OUT` 写出的文件",
+               "es": "Un archivo escrito por `python -m kvviz bench --json OUT`"},
+    "give_file": {"en": "Open a bench JSON to see its figures here.", "zh": "打开一个基准 JSON 以在此查看其数据。",
+                  "es": "Abre un JSON de banco para ver aquí sus cifras."},
+    "bad_file": {"en": "This file cannot be shown: {msg}", "zh": "无法显示此文件：{msg}",
+                 "es": "No se puede mostrar este archivo: {msg}"},
+    "showing_file": {"en": "Showing {name}.", "zh": "正在显示 {name}。", "es": "Se muestra {name}."},
+    "floors_more": {"en": "The empty launch timed the other ways: {g} µs per launch in a CUDA graph; {d} µs with the "
+                          "host hidden and a cold L2, {w} µs warm.",
+                    "zh": "其他计时方式下的空启动：CUDA 图内每次 {g} µs；隐藏主机、冷 L2 为 {d} µs，热 L2 为 {w} µs。",
+                    "es": "El lanzamiento vacío medido de las otras formas: {g} µs por lanzamiento en un grafo "
+                          "CUDA; {d} µs con el host oculto y la L2 fría, {w} µs en caliente."},
     "goals": {"en": "Speed goals", "zh": "速度目标", "es": "Objetivos de velocidad"},
 }
