@@ -493,6 +493,14 @@ def bench_h2d(shapes, floors, progress, repeats=20, *, pinned=(True, False)):
 H2D_STEPS_PER_SHAPE = 2 * 5 + 2
 
 
+# (row µs key, row ratio key, floor key, how it reads in the goal's name), one goal line each
+TIMING_GOALS = (("us", "x_empty", "empty_us", ""),
+                ("graph_us", "graph_x_empty", "empty_graph_us", ", in a CUDA graph (device time per launch)"),
+                ("dev_us", "dev_x_empty", "empty_dev_us", ", device-timed with the host hidden (cold L2)"),
+                ("dev_warm_us", "dev_warm_x_empty", "empty_dev_warm_us",
+                 ", device-timed with the host hidden (warm L2: inputs where the last call left them)"))
+
+
 def evaluate_goals(rows: list[dict], floors: dict) -> list[dict]:
     """The issue's speed goals, met or not, with the figures that decide."""
     goals = []
@@ -502,40 +510,18 @@ def evaluate_goals(rows: list[dict], floors: dict) -> list[dict]:
         mine = [r for r in slot if r["variant"] == design]
         if not mine:
             continue
-        worst = max(mine, key=lambda r: r["x_empty"])
-        goals.append({"goal": f"slot mapping ({design}) within {GOAL_SLOT_X_EMPTY}x of an empty launch, every shape",
-                      "met": worst["x_empty"] <= GOAL_SLOT_X_EMPTY,
-                      "figure": f"worst {worst['x_empty']}x at {worst['shape']} ({worst['us']} us vs "
-                                f"{floors['empty_us']} us); "
-                                f"{sum(r['x_empty'] <= GOAL_SLOT_X_EMPTY for r in mine)} of {len(mine)} shapes within"})
-        gw = [r for r in mine if r.get("graph_x_empty")]
-        if gw:
-            worst_g = max(gw, key=lambda r: r["graph_x_empty"])
+        for us_key, x_key, floor_key, how in TIMING_GOALS:
+            timed = [r for r in mine if r.get(x_key)]
+            if not timed:
+                continue
+            worst = max(timed, key=lambda r: r[x_key])
             goals.append({"goal": f"slot mapping ({design}) within {GOAL_SLOT_X_EMPTY}x of an empty launch, every "
-                                  "shape, in a CUDA graph (device time per launch)",
-                          "met": worst_g["graph_x_empty"] <= GOAL_SLOT_X_EMPTY,
-                          "figure": f"worst {worst_g['graph_x_empty']}x at {worst_g['shape']} ({worst_g['graph_us']} "
-                                    f"us vs {floors.get('empty_graph_us')} us)"})
-        dw = [r for r in mine if r.get("dev_x_empty")]
-        if dw:
-            worst_d = max(dw, key=lambda r: r["dev_x_empty"])
-            goals.append({"goal": f"slot mapping ({design}) within {GOAL_SLOT_X_EMPTY}x of an empty launch, every "
-                                  "shape, device-timed with the host hidden (cold L2)",
-                          "met": worst_d["dev_x_empty"] <= GOAL_SLOT_X_EMPTY,
-                          "figure": f"worst {worst_d['dev_x_empty']}x at {worst_d['shape']} ({worst_d['dev_us']} "
-                                    f"us vs {floors.get('empty_dev_us')} us); "
-                                    f"{sum(r['dev_x_empty'] <= GOAL_SLOT_X_EMPTY for r in dw)} of {len(dw)} shapes within"})
-        ww = [r for r in mine if r.get("dev_warm_x_empty")]
-        if ww:
-            worst_w = max(ww, key=lambda r: r["dev_warm_x_empty"])
-            goals.append({"goal": f"slot mapping ({design}) within {GOAL_SLOT_X_EMPTY}x of an empty launch, every "
-                                  "shape, device-timed with the host hidden (warm L2: inputs where the last call "
-                                  "left them)",
-                          "met": worst_w["dev_warm_x_empty"] <= GOAL_SLOT_X_EMPTY,
-                          "figure": f"worst {worst_w['dev_warm_x_empty']}x at {worst_w['shape']} "
-                                    f"({worst_w['dev_warm_us']} us vs {floors.get('empty_dev_warm_us')} us); "
-                                    f"{sum(r['dev_warm_x_empty'] <= GOAL_SLOT_X_EMPTY for r in ww)} of {len(ww)} "
-                                    "shapes within"})
+                                  f"shape{how}",
+                          "met": worst[x_key] <= GOAL_SLOT_X_EMPTY,
+                          "figure": f"worst {worst[x_key]}x at {worst['shape']} ({worst[us_key]} us vs "
+                                    f"{floors.get(floor_key)} us); "
+                                    f"{sum(r[x_key] <= GOAL_SLOT_X_EMPTY for r in timed)} of {len(timed)} shapes "
+                                    "within"})
         speedups = [(torch_rows[r["shape"]]["us"] / r["us"], r["shape"]) for r in mine if r["shape"] in torch_rows]
         if speedups:
             lo = min(speedups)
