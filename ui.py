@@ -79,6 +79,27 @@ def keep(*keys: str) -> None:
             st.session_state[key + ".kept"] = st.session_state[key]
 
 
+def restore_scenario_link(prefix: str, names: list[str], default_name: str, default_idx: int) -> None:
+    """On a page's first visit in this session, take scenario and step from a link (``?scenario=``,
+    ``&step=``; validated, with warnings for what was refused); then put the page's scenario and
+    step widgets (``prefix.sc``, ``prefix.idx``) back to what the user last chose, and show the
+    link's warnings."""
+    from kvviz import share
+
+    S = st.session_state
+    if f"{prefix}.visited" not in S:
+        name, idx, S[f"{prefix}.warnings"] = share.decode_scenario(st.query_params, names,
+                                                                  lambda n: len(replay(n)[1]))
+        S[f"{prefix}.sc.kept"] = name or default_name
+        S[f"{prefix}.idx.kept"] = idx if idx is not None else default_idx
+        S[f"{prefix}.visited"] = True
+    for key in (f"{prefix}.sc", f"{prefix}.idx"):  # widgets are forgotten when the page is left
+        if key not in S:
+            S[key] = S[key + ".kept"]
+    for w in S.get(f"{prefix}.warnings", []):
+        st.warning(w, icon=":material/link_off:")
+
+
 # --- output ------------------------------------------------------------------------------------
 
 def plot(fig, key: str, name: str, **kwargs):

@@ -10,15 +10,7 @@ tr = ui.texts("prefixes")
 st_tr = ui.texts("step_through")
 S = st.session_state
 
-if "pre.visited" not in S:
-    name, idx, S["pre.warnings"] = share.decode_scenario(st.query_params, stepper.NAMES[::-1],
-                                                         lambda n: len(ui.replay(n)[1]))
-    S["pre.sc.kept"], S["pre.idx.kept"], S["pre.visited"] = name or "prefixes", idx if idx is not None else 2, True
-for key in ("pre.sc", "pre.idx"):
-    if key not in S:
-        S[key] = S[key + ".kept"]
-for w in S.get("pre.warnings", []):
-    st.warning(w, icon=":material/link_off:")
+ui.restore_scenario_link("pre", stepper.NAMES[::-1], "prefixes", 2)
 
 st.title(tr("title"))
 st.markdown(tr("intro"))

@@ -26,15 +26,7 @@ def unload_custom():
     S["step.idx"] = 0
 
 
-if "step.visited" not in S:  # first visit in this session: maybe a link
-    name, idx, S["step.warnings"] = share.decode_scenario(st.query_params, stepper.NAMES,
-                                                          lambda n: len(ui.replay(n)[1]))
-    S["step.sc.kept"], S["step.idx.kept"], S["step.visited"] = name or stepper.NAMES[0], idx or 0, True
-for key in ("step.sc", "step.idx"):  # widgets are forgotten when the page is left
-    if key not in S:
-        S[key] = S[key + ".kept"]
-for w in S.get("step.warnings", []):
-    st.warning(w, icon=":material/link_off:")
+ui.restore_scenario_link("step", stepper.NAMES, stepper.NAMES[0], 0)
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
