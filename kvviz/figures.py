@@ -322,8 +322,15 @@ def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y
                                  hovertemplate=f"{col}<br>{x_title} %{{x}}<br>%{{y:,.0f}} B<extra></extra>"))
     if marker_x is not None:
         fig.add_vline(x=marker_x, line=dict(color="black", width=2, dash="dot"))
-    fig.update_xaxes(title=x_title, type="log" if df[x].max() / max(df[x].min(), 1) > 64 else None)
-    fig.update_yaxes(title=tr("bytes_per_step"), type="log" if log_y else None, gridcolor="#eee")
+    xs = list(df[x])
+    if max(xs) / max(min(xs), 1) > 64:   # a log axis ticked at the swept values (every other one if many)
+        ticks = xs[::2] if len(xs) > 6 else xs
+        fig.update_xaxes(title=x_title, type="log", tickvals=ticks, ticktext=[f"{int(v):,}" for v in ticks])
+    else:
+        fig.update_xaxes(title=x_title)
+    # powers of ten only on a log y axis (plotly's default adds 2 and 5 between them)
+    fig.update_yaxes(title=tr("bytes_per_step"), gridcolor="#eee",
+                     **(dict(type="log", dtick=1, tickformat="~s") if log_y else {}))
     fig.update_layout(legend=dict(orientation="h", y=-0.25))
     return base_layout(fig, title, 420)
 

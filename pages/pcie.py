@@ -19,13 +19,13 @@ for key, default in DEFAULTS.items():
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
-c = st.columns([1, 1, 1, 1, 1.2, 1.4])
+c = st.columns([1, 1, 1, 1, 1.2])
 c[0].number_input(tr("num_reqs"), 1, 4096, key="pcie.reqs")
 c[1].number_input(tr("context"), 1, 1 << 20, key="pcie.ctx")
 c[2].selectbox(tr("block_size"), [1, 2, 4, 8, 16, 32, 64, 128, 256], key="pcie.bs")
 c[3].number_input(tr("max_len"), 1, 1 << 21, key="pcie.len")
 c[4].number_input(tr("query"), 1, 8192, key="pcie.q")
-c[5].toggle(tr("host_idx"), key="pcie.host")
+st.toggle(tr("host_idx"), key="pcie.host")
 ui.keep(*DEFAULTS)
 shape = traffic.StepShape(num_reqs=S["pcie.reqs"], context_len=S["pcie.ctx"], block_size=S["pcie.bs"],
                           max_model_len=S["pcie.len"], query_len=S["pcie.q"], host_csr_indices=S["pcie.host"])
