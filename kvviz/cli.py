@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import json
 import sys
 
@@ -68,6 +69,15 @@ def main(argv=None) -> int:
         return 2
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # noqa: BLE001 - one line and exit 2, never a traceback (KVVIZ_DEBUG=1 shows it)
+        if os.environ.get("KVVIZ_DEBUG"):
+            raise
+        msg = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+        print(f"kvviz {args.command}: could not process the input ({type(e).__name__}{': ' + msg if msg else ''}); "
+              "set KVVIZ_DEBUG=1 for the traceback", file=sys.stderr)
+        return 2
 
 
 def dump_json(obj) -> str:

@@ -310,10 +310,13 @@ def _read_npz(src, name: str, max_bytes: int) -> dict:
             try:
                 with zf.open(info) as f:
                     out[key] = _read_npy(f, key, info.file_size)
-            except BadInput:
-                raise
-            except (zipfile.BadZipFile, EOFError, OSError, ValueError, zlibError) as e:
-                raise BadInput(f"{name}: array {key!r} cannot be read ({_short(e)})") from None
+            except BadInput as e:
+                raise BadInput(f"{name}: {e}") from None
+            except MemoryError:
+                raise BadInput(f"{name}: array {key!r} is too large to load into memory") from None
+            except Exception as e:  # noqa: BLE001 - anything a hostile member triggers (bad header
+                # syntax, encryption, an unknown compression method, ...) is one clear sentence
+                raise BadInput(f"{name}: array {key!r} cannot be read ({type(e).__name__}: {_short(e)})") from None
         return out
 
 
@@ -341,6 +344,8 @@ def _read_npy(f, key: str, member_size: int) -> np.ndarray:
         raise BadInput(f"array {key!r} holds pickled Python objects, which dumps may not contain")
     if dtype.kind not in "iub" or dtype.itemsize == 0:
         raise BadInput(f"array {key!r} has dtype {dtype}; integers are required")
+    if any(int(d) < 0 for d in shape):
+        raise BadInput(f"array {key!r} declares a negative dimension {tuple(shape)}")
     count = 1
     for d in shape:
         count *= int(d)
@@ -397,7 +402,12 @@ def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max
     if size == 0:
         raise BadInput(f"{name} is empty")
     if _looks_like_zip(head):
-        mapping = _read_npz(zip_src(), name, max_bytes)
+        try:
+            mapping = _read_npz(zip_src(), name, max_bytes)
+        except BadInput:
+            raise
+        except Exception as e:  # noqa: BLE001 - a hostile archive must never become a traceback
+            raise BadInput(f"{name} is not a readable .npz archive ({type(e).__name__}: {_short(e)})") from None
     elif head.startswith(b"\x93NUMPY"):
         raise BadInput(f"{name} is a single .npy array; a dump is an .npz archive or a JSON object")
     else:

@@ -14,3 +14,5 @@ def parse_json(raw: bytes, name: str, *, not_text: str | None = None):
         raise BadInput(f"{name} is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
     except RecursionError:
         raise BadInput(f"{name} is nested too deeply") from None
+    except ValueError as err:  # e.g. an integer literal past Python's 4300-digit conversion limit
+        raise BadInput(f"{name} is not usable JSON: {str(err).splitlines()[0][:120]}") from None

@@ -36,12 +36,14 @@ def load_side(side: str, data: bytes, name: str) -> None:
     s = side.lower()
     digest = hashlib.sha256(data).hexdigest()
     if S.get(f"dumps.digest_{s}") != digest:
-        S[f"dumps.digest_{s}"] = digest
         try:
             S[f"dumps.up_dump_{s}"], S[f"dumps.up_name_{s}"] = load_dump_bytes(data, name), name
             S.pop(f"dumps.err_{s}", None)
         except BadInput as e:
             S[f"dumps.err_{s}"] = str(e)
+        except Exception as e:  # noqa: BLE001 - never a traceback, and the previous dump stays
+            S[f"dumps.err_{s}"] = f"{name} could not be read ({type(e).__name__})"
+        S[f"dumps.digest_{s}"] = digest   # parsed (or refused) once per content
     if f"dumps.err_{s}" in S:
         st.error(tr("bad_input", side=side, msg=S[f"dumps.err_{s}"]), icon=":material/error:")
         if S.get(f"dumps.up_dump_{s}") is not None:

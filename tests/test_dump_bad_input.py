@@ -160,3 +160,85 @@ def test_cli_exit_2_one_line(tmp_path, content):
                        capture_output=True, text=True, env=env)
     assert r.returncode == 2 and r.stdout == ""
     assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("kvviz check: d.npz")
+
+
+def _rewrite_member(member: str, raw_fn=None, info_fn=None) -> bytes:
+    """good_npz() with one member's bytes (raw_fn) or zip header fields (info_fn) replaced."""
+    zin = zipfile.ZipFile(io.BytesIO(good_npz()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            raw = zin.read(info)
+            if info.filename == member and raw_fn:
+                raw = raw_fn(raw)
+            zout.writestr(info.filename, raw)
+    data = bytearray(out.getvalue())
+    if info_fn:
+        info_fn(data, member)
+    return bytes(data)
+
+
+def _patch_headers(data: bytearray, member: str, offset: int, value: bytes):
+    """Patch a field at ``offset`` in the local and central headers of ``member``."""
+    name = member.encode()
+    for sig, name_at in ((b"PK\x03\x04", 30), (b"PK\x01\x02", 46)):
+        i = 0
+        while (i := data.find(sig, i)) >= 0:
+            if data[i + name_at: i + name_at + len(name)] == name:
+                o = offset if sig == b"PK\x03\x04" else offset + 2
+                data[i + o: i + o + len(value)] = value
+            i += 4
+
+
+@pytest.mark.parametrize("case,match", [
+    ("header_syntax", "array 'block_table' cannot be read \\(TokenError|array 'block_table' cannot be read"),
+    ("encrypted", "cannot be read \\(RuntimeError: .*encrypted"),
+    ("compression_99", "cannot be read \\(NotImplementedError"),
+    ("negative_dims", "declares a negative dimension \\(-1, -4\\)"),
+])
+def test_hostile_archives_are_one_sentence(tmp_path, case, match):
+    """Archive tricks that used to escape as tracebacks (exit 1, read as 'findings' by scripts):
+    a header that is not a Python literal, the encryption flag, an unknown compression method,
+    negative dimensions. Each is one BadInput naming the file, and exit 2 in the CLI."""
+    def header(shape_text):
+        def fn(raw):
+            hdr = "{'descr': '<i4', 'fortran_order': False, 'shape': %s, }" % shape_text
+            hdr += " " * (64 - (10 + len(hdr) + 1) % 64) + "\n"
+            return b"\x93NUMPY\x01\x00" + len(hdr).to_bytes(2, "little") + hdr.encode() + b"\0" * 64
+        return fn
+    if case == "header_syntax":
+        data = _rewrite_member("block_table.npy", header("(8, 32"))
+    elif case == "negative_dims":
+        data = _rewrite_member("block_table.npy", header("(-1, -4)"))
+    elif case == "encrypted":
+        data = _rewrite_member("block_table.npy", info_fn=lambda d, m: _patch_headers(d, m, 6, b"\x01\x00"))
+    else:
+        data = _rewrite_member("block_table.npy", info_fn=lambda d, m: _patch_headers(d, m, 8, b"\x63\x00"))
+    with pytest.raises(BadInput, match="^x: .*" + match):
+        load_dump_bytes(data, "x")
+    p = tmp_path / "h.npz"
+    p.write_bytes(data)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-m", "kvviz", "check", str(p)], cwd=ROOT, capture_output=True, text=True,
+                       env=env)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("kvviz check: h.npz")
+
+
+def test_json_integer_past_the_digit_limit():
+    j = json.dumps(base_dump().to_json()).replace('"num_blocks": ', '"num_blocks": ' + "9" * 5000 + ", \"x\": ", 1)
+    bad(j.encode(), "not usable JSON: Exceeds the limit")
+
+
+def test_cli_never_prints_a_traceback_even_for_an_unexpected_error(monkeypatch, capsys):
+    from kvviz import cli
+    from kvviz.commands import check as check_cmd
+
+    def boom(*a, **k):
+        raise ZeroDivisionError("internal slip")
+
+    monkeypatch.setattr(check_cmd, "load_dump", boom)
+    monkeypatch.delenv("KVVIZ_DEBUG", raising=False)
+    assert cli.main(["check", "whatever.npz"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "ZeroDivisionError: internal slip" in err and "KVVIZ_DEBUG" in err

@@ -151,6 +151,8 @@ BAD = {
     "huge dim": lambda good: json.dumps({**json.loads(good), "num_blocks": 1 << 40}),
     "wrong shape": lambda good: json.dumps({**json.loads(good), "num_blocks_per_row": [1, 2]}),
     "not an object": lambda good: "[1, 2, 3]",
+    "integer past 4300 digits": lambda good: good.replace('"num_blocks": ', '"num_blocks": ' + "9" * 5000
+                                                          + ', "x": ', 1),
 }
 
 
@@ -165,6 +167,9 @@ def test_bad_input_one_error(at, kind):
     assert len(errors) == 1, [e.value for e in at.error]
     assert any("Still shown" in c.value for c in at.caption)
     assert len(findings(at)) == 1                          # the earlier dump is still checked
+    at.run()                                               # a plain rerun: the same error, still once
+    assert not at.exception
+    assert len([e for e in at.error if e.value.startswith("Dump A was not loaded")]) == 1
 
 
 @pytest.mark.parametrize("lang", list(LANGS))
