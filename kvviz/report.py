@@ -9,6 +9,21 @@ def _rows(a, n):
     return a[:n].tolist()
 
 
+def vacated_rows(r: StepRecord, gid: int) -> list[dict]:
+    """CPU rows past the live ones (>= num_reqs) that still count blocks or hold non-null ids in
+    their counted prefix: under the current rules remove_request and condense leave every such
+    row cleared, so one of these is a fault (or an older profile's rule). It is invisible to this
+    step's kernels (only num_reqs rows are committed) until a dummy run commits the padded rows."""
+    cpu = r.cpu_tables[gid]
+    counts = r.num_blocks_per_row[gid]
+    out = []
+    for row in range(r.num_reqs, min(len(cpu), len(counts))):
+        n = int(counts[row])
+        if n:
+            out.append({"row": row, "num_blocks": n, "block_table_cpu": cpu[row][:n].tolist()})
+    return out
+
+
 def step_to_json(r: StepRecord, config: EngineConfig) -> dict:
     n_rows = max(r.num_reqs_padded, r.num_reqs)
     groups = []
@@ -17,7 +32,8 @@ def step_to_json(r: StepRecord, config: EngineConfig) -> dict:
         d = {"group": gid, "kind": g.kind, "label": g.label,
              "block_table_cpu": _rows(r.cpu_tables[gid], max(r.num_reqs, 1)),
              "block_table_device": _rows(r.device_tables[gid], max(r.num_reqs, 1)),
-             "num_blocks_per_row": r.num_blocks_per_row[gid][: max(r.num_reqs, 1)].tolist()}
+             "num_blocks_per_row": r.num_blocks_per_row[gid][: max(r.num_reqs, 1)].tolist(),
+             "vacated_rows": vacated_rows(r, gid)}
         d.update(inp.to_json(backend="reference (numpy)"))
         d.pop("backend")
         groups.append(d)
@@ -76,6 +92,9 @@ def step_to_text(r: StepRecord, config: EngineConfig) -> str:
             dev = r.device_tables[gid][row][: max(cnt, 1)].tolist()
             stale = "" if cpu == dev else "   <- mirror stale"
             lines.append(f"    row {row}: cpu {cpu} device {dev}{stale}")
+        for v in vacated_rows(r, gid):
+            lines.append(f"    row {v['row']}: cpu {v['block_table_cpu']} (not live: still counts {v['num_blocks']} "
+                         "block(s); a dummy run's commit of padded rows would copy it)")
         if inp.slot_mapping is not None:
             lines.append(f"    slot_mapping {inp.slot_mapping.tolist()}")
         if inp.paged_kv_indptr is not None:

@@ -186,3 +186,26 @@ def test_no_admission_in_a_step_that_preempted():
     step = next(r for r in h if any(e["kind"] == "preempt" for e in r.events))
     assert {s.req_id for s in step.scheduled} == {"A"}
     assert step.requests["C"]["state"] == "waiting" and step.requests["B"]["state"] == "preempted"
+
+
+def test_run_output_shows_a_vacated_row_that_was_not_cleared():
+    """The move_row_no_clear fault leaves the vacated row counting its blocks; `run` (text and JSON)
+    must show it, although this step's commit of num_reqs rows never copies it. The clean run has
+    no such row."""
+    from kvviz.report import step_to_json, step_to_text
+
+    sc = parse_scenario({"config": {"num_blocks": 32, "block_size": 4, "max_num_reqs": 4},
+                         "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 6},
+                                      {"id": "B", "prompt_len": 5, "max_tokens": 2},
+                                      {"id": "C", "prompt_len": 9, "max_tokens": 6}]})
+    bad = run_scenario(sc, max_steps=4, faults={"move_row_no_clear"})
+    good = run_scenario(sc, max_steps=4)
+    moved = [r for r in bad if any(e["kind"] == "move_row" for e in r.events)][0]
+    j = step_to_json(moved, sc.config)["groups"][0]
+    src = [e for e in moved.events if e["kind"] == "move_row"][0]["src"]
+    assert [v["row"] for v in j["vacated_rows"]] == [src] and j["vacated_rows"][0]["num_blocks"] == 3
+    assert j["vacated_rows"][0]["block_table_cpu"] == moved.cpu_tables[0][src][:3].tolist() != [0, 0, 0]
+    assert f"row {src}: cpu " in step_to_text(moved, sc.config) and "not live" in step_to_text(moved, sc.config)
+    for r in good:
+        assert step_to_json(r, sc.config)["groups"][0]["vacated_rows"] == []
+        assert "not live" not in step_to_text(r, sc.config)
