@@ -14,8 +14,10 @@ from .block_table import BlockTable, MultiGroupBlockTable
 
 
 class PersistentBatch:
-    def __init__(self, tables: MultiGroupBlockTable, events: list | None = None):
+    def __init__(self, tables: MultiGroupBlockTable, events: list | None = None, *,
+                 remove_clears_row: bool = True):
         self.tables = tables
+        self.remove_clears_row = remove_clears_row  # False: the 2025 rule (no clear_row yet)
         self.max_num_reqs = tables[0].max_num_reqs
         self.req_ids: list[str | None] = [None] * self.max_num_reqs
         self.req_id_to_index: dict[str, int] = {}
@@ -59,8 +61,11 @@ class PersistentBatch:
         row = self.req_id_to_index.pop(req_id)
         self.req_ids[row] = None
         heapq.heappush(self._removed, row)
-        self.tables.clear_row(row)
-        self.events.append({"kind": "clear_row", "req": req_id, "row": row})
+        if self.remove_clears_row:
+            self.tables.clear_row(row)
+            self.events.append({"kind": "clear_row", "req": req_id, "row": row})
+        else:
+            self.events.append({"kind": "remove_row", "req": req_id, "row": row})
         return row
 
     def swap_rows(self, a: int, b: int) -> None:

@@ -140,6 +140,13 @@ class BlockTable:
         view[num_reqs:n_pad] = NULL_BLOCK_ID
         return view
 
+    def cpu_view(self, num_reqs: int, num_reqs_padded: int | None = None) -> np.ndarray:
+        """The CPU table laid out like device_view (the 2025 CPU-side slot mapping read this)."""
+        n_pad = num_reqs if num_reqs_padded is None else num_reqs_padded
+        view = self.cpu[:n_pad].copy()
+        view[num_reqs:n_pad] = NULL_BLOCK_ID
+        return view
+
 
 class MultiGroupBlockTable:
     """One BlockTable per KV-cache group; every row operation fans out."""

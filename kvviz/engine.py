@@ -86,7 +86,8 @@ class Engine:
                              c.block_size if g.kind == "state" else c.kbs, has_slot_mapping=g.kind != "state", move_row_clears_source=clears,
                              alignment=self.profile.width_alignment)
                   for g in c.groups]
-        self.batch = PersistentBatch(MultiGroupBlockTable(tables), events=self.events)
+        self.batch = PersistentBatch(MultiGroupBlockTable(tables), events=self.events,
+                                     remove_clears_row=self.profile.remove_clears_row)
         self.requests: dict[str, Request] = {}
         self.waiting: list[str] = []
         self.running: list[str] = []
@@ -266,12 +267,16 @@ class Engine:
         r_pad, t_pad = self._padding(num_reqs, num_tokens, sched_list)
         inputs = []
         for gid, (g, t) in enumerate(zip(c.groups, self.batch.tables.tables)):
-            inputs.append(build_step(
-                t.device_view(num_reqs, r_pad), seq_lens, q_lens, block_size=c.block_size,
-                kernel_block_size=t.block_size, num_reqs_padded=r_pad, num_tokens_padded=t_pad,
-                dcp_world_size=c.dcp_world_size, dcp_rank=c.dcp_rank,
-                interleave=c.cp_kv_cache_interleave_size, has_slot_mapping=g.kind != "state",
-                empty_last_page_len_is_zero=self.profile.empty_last_page_len_is_zero))
+            kw = dict(block_size=c.block_size, kernel_block_size=t.block_size, num_reqs_padded=r_pad,
+                      num_tokens_padded=t_pad, dcp_world_size=c.dcp_world_size, dcp_rank=c.dcp_rank,
+                      interleave=c.cp_kv_cache_interleave_size, has_slot_mapping=g.kind != "state",
+                      empty_last_page_len_is_zero=self.profile.empty_last_page_len_is_zero)
+            step_in = build_step(t.device_view(num_reqs, r_pad), seq_lens, q_lens, **kw)
+            if not self.profile.slot_mapping_from_device_table and step_in.slot_mapping is not None:
+                # the 2025 rule: slots from the CPU table (numpy), attention from the device mirror
+                step_in.slot_mapping = build_step(t.cpu_view(num_reqs, r_pad), seq_lens, q_lens,
+                                                  **kw).slot_mapping
+            inputs.append(step_in)
 
         # --- "execute": tokens computed, one sampled when a request reaches its end ---------
         for s in sched_list:

@@ -20,6 +20,13 @@ class Profile:
     empty_last_page_len_is_zero: bool = True
     # move_row zeroes the vacated source prefix (since 2026-07-29).
     move_row_clears_source: bool = True
+    # remove_request zeroes the row's counted prefix and count (clear_row, since 2026-03-24, #37728);
+    # before, the vacated row kept its ids and count until a later add_row or move_row overwrote it.
+    remove_clears_row: bool = True
+    # The slot mapping is computed on the device from the committed mirror (a Triton kernel, since
+    # 2026-03-23, #32951); before, numpy computed it on the CPU from the CPU table and copied it, so
+    # a skipped commit left the attention's block table stale but not the slots.
+    slot_mapping_from_device_table: bool = True
     # Block-table width rounded up so a row covers a multiple of 128 tokens
     # ("lcm" since 2026-07-31; "none" before 2026-05).
     width_alignment: str = "lcm"
@@ -33,11 +40,14 @@ CURRENT = Profile(
 
 V2025_11 = Profile(
     name="2025-11",
-    description="vLLM ~v0.11 (Nov 2025): every freed block appended to the free queue, move_row "
-    "leaves its source as it was, no width alignment; last_page_len already 0 for empty rows.",
+    description="vLLM ~v0.11 (Nov 2025): every freed block appended to the free queue, no clear_row on "
+    "removal, move_row leaves its source as it was, slot mapping computed on the CPU from the CPU table, "
+    "no width alignment; last_page_len already 0 for empty rows.",
     prepend_unhashed_on_free=False,
     empty_last_page_len_is_zero=True,
     move_row_clears_source=False,
+    remove_clears_row=False,
+    slot_mapping_from_device_table=False,
     width_alignment="none",
 )
 
@@ -48,6 +58,8 @@ V2025_EARLY = Profile(
     prepend_unhashed_on_free=False,
     empty_last_page_len_is_zero=False,
     move_row_clears_source=False,
+    remove_clears_row=False,
+    slot_mapping_from_device_table=False,
     width_alignment="none",
 )
 

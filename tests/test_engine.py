@@ -209,3 +209,30 @@ def test_run_output_shows_a_vacated_row_that_was_not_cleared():
     for r in good:
         assert step_to_json(r, sc.config)["groups"][0]["vacated_rows"] == []
         assert "not live" not in step_to_text(r, sc.config)
+
+
+def test_2025_profile_keeps_removed_rows_and_takes_slots_from_the_cpu_table():
+    """2025-11: no clear_row on removal (the vacated row keeps its ids and count), and the slot
+    mapping comes from the CPU table — so a skipped commit leaves slots right but the attention's
+    table stale. The current profile clears the row and reads slots from the mirror."""
+    from kvviz.report import step_to_json
+
+    base = {"config": {"num_blocks": 32, "block_size": 4, "max_num_reqs": 4},
+            "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 1}, {"id": "B", "prompt_len": 6, "max_tokens": 4}]}
+    old = parse_scenario({**base, "config": {**base["config"], "profile": "2025-11"}})
+    cur = parse_scenario(base)
+    h_old, h_cur = run_scenario(old, max_steps=3), run_scenario(cur, max_steps=3)
+    # A finishes at step 0 and leaves row 0 at step 1; B (row 1) is condensed into row 0
+    rm = [e for e in h_old[1].events if e["kind"] == "remove_row"]
+    assert rm and rm[0]["req"] == "A" and not [e for e in h_old[1].events if e["kind"] == "clear_row"]
+    assert [e["kind"] for e in h_cur[1].events if e["kind"] in ("clear_row", "remove_row")] == ["clear_row"]
+    # skip_commit: under 2025-11 the slots still follow the CPU table; now they read the stale mirror
+    one = {"config": {"num_blocks": 16, "block_size": 4}, "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 2}]}
+    rec_old = Engine(parse_scenario({**one, "config": {**one["config"], "profile": "2025-11"}}),
+                     faults={"skip_commit"}).step()
+    rec_cur = Engine(parse_scenario(one), faults={"skip_commit"}).step()
+    blocks = rec_old.cpu_tables[0][0, :2].tolist()
+    assert rec_old.inputs[0].slot_mapping.tolist() == [blocks[0] * 4 + i for i in range(4)] + [blocks[1] * 4]
+    assert rec_old.inputs[0].block_table[0, :2].tolist() == [0, 0]          # attention reads the stale mirror
+    assert rec_cur.inputs[0].slot_mapping.tolist() == [0, 1, 2, 3, 0]
+    assert step_to_json(rec_old, parse_scenario(one).config)["groups"][0]["slot_mapping"][:4] != [0, 1, 2, 3]
