@@ -7,7 +7,7 @@ PORT ?= 8501
 
 .PHONY: setup run test test-fast test-browser gpu-test bench clean
 
-$(STAMP): requirements.txt
+$(STAMP): requirements.txt pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -r requirements.txt
