@@ -4,6 +4,11 @@
 anything with ``.num_blocks_per_row`` and ``.block_table.cpu`` / ``.gpu`` (or
 ``.np``) is a block table; anything whose ``.block_table`` is one (or a
 group list of them) is a batch. Tensors are read with ``.detach().cpu().numpy()``.
+
+A state group (Mamba-like: vLLM's ``SlotMappingMode.NONE``, kvviz's ``has_slot_mapping=False``)
+holds one state block per request, not pages; its dump says ``group_kind: "state"`` so the
+checker applies the state rules. With several KV-cache groups the pool's ref counts count every
+group's holders, so ``ref_cnt`` is left out of the dump (the free queue is kept).
 """
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ import numpy as np
 
 from .dump import DUMP_VERSION, Dump, dump_from_mapping
 from .errors import BadInput
+from .profiles import get_profile
 
 
 def to_numpy(x) -> np.ndarray | None:
@@ -27,9 +33,11 @@ def to_numpy(x) -> np.ndarray | None:
 
 
 def _group_table(obj, group: int):
-    """(block table object, num_reqs or None) from an InputBatch, MultiGroupBlockTable or BlockTable."""
+    """(block table object, num_reqs or None, number of KV-cache groups or None when a bare table
+    does not tell) from an InputBatch, MultiGroupBlockTable or BlockTable."""
     num_reqs = getattr(obj, "num_reqs", None)
     bt = obj
+    num_groups = None
     if hasattr(bt, "block_table") and not hasattr(bt, "num_blocks_per_row"):
         bt = bt.block_table                          # InputBatch -> MultiGroupBlockTable
     if not hasattr(bt, "num_blocks_per_row"):
@@ -38,9 +46,23 @@ def _group_table(obj, group: int):
             bt = groups[group] if groups is not None else bt[group]
         except (TypeError, IndexError, KeyError):
             raise BadInput(f"cannot find KV-cache group {group}'s block table in {type(obj).__name__}") from None
+        try:
+            num_groups = len(groups if groups is not None else obj.block_table)
+        except TypeError:
+            num_groups = None
     if not hasattr(bt, "num_blocks_per_row") or not hasattr(bt, "block_table"):
         raise BadInput(f"{type(obj).__name__} does not look like a vLLM InputBatch or BlockTable")
-    return bt, num_reqs if isinstance(num_reqs, int) else None
+    return bt, num_reqs if isinstance(num_reqs, int) else None, num_groups
+
+
+def is_state_table(bt) -> bool:
+    """Whether a block table holds state indices (Mamba-like) rather than pages: vLLM's
+    ``slot_mapping_mode`` is ``SlotMappingMode.NONE``, or kvviz's ``has_slot_mapping`` is False."""
+    mode = getattr(bt, "slot_mapping_mode", None)
+    if mode is not None:
+        name = getattr(mode, "value", None) or getattr(mode, "name", None) or mode
+        return str(name).lower() == "none"
+    return getattr(bt, "has_slot_mapping", True) is False
 
 
 def _pool_state(block_pool):
@@ -60,13 +82,24 @@ def capture(obj, *, num_reqs: int | None = None, num_reqs_padded: int | None = N
             num_blocks: int | None = None, block_pool=None, include_device: bool = True,
             seq_lens=None, query_start_loc=None, positions=None, slot_mapping=None,
             paged_kv_indptr=None, paged_kv_indices=None, paged_kv_last_page_len=None,
-            sliding_window: int | None = None) -> Dump:
+            sliding_window: int | None = None, profile: str | None = None,
+            group_kind: str | None = None) -> Dump:
     """A validated dump of one KV-cache group of a vLLM InputBatch (or MultiGroupBlockTable /
     BlockTable). ``num_reqs`` defaults to the batch's; ``num_blocks`` comes from ``block_pool``
     (with its ref counts and free queue) when given. Per-step arrays (seq_lens, positions, ...)
     are the runner's CPU buffers, sliced to the step; pass them to enable the checks that need them.
+
+    ``ref_cnt`` is taken from ``block_pool`` only when the batch has a single KV-cache group: with
+    several (a hybrid model) one pool serves every group and a block's ref count counts the holders
+    in all of them, which one group's table cannot match. (A bare BlockTable does not say how many
+    groups there are: pass the InputBatch or MultiGroupBlockTable.)
+
+    ``group_kind`` is "state" for a state group (Mamba-like: one state block per request); by
+    default it is read from the table (vLLM's ``slot_mapping_mode`` NONE). ``profile`` names the
+    kvviz profile of the vLLM version that ran (``kvviz.profiles``), recorded in the dump so that
+    ``kvviz check`` applies that version's rules.
     """
-    bt, batch_reqs = _group_table(obj, group)
+    bt, batch_reqs, num_groups = _group_table(obj, group)
     n = num_reqs if num_reqs is not None else batch_reqs
     if n is None:
         raise BadInput("num_reqs is needed when capturing a bare block table")
@@ -80,6 +113,10 @@ def capture(obj, *, num_reqs: int | None = None, num_reqs_padded: int | None = N
     if block_pool is not None:
         nb, ref, free = _pool_state(block_pool)
         num_blocks = num_blocks or nb
+        if num_groups is not None and num_groups > 1:
+            ref = None          # counts every group's holders: not comparable with one group's rows
+    if group_kind is None and is_state_table(bt):
+        group_kind = "state"
     if num_blocks is None:
         raise BadInput("num_blocks is needed (pass it, or pass block_pool)")
     m = {"kvviz_dump_version": DUMP_VERSION, "block_size": bs, "num_blocks": int(num_blocks),
@@ -98,6 +135,10 @@ def capture(obj, *, num_reqs: int | None = None, num_reqs_padded: int | None = N
     for k, v in optional.items():
         if v is not None:
             m[k] = v if isinstance(v, int) else to_numpy(v)
+    if profile is not None:
+        m["profile"] = profile
+    if group_kind is not None:
+        m["group_kind"] = group_kind
     return dump_from_mapping(m)
 
 
@@ -108,7 +149,9 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
 
     ``block_table_device`` is what the kernel read: the mirror after the commit, with the padded
     rows as the attention metadata saw them (zero-filled, as vLLM does before the kernel runs).
-    ``ref_cnt`` is left out when several groups share the pool (a ref counts every group)."""
+    ``ref_cnt`` is left out when several groups share the pool (a ref counts every group). The
+    dump records the run's profile, and ``group_kind: "state"`` for a state group (whose table
+    holds state indices: never split into kernel blocks)."""
     n, r_pad = record.num_reqs, record.num_reqs_padded
     inp = record.inputs[group]
     dev = record.device_tables[group].copy()
@@ -118,15 +161,18 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
          "block_table": record.cpu_tables[group].copy(),
          "num_blocks_per_row": record.num_blocks_per_row[group].copy(),
          "block_table_device": dev,
-         "free_block_ids": np.array(record.free_queue, dtype=np.int32)}
+         "free_block_ids": np.array(record.free_queue, dtype=np.int32),
+         "profile": get_profile(getattr(config, "profile", None)).name}
+    g = config.groups[group]
     if len(config.groups) == 1:
         m["ref_cnt"] = np.array(record.ref_counts, dtype=np.int32)
-    if config.kbs != config.block_size:
+    if g.kind == "state":
+        m["group_kind"] = "state"
+    elif config.kbs != config.block_size:
         m["kernel_block_size"] = config.kbs
     if config.dcp_world_size != 1:
         m.update(dcp_world_size=config.dcp_world_size, dcp_rank=config.dcp_rank,
                  cp_kv_cache_interleave_size=config.cp_kv_cache_interleave_size)
-    g = config.groups[group]
     if g.kind == "sliding_window":
         m["sliding_window"] = g.sliding_window
     if inp is not None:
@@ -160,4 +206,6 @@ def dump_from_block_table(table, step, *, num_blocks: int, ref_cnt=None, free_bl
         m["free_block_ids"] = np.asarray(free_block_ids)
     if sliding_window is not None:
         m["sliding_window"] = sliding_window
+    if is_state_table(table):
+        m["group_kind"] = "state"
     return dump_from_mapping(m)

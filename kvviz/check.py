@@ -15,6 +15,7 @@ import numpy as np
 
 from .constants import NULL_BLOCK_ID, PAD_SLOT_ID
 from .dump import Dump
+from .profiles import CURRENT, PROFILES, Profile, get_profile
 from .step import compute_slot_mapping
 from .texts.findings import STRINGS as _TEXTS
 
@@ -64,7 +65,8 @@ _CHECK_LIST = [
               "appear only once in a row's counted prefix."),
     CheckInfo("too-few-blocks", "Row holds too few blocks", "allocation", ("seq_lens",),
               "A request with S tokens needs ceil(S / B) blocks; with fewer, its last tokens have "
-              "nowhere to live and the kernel reads past the row's counted prefix."),
+              "nowhere to live and the kernel reads past the row's counted prefix. (A state group "
+              "holds one state block per request instead.)"),
     CheckInfo("freed-block-in-use", "Freed block still in use", "block-pool",
               ("ref_cnt", "free_block_ids"),
               "A block a live row counts is on the free list or has ref count 0, so the pool may hand "
@@ -79,9 +81,11 @@ _CHECK_LIST = [
     CheckInfo("pad-slot", "Padding token has a real slot", "padding", ("slot_mapping", "query_start_loc"),
               "Slots after the last real token must be -1 so the KV write skips them; any other value "
               "makes a padding token overwrite a real slot."),
-    CheckInfo("pad-row", "Padded row is not all 0", "padding", ("num_reqs_padded",),
+    CheckInfo("pad-row", "Padded row is not all 0", "padding", (),
               "Rows from num_reqs to num_reqs_padded are read by CUDA-graph replays and must point only "
-              "at the null block 0; a stale id there lets a dummy request read or write a real block."),
+              "at the null block 0; a stale id there lets a dummy request read or write a real block. "
+              "In current vLLM every row past num_reqs must also count 0 blocks: remove_request and "
+              "condense's move_row clear the row they vacate."),
     CheckInfo("csr-indptr", "FlashInfer indptr is wrong", "flashinfer-csr", ("paged_kv_indptr", "seq_lens"),
               "paged_kv_indptr must start at 0 and grow by ceil(seq_len / page_size) per row."),
     CheckInfo("csr-indices", "FlashInfer page indices are wrong", "flashinfer-csr",
@@ -158,17 +162,43 @@ def first_wrong_row(findings: list[Finding]) -> int | None:
     return min(rows) if rows else None
 
 
-def applicable_checks(dump: Dump) -> list[str]:
-    """The checks this dump carries enough tables for."""
+def resolve_profile(dump: Dump, profile: str | Profile | None = None) -> tuple[Profile, str]:
+    """(the profile to check ``dump`` under, where it came from): ``profile`` when given (a
+    ``--profile`` option; "option"), else the dump's own ``profile`` key ("dump"), else the current
+    rules ("default"). ValueError for an unknown name."""
+    if profile is not None:
+        return get_profile(profile), "option"
+    if dump.profile is not None:
+        return get_profile(dump.profile), "dump"
+    return CURRENT, "default"
+
+
+def clears_vacated_rows(profile: Profile) -> bool:
+    """Whether a row vacated by remove_request or condense's move_row is cleared (count 0, prefix
+    zeroed) under ``profile``: true for current vLLM, false for the 2025 profiles."""
+    return bool(profile.move_row_clears_source and getattr(profile, "remove_clears_row", True))
+
+
+def applicable_checks(dump: Dump, profile: str | Profile | None = None) -> list[str]:
+    """The checks this dump carries enough tables for (under ``profile``, default as resolve_profile)."""
+    prof, _ = resolve_profile(dump, profile)
     have = set(dump.present())
+    state = dump.is_state_group
+    window_unknown = dump.sliding_window is not None and dump.seq_lens is None
     out = []
     for c in _CHECK_LIST:
         if c.id == "freed-block-in-use":
             ok = bool(have & {"ref_cnt", "free_block_ids"})
         elif c.id == "null-in-live-row":
             ok = dump.sliding_window is None
+        elif c.id == "duplicate-block-in-row":
+            ok = not window_unknown
+        elif c.id == "pad-row":
+            ok = clears_vacated_rows(prof) or ("num_reqs_padded" in have and "block_table_device" in have)
         elif c.id.startswith("csr-"):
-            ok = set(c.needs) <= have and dump.dcp_world_size == 1
+            ok = set(c.needs) <= have and dump.dcp_world_size == 1 and not state
+        elif c.id in ("slot-mismatch", "pad-slot", "shared-partial-block"):
+            ok = set(c.needs) <= have and not state
         else:
             ok = set(c.needs) <= have
         if ok:
@@ -295,9 +325,11 @@ def _isin(values: np.ndarray, members: np.ndarray, universe: int) -> np.ndarray:
 # --- the checker -----------------------------------------------------------------------
 
 class _Run:
-    def __init__(self, d: Dump, limit: int):
+    def __init__(self, d: Dump, limit: int, profile: Profile = CURRENT):
         self.d = d
         self.limit = limit
+        self.profile = profile
+        self.state = d.is_state_group
         self.out: list[Finding] = []
         self.n = d.num_reqs
         self.W = d.width
@@ -367,6 +399,12 @@ class _Run:
     def too_few(self) -> None:
         if self.seq is None:
             return
+        if self.state:   # one state block per request that has tokens, whatever its length
+            need = (self.seq > 0).astype(np.int64) * self.bpk
+            rows = np.flatnonzero(self.cnt < need)
+            self.add("too-few-blocks", rows, self.cnt[rows], np.ones(rows.size), lambda r, c, k: Msg(
+                "too-few-blocks.state", {"r": r, "c": c, "s": int(self.seq[r])}))
+            return
         need = -(-self.seq // self.span) * self.bpk
         rows = np.flatnonzero(self.cnt < need)
         if rows.size:
@@ -399,9 +437,10 @@ class _Run:
         self.pos_of = (lambda p: p) if pos is None else (lambda p: pos[p])
         mids = ids // self.bpk if self.bpk > 1 else ids
 
-        # duplicate kernel ids inside one row
+        # duplicate kernel ids inside one row; with a sliding window but no seq_lens the ids of
+        # blocks that fell out of the window cannot be told apart, and a freed one may come back
         kcount = _Counts(ids, self.kernel_ids)
-        if kcount.per_entry is not None:
+        if kcount.per_entry is not None and (d.sliding_window is None or self.seq is not None):
             self._duplicates(ids, np.flatnonzero(kcount.per_entry >= 2))
 
         # holders: distinct live rows per block
@@ -420,7 +459,8 @@ class _Run:
         if window_ok:
             self._freed(holders, mids)
             self._refcount(holders)
-        self._shared_partial()
+        if not self.state:   # state blocks are not filled token by token
+            self._shared_partial()
 
     def _duplicates(self, ids, multi) -> None:
         rows, cols = self.prefix.locate(self.pos_of(multi))
@@ -550,7 +590,7 @@ class _Run:
     # --- slots ------------------------------------------------------------------------------
     def slots(self) -> None:
         d = self.d
-        if d.slot_mapping is None or d.query_start_loc is None:
+        if d.slot_mapping is None or d.query_start_loc is None or self.state:
             return
         qsl = d.query_start_loc[: self.n + 1].astype(np.int64)
         T = int(qsl[-1]) if self.n else 0
@@ -595,38 +635,51 @@ class _Run:
     def pad_rows(self) -> None:
         d = self.d
         lo, hi = self.n, d.padded_reqs
-        if hi <= lo:
-            return
-        table = d.block_table_device if d.block_table_device is not None else self.bt
-        which = "device" if d.block_table_device is not None else "cpu"
-        pad = table[lo:hi]
-        nz = pad != NULL_BLOCK_ID
-        first = nz.argmax(axis=1)
-        bad = nz[np.arange(hi - lo), first]
+        clears = clears_vacated_rows(self.profile)
         found = {}
-        for j in np.flatnonzero(bad).tolist():
-            r, c = lo + j, int(first[j])
-            found[r] = (c, Msg(f"pad-row.nonzero_{which}", {"r": r, "b": int(pad[j, c]), "c": c}))
-        if d.block_table_device is not None:
-            # a vacated row whose CPU prefix was not cleared reaches the kernel at the next commit
-            # that copies padded rows (a dummy run commits num_reqs_padded rows)
-            cnt = d.num_blocks_per_row[lo:hi].astype(np.int64)
-            seg = _Segments(self.W, np.zeros(hi - lo, np.int64), cnt)
-            v = seg.take(self.bt[lo:hi]) if seg.total else np.zeros(0, np.int32)
-            rows, cols = seg.locate(np.flatnonzero(v != NULL_BLOCK_ID))
-            for j, c in zip(*_first_per_row(rows, cols)[:2]):
-                r = lo + int(j)
-                if r not in found:
-                    found[r] = (int(c), Msg("pad-row.not_cleared", {
-                        "r": r, "n": int(cnt[j]), "b": int(self.bt[r, c]), "c": int(c)}))
+        # the padded rows the kernel reads: the device table when captured, else the CPU table (under
+        # a 2025 profile the CPU rows of vacated requests legitimately keep their ids: not looked at)
+        if hi > lo and (d.block_table_device is not None or clears):
+            table = d.block_table_device if d.block_table_device is not None else self.bt
+            which = "device" if d.block_table_device is not None else "cpu"
+            pad = table[lo:hi]
+            nz = pad != NULL_BLOCK_ID
+            first = nz.argmax(axis=1)
+            bad = nz[np.arange(hi - lo), first]
+            for j in np.flatnonzero(bad).tolist():
+                r, c = lo + j, int(first[j])
+                found[r] = (c, Msg(f"pad-row.nonzero_{which}", {"r": r, "b": int(pad[j, c]), "c": c}))
+        if clears:
+            # current vLLM clears every row it vacates (remove_request's clear_row, condense's
+            # move_row), so no row past num_reqs counts a block; one that does reaches the kernel at
+            # the next commit that copies it (a dummy run commits its num_reqs_padded rows)
+            cnt_all = d.num_blocks_per_row[lo:].astype(np.int64)
+            vac = np.flatnonzero(cnt_all > 0)
+            if vac.size:
+                rows_v = lo + vac
+                cnt = cnt_all[vac]
+                seg = _Segments(self.W, np.zeros(vac.size, np.int64), cnt)
+                v = seg.take(self.bt[rows_v])
+                rows, cols = seg.locate(np.flatnonzero(v != NULL_BLOCK_ID))
+                first_c = dict(zip(*(x.tolist() for x in _first_per_row(rows, cols)[:2])))
+                for j, r in enumerate(rows_v.tolist()):
+                    if r in found:
+                        continue
+                    n = int(cnt[j])
+                    if j not in first_c:
+                        found[r] = (None, Msg("pad-row.count_only", {"r": r, "n": n, "live": lo}))
+                        continue
+                    c = int(first_c[j])
+                    key = "pad-row.not_cleared" if r < hi else "pad-row.vacated"
+                    found[r] = (c, Msg(key, {"r": r, "n": n, "b": int(self.bt[r, c]), "c": c, "live": lo}))
         keys = sorted(found)
-        self.add("pad-row", keys, [found[r][0] for r in keys], np.ones(len(keys)),
+        self.add("pad-row", keys, np.array([found[r][0] for r in keys], dtype=object), np.ones(len(keys)),
                  lambda r, c, k: found[r][1])
 
     # --- FlashInfer CSR -----------------------------------------------------------------------
     def csr(self) -> None:
         d = self.d
-        if d.seq_lens is None or d.dcp_world_size != 1:
+        if d.seq_lens is None or d.dcp_world_size != 1 or self.state:
             return
         P = self.kbs
 
@@ -640,10 +693,13 @@ class _Run:
             lpl = d.paged_kv_last_page_len.astype(np.int64)
             s = seq_for(lpl.size)
             rem = s % P
-            exp = np.where(s == 0, 0, np.where(rem == 0, P, rem))
+            empty_zero = self.profile.empty_last_page_len_is_zero
+            exp = np.where(s == 0, 0 if empty_zero else P, np.where(rem == 0, P, rem))
             rows = np.flatnonzero(lpl != exp)
-            self.add("csr-last-page-len", rows, rows * 0, np.ones(rows.size), lambda r, c, k: Msg(
-                "csr-last-page-len", {"r": r, "s": int(s[r]), "exp": int(exp[r]), "p": P, "got": int(lpl[r])}))
+            key = "csr-last-page-len" if empty_zero else "csr-last-page-len.empty_full"
+            self.add("csr-last-page-len", rows, rows * 0, np.ones(rows.size), lambda r, c, k: Msg(key, {
+                "r": r, "s": int(s[r]), "exp": int(exp[r]), "p": P, "got": int(lpl[r]),
+                "profile": self.profile.name}))
 
         if d.paged_kv_indptr is None:
             return
@@ -725,9 +781,13 @@ class _Run:
         self._truncated("free-list-duplicate", len(msgs), "entries")
 
 
-def run_checks(dump: Dump, *, limit: int = MAX_ROWS_PER_CHECK) -> list[Finding]:
-    """Every applicable check; findings ordered by row, then check, then index."""
-    run = _Run(dump, limit)
+def run_checks(dump: Dump, *, limit: int = MAX_ROWS_PER_CHECK,
+               profile: str | Profile | None = None) -> list[Finding]:
+    """Every applicable check; findings ordered by row, then check, then index. The rules are those
+    of ``profile`` (a name in kvviz.profiles.PROFILES), else of the dump's ``profile`` key, else
+    current vLLM's; ValueError for an unknown name."""
+    prof, _ = resolve_profile(dump, profile)
+    run = _Run(dump, limit, prof)
     run.mirror()
     run.ranges()
     run.too_few()
@@ -739,5 +799,12 @@ def run_checks(dump: Dump, *, limit: int = MAX_ROWS_PER_CHECK) -> list[Finding]:
     return sorted(run.out, key=Finding.sort_key)
 
 
-def findings_to_json(findings: list[Finding]) -> dict:
-    return {"findings": [f.to_json() for f in findings]}
+def findings_to_json(findings: list[Finding], profile: str | Profile | None = None) -> dict:
+    """``{"findings": [...]}``, plus ``"profile"`` (the name the dump was checked under) when given."""
+    out = {"findings": [f.to_json() for f in findings]}
+    if profile is not None:
+        out["profile"] = profile.name if isinstance(profile, Profile) else str(profile)
+    return out
+
+
+PROFILE_NAMES = tuple(PROFILES)

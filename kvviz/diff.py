@@ -4,7 +4,8 @@ differing column; plus each dump's stale rows (CPU table vs device mirror).
 A 2-D table is compared row by row. A 1-D array is one row (row 0), so its entry is
 the first index where the two differ. Scalars (block_size, num_reqs, ...) that differ
 are reported with row and col null. Where shapes differ, the common part is compared
-first and the missing side of the rest is null.
+first and the missing side of the rest is null. Two dumps are equal only when they hold the
+same keys with the same values: a table only one of them carries makes them different.
 """
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from .dump import Dump
 
 MAX_ROWS_PER_TABLE = 200
 SCALARS = ("block_size", "num_blocks", "num_reqs", "num_reqs_padded", "sliding_window",
-           "kernel_block_size", "dcp_world_size", "dcp_rank", "cp_kv_cache_interleave_size")
+           "kernel_block_size", "dcp_world_size", "dcp_rank", "cp_kv_cache_interleave_size", "profile",
+           "group_kind")
 TABLES = ("block_table", "block_table_device", "num_blocks_per_row", "seq_lens", "query_start_loc",
           "positions", "slot_mapping", "paged_kv_indptr", "paged_kv_indices",
           "paged_kv_last_page_len", "ref_cnt", "free_block_ids")
@@ -43,14 +45,20 @@ class DiffResult:
 
     @property
     def equal(self) -> bool:
-        return not self.differences
+        """Same keys with the same values (a table only one dump carries is a difference)."""
+        return not self.differences and not self.only_in
+
+    def live_stale(self, side: str) -> list[dict]:
+        """The stale rows of one dump that are live (device mirror differs from the CPU table)."""
+        return [s for s in self.stale_rows.get(side, []) if s["live"]]
 
     def rows_of(self, table: str) -> dict[int, int]:
         """row -> first differing column, for one table (for highlighting)."""
         return {d.row: d.col for d in self.differences if d.table == table and d.row is not None}
 
     def to_json(self) -> dict:
-        out = {"differences": [d.to_json() for d in self.differences], "stale_rows": self.stale_rows}
+        out = {"differences": [d.to_json() for d in self.differences], "stale_rows": self.stale_rows,
+               "equal": self.equal}
         if self.truncated:
             out["truncated"] = self.truncated
         if self.only_in:

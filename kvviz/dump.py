@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 
 from .errors import BadInput, parse_json
+from .profiles import PROFILES
 
 DUMP_VERSION = 1
 
@@ -40,9 +41,13 @@ VECTOR_KEYS = {
     "paged_kv_indices": np.int32, "paged_kv_last_page_len": np.int32, "ref_cnt": np.int32,
     "free_block_ids": np.int32,
 }
+# short strings: a JSON string, or in an .npz a 1-D uint8 array of ASCII codes (no pickling)
+TEXT_KEYS = ("profile", "group_kind")
+MAX_TEXT_LEN = 64
+GROUP_KINDS = ("attention", "state")
 REQUIRED_KEYS = ("kvviz_dump_version", "block_size", "num_blocks", "num_reqs", "block_table",
                  "num_blocks_per_row")
-KNOWN_KEYS = frozenset(SCALAR_KEYS) | frozenset(TABLE_KEYS) | frozenset(VECTOR_KEYS)
+KNOWN_KEYS = frozenset(SCALAR_KEYS) | frozenset(TABLE_KEYS) | frozenset(VECTOR_KEYS) | frozenset(TEXT_KEYS)
 
 
 @dataclass
@@ -70,6 +75,10 @@ class Dump:
     dcp_world_size: int = 1
     dcp_rank: int = 0
     cp_kv_cache_interleave_size: int = 1
+    # the vLLM behaviour profile the run followed (a name in kvviz.profiles.PROFILES); None: not said
+    profile: str | None = None
+    # "state": a state group (Mamba-like, one state block per request, no slots); None: attention
+    group_kind: str | None = None
 
     # --- derived ----------------------------------------------------------------------
     @property
@@ -94,6 +103,10 @@ class Dump:
         return self.block_size // self.kbs
 
     @property
+    def is_state_group(self) -> bool:
+        return self.group_kind == "state"
+
+    @property
     def num_tokens(self) -> int | None:
         if self.query_start_loc is None:
             return None
@@ -110,7 +123,7 @@ class Dump:
         """Every present key, arrays as numpy (the .npz form)."""
         out = {"kvviz_dump_version": DUMP_VERSION, "block_size": self.block_size,
                "num_blocks": self.num_blocks, "num_reqs": self.num_reqs}
-        for k in ("num_reqs_padded", "sliding_window", "kernel_block_size"):
+        for k in ("num_reqs_padded", "sliding_window", "kernel_block_size", *TEXT_KEYS):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
         if (self.dcp_world_size, self.dcp_rank, self.cp_kv_cache_interleave_size) != (1, 0, 1):
@@ -176,6 +189,37 @@ def _as_int_array(key: str, v, ndim: int, dtype) -> np.ndarray:
     return v
 
 
+def _text(m: dict, key: str, choices) -> str | None:
+    """An optional short string key: a JSON string, or (from an .npz) a 1-D uint8 array of ASCII
+    codes or a single-element string array; it must be one of ``choices``."""
+    v = m.get(key)
+    if v is None:
+        return None
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind in "US" and v.size == 1:
+            v = v.reshape(-1)[0]
+            v = v.decode("ascii", "replace") if isinstance(v, bytes) else str(v)
+        elif v.dtype == np.uint8 and v.ndim == 1:
+            if v.size > MAX_TEXT_LEN or (v.size and (int(v.min()) < 0x20 or int(v.max()) > 0x7E)):
+                raise BadInput(f"{key!r} must be a short ASCII string (a uint8 array of at most "
+                               f"{MAX_TEXT_LEN} printable ASCII codes)")
+            v = v.tobytes().decode("ascii")
+        else:
+            raise BadInput(f"{key!r} must be a string (in an .npz: a 1-D uint8 array of ASCII codes), "
+                           f"got an array of dtype {v.dtype} and shape {tuple(v.shape)}")
+    elif not isinstance(v, str):
+        raise BadInput(f"{key!r} must be a string, got {type(v).__name__}")
+    if v not in choices:
+        shown = v if len(v) <= MAX_TEXT_LEN else v[:MAX_TEXT_LEN] + "..."
+        raise BadInput(f"{key!r} is {shown!r}; it must be one of {', '.join(choices)}")
+    return v
+
+
+def text_to_npz(value: str) -> np.ndarray:
+    """How a string key is stored in an .npz: its ASCII codes as uint8 (np.load reads it without pickle)."""
+    return np.frombuffer(value.encode("ascii"), dtype=np.uint8).copy()
+
+
 def _nondecreasing(a: np.ndarray) -> bool:
     return a.size < 2 or bool((a[1:] >= a[:-1]).all())
 
@@ -202,6 +246,10 @@ def dump_from_mapping(m: dict) -> Dump:
     if bs % inter:
         raise BadInput(f"cp_kv_cache_interleave_size {inter} does not divide block_size {bs}")
     window = _scalar(m, "sliding_window", lo=1, hi=1 << 40, optional=True)
+    profile = _text(m, "profile", sorted(PROFILES))
+    kind = _text(m, "group_kind", GROUP_KINDS)
+    if kind == "state" and window is not None:
+        raise BadInput("a state group (group_kind 'state') has no sliding_window")
 
     bt = _as_int_array("block_table", m["block_table"], 2, np.int32)
     _check_table_shape("block_table", bt.shape)
@@ -272,7 +320,7 @@ def dump_from_mapping(m: dict) -> Dump:
                 paged_kv_last_page_len=vec.get("paged_kv_last_page_len"), ref_cnt=vec.get("ref_cnt"),
                 free_block_ids=vec.get("free_block_ids"), sliding_window=window,
                 kernel_block_size=kbs, dcp_world_size=world, dcp_rank=rank,
-                cp_kv_cache_interleave_size=inter)
+                cp_kv_cache_interleave_size=inter, profile=profile, group_kind=kind)
 
 
 def _check_table_shape(key: str, shape) -> None:
@@ -309,7 +357,7 @@ def _read_npz(src, name: str, max_bytes: int) -> dict:
                 raise BadInput(f"{name} holds {key!r} twice")
             try:
                 with zf.open(info) as f:
-                    out[key] = _read_npy(f, key, info.file_size)
+                    out[key] = _read_npy(f, key, info.file_size, text=key in TEXT_KEYS)
             except BadInput as e:
                 raise BadInput(f"{name}: {e}") from None
             except MemoryError:
@@ -331,7 +379,7 @@ def _short(e: Exception) -> str:
     return s[:120]
 
 
-def _read_npy(f, key: str, member_size: int) -> np.ndarray:
+def _read_npy(f, key: str, member_size: int, text: bool = False) -> np.ndarray:
     fmt = np.lib.format
     version = fmt.read_magic(f)
     if version == (1, 0):
@@ -342,8 +390,9 @@ def _read_npy(f, key: str, member_size: int) -> np.ndarray:
         raise BadInput(f"array {key!r} has an unknown .npy version {version}")
     if dtype.hasobject:
         raise BadInput(f"array {key!r} holds pickled Python objects, which dumps may not contain")
-    if dtype.kind not in "iub" or dtype.itemsize == 0:
-        raise BadInput(f"array {key!r} has dtype {dtype}; integers are required")
+    if dtype.kind not in ("iubUS" if text else "iub") or dtype.itemsize == 0:
+        raise BadInput(f"array {key!r} has dtype {dtype}; "
+                       + ("a string (ASCII codes as uint8) is required" if text else "integers are required"))
     if any(int(d) < 0 for d in shape):
         raise BadInput(f"array {key!r} declares a negative dimension {tuple(shape)}")
     count = 1
@@ -429,13 +478,16 @@ def save_dump(dump: Dump, path: str, *, compress: bool = False) -> None:
         with open(path, "w") as f:
             json.dump(dump.to_json(), f, separators=(",", ":"))
         return
-    m = {k: np.asarray(v) for k, v in dump.to_mapping().items()}
-    (np.savez_compressed if compress else np.savez)(path, **m)
+    (np.savez_compressed if compress else np.savez)(path, **_npz_arrays(dump))
+
+
+def _npz_arrays(dump: Dump) -> dict[str, np.ndarray]:
+    return {k: text_to_npz(v) if k in TEXT_KEYS else np.asarray(v) for k, v in dump.to_mapping().items()}
 
 
 def dump_to_npz_bytes(dump: Dump) -> bytes:
     buf = io.BytesIO()
-    np.savez(buf, **{k: np.asarray(v) for k, v in dump.to_mapping().items()})
+    np.savez(buf, **_npz_arrays(dump))
     return buf.getvalue()
 
 

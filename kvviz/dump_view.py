@@ -12,12 +12,13 @@ import pandas as pd
 
 from .bugs import BUGS, bug_pair
 from .capture import dump_from_step
-from .check import CHECKS, Finding, findings_to_json, first_wrong_row
+from .check import CHECKS, Finding, applicable_checks, findings_to_json, first_wrong_row, resolve_profile, run_checks
 from .diff import DiffResult
 from .dump import Dump, load_dump
 from .engine import FAULTS, Engine
 from .errors import BadInput
 from .i18n import DEFAULT_LANG, t
+from .profiles import PROFILES, Profile
 from .scenario import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,10 +96,10 @@ def sim_run(source: str, fault: str | None = None):
 
 
 def sim_groups(source: str) -> dict[int, str]:
-    """index -> name of the scenario's paged KV-cache groups (a dump shows one). State groups
-    (one state slot per request, no pages) are left out: the checker's invariants do not apply."""
+    """index -> name of the scenario's KV-cache groups (a dump shows one). A state group's dump says
+    ``group_kind: "state"`` (one state block per request, no pages), which the checker knows."""
     config, _ = sim_run(source)
-    return {i: f"{i}: {g.name or g.kind}" for i, g in enumerate(config.groups) if g.kind != "state"}
+    return {i: f"{i}: {g.name or g.kind}" for i, g in enumerate(config.groups)}
 
 
 def sim_dump(source: str, fault: str | None, step: int, group: int = 0) -> Dump:
@@ -108,6 +109,33 @@ def sim_dump(source: str, fault: str | None, step: int, group: int = 0) -> Dump:
 
 
 FAULT_CHOICES = (None, *FAULTS)
+
+
+# --- profiles -------------------------------------------------------------------------------------
+
+AUTO_PROFILE = "auto"
+PROFILE_CHOICES = (AUTO_PROFILE, *PROFILES)
+
+
+def check_profile(d: Dump, choice: str | None = AUTO_PROFILE) -> Profile:
+    """The profile ``d`` is checked under: ``choice`` unless it is "auto" (or None), then the dump's
+    own ``profile`` key, else current."""
+    return resolve_profile(d, None if choice in (None, AUTO_PROFILE) else choice)[0]
+
+
+def check_dump(d: Dump, choice: str | None = AUTO_PROFILE) -> list[Finding]:
+    """The checker's findings for ``d`` under the chosen profile."""
+    return run_checks(d, profile=check_profile(d, choice))
+
+
+def applicable(d: Dump, choice: str | None = AUTO_PROFILE) -> list[str]:
+    return applicable_checks(d, check_profile(d, choice))
+
+
+def profile_label(choice: str, lang: str = DEFAULT_LANG) -> str:
+    if choice == AUTO_PROFILE:
+        return t("dumps", "profile.auto", lang)
+    return choice
 
 
 # --- tables -------------------------------------------------------------------------------------
@@ -237,9 +265,9 @@ def findings_csv_frame(findings: list[Finding]) -> pd.DataFrame:
                         ).astype({"row": "Int64", "index": "Int64"})
 
 
-def findings_json(findings: list[Finding]) -> dict:
-    """The same shape as ``kvviz check --json``."""
-    return findings_to_json(findings)
+def findings_json(findings: list[Finding], profile: Profile | str | None = None) -> dict:
+    """The same shape as ``kvviz check --json`` (with ``profile`` when given)."""
+    return findings_to_json(findings, profile)
 
 
 def concepts_of(findings: list[Finding], lang: str = DEFAULT_LANG) -> dict[str, dict]:

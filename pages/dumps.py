@@ -8,7 +8,7 @@ import ui
 
 ui.ensure_app_shell()
 from kvviz import dump_view as view
-from kvviz.check import applicable_checks, first_wrong_row, run_checks
+from kvviz.check import first_wrong_row
 from kvviz.diff import diff_dumps
 from kvviz.dump import dump_to_npz_bytes, load_dump_bytes
 from kvviz.errors import BadInput
@@ -21,7 +21,7 @@ EXAMPLES = view.example_names()
 SIM = view.sim_sources()
 WIDGETS = {"source": "bug", "bug": next(iter(view.BUGS)), "sim_sc": next(iter(SIM)), "fault": "none",
            "step_a": 0, "step_b": 1, "group": 0, "a_healthy": True, "ex_a": EXAMPLES[0],
-           "ex_b": EXAMPLES[min(1, len(EXAMPLES) - 1)], "table": "block_table"}
+           "ex_b": EXAMPLES[min(1, len(EXAMPLES) - 1)], "table": "block_table", "profile": view.AUTO_PROFILE}
 for k, default in WIDGETS.items():  # widgets are forgotten when the page is left
     if f"dumps.{k}" not in S:
         S[f"dumps.{k}"] = S.get(f"dumps.{k}.kept", default)
@@ -115,16 +115,20 @@ if not dumps:
     st.stop()
 if len(dumps) == 1:
     st.info(tr("only_one"), icon=":material/info:")
-found = {side: run_checks(d) for side, _, d in dumps}
+st.selectbox(tr("profile"), view.PROFILE_CHOICES, format_func=lambda p: view.profile_label(p, lang),
+             key="dumps.profile", help=tr("profile_help"))
+profiles = {side: view.check_profile(d, S["dumps.profile"]) for side, _, d in dumps}
+found = {side: view.check_dump(d, S["dumps.profile"]) for side, _, d in dumps}
 
 # --- what the checker finds: the first wrong row on top, then every finding and its concept --------
 st.subheader(tr("findings"))
 for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
     with col:
         st.markdown(f"**{side}: {name}**")
+        st.caption(tr("checked_under", profile=profiles[side].name))
         f = found[side]
         if not f:
-            st.success(tr("clean", n=len(applicable_checks(d))), icon=":material/check_circle:")
+            st.success(tr("clean", n=len(view.applicable(d, S["dumps.profile"]))), icon=":material/check_circle:")
             continue
         first = view.first_finding(f)
         st.error(tr("first_wrong" if first.row is not None else "no_row", row=first.row, check=first.check,
@@ -182,17 +186,21 @@ if len(dumps) == 2:
     if res.equal:
         st.success(tr("equal"), icon=":material/check_circle:")
     else:
-        st.caption(tr("n_diff", n=len(res.differences)))
-        st.dataframe(view.diff_frame(res), hide_index=True, key="dumps.diff",
-                     height=min(500, 38 + 35 * len(res.differences)),
-                     column_config={k: tr("col_" + k) for k in ("table", "row", "col", "a", "b")})
+        for side, only in res.only_in.items():
+            st.caption(tr("only_in", side=side.upper(), tables=", ".join(only)))
+        if res.differences:
+            st.caption(tr("n_diff", n=len(res.differences)))
+            st.dataframe(view.diff_frame(res), hide_index=True, key="dumps.diff",
+                         height=min(500, 38 + 35 * len(res.differences)),
+                         column_config={k: tr("col_" + k) for k in ("table", "row", "col", "a", "b")})
 
 # --- downloads -------------------------------------------------------------------------------------------
 st.subheader(tr("downloads"))
 st.caption(tr("dl_help"))
 with st.container(horizontal=True):
     for side, _, d in dumps:
-        ui.download_json(lambda f=found[side]: view.findings_json(f), f"findings_{side}", f"dumps.dl_fjson_{side}",
+        ui.download_json(lambda f=found[side], p=profiles[side]: view.findings_json(f, p), f"findings_{side}",
+                         f"dumps.dl_fjson_{side}",
                          tr("dl_findings_json", side=side))
         ui.download_csv(view.findings_csv_frame(found[side]), f"findings_{side}", f"dumps.dl_fcsv_{side}",
                         tr("dl_findings_csv", side=side))

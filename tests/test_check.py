@@ -176,7 +176,7 @@ def test_order_is_by_row_then_check():
 def test_findings_capped_per_check():
     bt = np.zeros((200, 4), np.int32)
     d = base_dump(block_table=bt, block_table_device=bt.copy(), num_reqs=120, num_reqs_padded=None,
-                  num_blocks_per_row=np.ones(200, np.int32), seq_lens=None, query_start_loc=None,
+                  num_blocks_per_row=(np.arange(200) < 120).astype(np.int32), seq_lens=None, query_start_loc=None,
                   positions=None, slot_mapping=None, paged_kv_indptr=None, paged_kv_indices=None,
                   paged_kv_last_page_len=None, ref_cnt=None, free_block_ids=None)
     f = [x for x in run_checks(d, limit=50) if x.check == "null-in-live-row"]
@@ -251,6 +251,17 @@ def _extra_dumps():
     bt[2, 1] = 6                              # no device mirror: the padded row of the CPU table is read
     out["pad-row-cpu"] = base_dump(block_table=bt, block_table_device=None)
     out["free-list-2-out-of-range"] = base_dump(free_block_ids=np.array([16, 6, -1, 7], np.int32))
+    m = base_mapping()
+    m["block_table"][3, :2] = [4, 5]          # row 3 (past the padded rows) still counts D's old blocks
+    cnt = m["num_blocks_per_row"]
+    cnt[3] = 2
+    out["vacated-row"] = base_dump(block_table=m["block_table"], num_blocks_per_row=cnt)
+    out["vacated-count-only"] = base_dump(num_blocks_per_row=np.array([3, 2, 0, 1], np.int32))
+    out["early-empty-row"] = base_dump(profile="2025-early")    # the empty padded row's last_page_len is 0
+    bt = np.zeros((4, 1), np.int32)
+    bt[:2, 0] = [3, 0]
+    out["state-no-block"] = _bare(block_table=bt, num_reqs=2, num_blocks_per_row=np.array([1, 0, 0, 0], np.int32),
+                                  seq_lens=np.array([9, 4], np.int32), group_kind="state")
     return out
 
 

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_equal_dumps():
     r = diff_dumps(base_dump(), base_dump())
-    assert r.equal and r.to_json() == {"differences": [], "stale_rows": {"a": [], "b": []}}
+    assert r.equal and r.to_json() == {"differences": [], "stale_rows": {"a": [], "b": []}, "equal": True}
 
 
 def test_rows_first_column_and_stale_view():
@@ -43,6 +43,86 @@ def test_shape_differences_and_one_sided_tables():
     assert [d.to_json() for d in r.differences] == [
         {"table": "free_block_ids", "row": 0, "col": 8, "a": 14, "b": None}]
     assert r.only_in == {"a": ["ref_cnt"]}
+    assert not r.equal
+
+
+def test_a_table_in_one_dump_only_makes_them_different():
+    """Equal means the same keys with the same values: a key only one dump holds is a difference,
+    even when every table both carry agrees."""
+    a, b = base_dump(), base_dump(block_table_device=None)
+    r = diff_dumps(a, b)
+    assert r.differences == [] and r.only_in == {"a": ["block_table_device"]}
+    assert not r.equal
+    j = r.to_json()
+    assert j["equal"] is False and j["only_in"] == {"a": ["block_table_device"]}
+    assert set(j) >= {"differences", "stale_rows"}          # the old keys stay
+    assert not diff_dumps(b, a).equal
+    assert diff_dumps(b, b).equal
+
+
+def test_a_profile_in_one_dump_only_makes_them_different():
+    r = diff_dumps(base_dump(), base_dump(profile="2025-11"))
+    assert not r.equal
+    assert [d.to_json() for d in r.differences] == [
+        {"table": "profile", "row": None, "col": None, "a": None, "b": "2025-11"}]
+    assert diff_dumps(base_dump(profile="2025-11"), base_dump(profile="2025-11")).equal
+
+
+def _cli(*args):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "kvviz", "diff", *args], cwd=ROOT, capture_output=True, text=True,
+                          env=env)
+
+
+def test_cli_key_in_one_dump_only_exits_1(tmp_path):
+    from kvviz.dump import save_dump
+    m = base_mapping()
+    dev = m["block_table_device"]
+    dev[1, 0] = 0                         # a live stale row in A
+    pa, pb = str(tmp_path / "a.json"), str(tmp_path / "b.json")
+    save_dump(base_dump(block_table_device=dev), pa)
+    save_dump(base_dump(block_table_device=None), pb)
+    r = _cli(pa, pb)
+    assert r.returncode == 1, r.stdout
+    assert not r.stdout.startswith("equal")
+    assert "only A has: block_table_device" in r.stdout
+    assert "row 1 (live) col 0: cpu=4 device=0" in r.stdout
+    j = _cli(pa, pb, "--json")
+    assert j.returncode == 1
+    out = json.loads(j.stdout)
+    assert out["equal"] is False and out["differences"] == [] and out["only_in"] == {"a": ["block_table_device"]}
+    assert out["stale_rows"]["a"] == [{"row": 1, "col": 0, "cpu": 4, "device": 0, "live": True}]
+
+
+def test_cli_rows_past_num_reqs_are_not_listed_as_stale(tmp_path):
+    from kvviz.dump import save_dump
+    m = base_mapping()
+    dev = m["block_table_device"]
+    dev[3, 2] = 7                         # an unused row: not live, the kernel does not read it
+    pa = str(tmp_path / "a.json")
+    save_dump(base_dump(block_table_device=dev), pa)
+    r = _cli(pa, pa)
+    assert r.returncode == 0 and r.stdout.startswith("equal")
+    assert "stale rows" not in r.stdout
+    assert "not live" in r.stdout and "3" in r.stdout.splitlines()[-1]
+    # the JSON keeps listing it, marked live: false
+    out = json.loads(_cli(pa, pa, "--json").stdout)
+    assert out["equal"] is True
+    assert out["stale_rows"]["a"] == [{"row": 3, "col": 2, "cpu": 0, "device": 7, "live": False}]
+
+
+def test_cli_names_the_file_with_a_bad_array(tmp_path):
+    """An error about an array inside an .npz names the file it is in, whichever side it is."""
+    ok, bad = tmp_path / "ok.npz", tmp_path / "float.npz"
+    arrays = {k: np.asarray(v) for k, v in base_mapping().items()}
+    np.savez(ok, **arrays)
+    arrays["block_table"] = arrays["block_table"].astype(np.float32)
+    np.savez(bad, **arrays)
+    for args in ((ok, bad), (bad, ok)):
+        r = _cli(*map(str, args))
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr.strip() == ("kvviz diff: float.npz: array 'block_table' has dtype float32; "
+                                    "integers are required")
 
 
 def test_cli_exit_codes(tmp_path):

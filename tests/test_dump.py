@@ -155,3 +155,67 @@ def test_capture_rejects_strangers():
     from kvviz.errors import BadInput
     with pytest.raises(BadInput, match="cannot find KV-cache group 0"):
         capture(object(), num_reqs=1, num_blocks=4)
+
+
+def test_capture_drops_ref_cnt_for_a_hybrid_batch():
+    """One pool serves every KV-cache group, so a block's ref count counts the holders in all of them;
+    compared with one group's rows it would give false refcount-mismatch findings."""
+    m = base_mapping()
+    full = VllmBlockTable(m["block_table"], m["block_table_device"], m["num_blocks_per_row"], 4)
+    other = np.zeros_like(m["block_table"])
+    other[:2, 0] = [6, 7]                 # the second group's rows hold blocks 6 and 7
+    second = VllmBlockTable(other, other.copy(), [1, 1, 0, 0], 4)
+    ref = m["ref_cnt"].copy()
+    ref[6] = ref[7] = 1
+    free = list(range(8, 16))
+    pool = BlockPool(ref.tolist(), free)
+    kw = dict(num_reqs_padded=3, block_pool=pool)
+    for obj in (InputBatch(MultiGroupBlockTable([full, second]), num_reqs=2),
+                MultiGroupBlockTable([full, second])):
+        for g in (0, 1):
+            d = capture(obj, group=g, num_reqs=2, **kw)
+            assert d.ref_cnt is None and d.free_block_ids.tolist() == free
+            assert [f.check for f in run_checks(d)] == []
+    # a single group keeps the pool's ref counts (and they are checked)
+    single = capture(InputBatch(MultiGroupBlockTable([full]), num_reqs=2), **kw)
+    assert single.ref_cnt is not None
+    assert {f.check for f in run_checks(single)} == {"refcount-mismatch"}   # blocks 6 and 7: no holder here
+
+
+class SlotMappingMode:
+    """Stands in for vLLM's enum: SlotMappingMode.NONE.value == "none"."""
+    def __init__(self, value):
+        self.value = value
+
+
+def test_capture_marks_a_state_group():
+    # a Mamba group: one state block per request, no slots; its rows would be "too few blocks" as pages
+    cpu = np.array([[3], [9], [0], [0]], np.int32)
+    mamba = VllmBlockTable(cpu, cpu.copy(), [1, 1, 0, 0], 4)
+    mamba.slot_mapping_mode = SlotMappingMode("none")
+    m = base_mapping()
+    full = VllmBlockTable(m["block_table"], m["block_table_device"], m["num_blocks_per_row"], 4)
+    batch = InputBatch(MultiGroupBlockTable([full, mamba]), num_reqs=2)
+    d = capture(batch, group=1, num_reqs_padded=3, num_blocks=16, seq_lens=m["seq_lens"])
+    assert d.group_kind == "state"
+    assert run_checks(d) == []
+    assert capture(batch, group=0, num_reqs_padded=3, num_blocks=16).group_kind is None
+    mamba.slot_mapping_mode = SlotMappingMode("token_to_kv_slot")
+    d = capture(batch, group=1, num_reqs_padded=3, num_blocks=16, seq_lens=m["seq_lens"])
+    assert d.group_kind is None and {f.check for f in run_checks(d)} == {"too-few-blocks"}
+    # said explicitly, and with the profile of the vLLM that ran
+    d = capture(batch, group=1, num_reqs_padded=3, num_blocks=16, seq_lens=m["seq_lens"], group_kind="state",
+                profile="2025-11")
+    assert (d.group_kind, d.profile) == ("state", "2025-11") and run_checks(d) == []
+
+
+def test_dump_from_block_table_knows_state_groups():
+    from kvviz.block_table import BlockTable
+    from kvviz.capture import dump_from_block_table
+    from kvviz.step import build_step
+    state = BlockTable(4, 1, 4, has_slot_mapping=False)
+    state.add_row([5], 0)
+    state.device[:] = state.cpu
+    step = build_step(state.device, [7], [1], block_size=4, has_slot_mapping=False)
+    d = dump_from_block_table(state, step, num_blocks=8)
+    assert d.group_kind == "state" and run_checks(d) == []

@@ -98,10 +98,13 @@ def test_simulator_group_and_demo(at):
     at.selectbox(key="dumps.sim_sc").set_value("file:hybrid.json").run()
     assert not at.exception
     groups = at.selectbox(key="dumps.group")
-    assert groups.options == ["0: full attention", "1: sliding window 8"]   # the state group is left out
+    assert groups.options == ["0: full attention", "1: sliding window 8", "2: mamba state"]
     groups.set_value(1).run()
     assert not at.exception
     assert len(at.success) >= 2
+    groups.set_value(2).run()                  # a state group: one state block per request, clean
+    assert not at.exception
+    assert len(at.success) >= 2 and not findings(at)
     demos = [k for k in view.sim_sources() if k.startswith("demo:")]
     assert demos, "the guided demos should be offered as scenarios"
     at.selectbox(key="dumps.sim_sc").set_value(demos[0]).run()
@@ -199,3 +202,51 @@ def test_finding_messages_follow_the_language(at):
     assert first.message not in table["message"].tolist() and first.text("zh") in table["message"].tolist()
     # the downloads keep the English messages of `kvviz check`
     assert view.findings_csv_frame([first])["message"][0] == first.message
+
+
+def _old_profile_dump_json(profile: str, keep_key: bool) -> str:
+    """Step 2 of the bugs scenario run under an older profile (a vacated row keeps its blocks)."""
+    import copy
+    from kvviz.bugs import SCENARIO
+    from kvviz.capture import dump_from_step
+    from kvviz.engine import Engine
+    from kvviz.scenario import parse_scenario
+    sc = copy.deepcopy(SCENARIO)
+    sc["config"]["profile"] = profile
+    engine = Engine(parse_scenario(sc))
+    j = dump_from_step(engine.run(40)[2], engine.config).to_json()
+    if not keep_key:
+        j.pop("profile")
+    return json.dumps(j)
+
+
+def test_profile_choice(at):
+    """Default: each dump's own profile, else current; the choice overrides both."""
+    at.radio(key="dumps.source").set_value("upload").run()
+    at.text_area(key="dumps.paste_a").input(_old_profile_dump_json("2025-11", keep_key=True)).run()
+    at.text_area(key="dumps.paste_b").input(_old_profile_dump_json("2025-11", keep_key=False)).run()
+    assert not at.exception
+    assert at.selectbox(key="dumps.profile").value == "auto"
+    captions = [c.value for c in at.caption]
+    assert "Checked under profile 2025-11." in captions and "Checked under profile current." in captions
+    assert at.success[0].value.startswith("Clean")           # A names its profile: clean
+    assert findings(at) == [["pad-row"]]                     # B has no key: current rules flag the row
+    assert not any(s.value.startswith("The two dumps are equal") for s in at.success)   # a key in A only
+    at.selectbox(key="dumps.profile").set_value("2025-11").run()
+    assert not at.exception
+    assert len([s for s in at.success if s.value.startswith("Clean")]) == 2 and findings(at) == []
+    at.selectbox(key="dumps.profile").set_value("current").run()
+    assert findings(at) == [["pad-row"], ["pad-row"]]
+    for lang in LANGS:
+        assert t("dumps", "profile.auto", lang) and t("dumps", "checked_under", lang, profile="x")
+
+
+def test_a_table_in_one_dump_only_is_a_difference(at):
+    at.radio(key="dumps.source").set_value("upload").run()
+    j = make_dump("pad_swap").to_json()
+    at.text_area(key="dumps.paste_a").input(json.dumps(j)).run()
+    j.pop("block_table_device")
+    at.text_area(key="dumps.paste_b").input(json.dumps(j)).run()
+    assert not at.exception
+    assert not any(s.value.startswith("The two dumps are equal") for s in at.success)
+    assert "Only A has: block_table_device." in [c.value for c in at.caption]

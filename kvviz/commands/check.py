@@ -1,9 +1,13 @@
 """`kvviz check DUMP`: every invariant a dump of a step's tables can be tested against."""
 from __future__ import annotations
 
-from ..check import CHECKS, first_wrong_row, findings_to_json, run_checks
+from ..check import CHECKS, PROFILE_NAMES, first_wrong_row, findings_to_json, resolve_profile, run_checks
 from ..cli import dump_json
 from ..dump import load_dump
+from ..errors import BadInput
+
+PROFILE_SOURCE = {"option": "--profile", "dump": "the dump's profile key",
+                  "default": "the default; the dump names none"}
 
 
 def register(sub) -> None:
@@ -14,15 +18,22 @@ def register(sub) -> None:
         "row. Exit 0 when clean, 1 with findings, 2 when the file cannot be read.")
     p.add_argument("dump", metavar="DUMP")
     p.add_argument("--json", action="store_true",
-                   help='print {"findings": [{"check", "row"?, "index"?, "message"}]}')
+                   help='print {"findings": [{"check", "row"?, "index"?, "message"}], "profile": P}')
+    p.add_argument("--profile", metavar="P", default=None,
+                   help="check under the rules of vLLM profile P (" + ", ".join(PROFILE_NAMES) + "); "
+                   "default: the dump's own profile key, else current")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     dump = load_dump(args.dump)
-    findings = run_checks(dump)
+    try:
+        profile, source = resolve_profile(dump, args.profile)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    findings = run_checks(dump, profile=profile)
     if args.json:
-        print(dump_json(findings_to_json(findings)))
+        print(dump_json(findings_to_json(findings, profile)))
     elif not findings:
         print(f"{args.dump}: clean ({dump.num_reqs} live rows)")
     else:
@@ -32,4 +43,6 @@ def run(args) -> int:
         for f in findings:
             where = f"row {f.row}" if f.row is not None else "-"
             print(f"  [{f.check}] {where}: {f.message}")
+    if not args.json:
+        print(f"profile: {profile.name} ({PROFILE_SOURCE[source]})")
     return 1 if findings else 0

@@ -72,6 +72,27 @@ STRINGS = {
     "only_one": {"en": "Only one dump is loaded: its findings and tables are shown; add a second one to compare.",
                  "zh": "只加载了一个转储：下面显示它的检查结果和表；再加一个即可对比。",
                  "es": "Solo hay un volcado: se muestran sus hallazgos y tablas; añade otro para comparar."},
+    # --- the profile the dumps are checked under
+    "profile": {"en": "vLLM version (profile) to check against", "zh": "按哪个 vLLM 版本（配置）检查",
+                "es": "Versión de vLLM (perfil) con la que verificar"},
+    "profile.auto": {"en": "each dump's own profile (else current)", "zh": "各转储自带的配置（否则 current）",
+                     "es": "el perfil de cada volcado (si no, current)"},
+    "profile_help": {"en": "Older vLLM versions followed other rules: in 2025 (profile 2025-11) a vacated row kept "
+                           "its blocks (clear_row came in March 2026, move_row clearing its source in July 2026), "
+                           "and before 2025-11-14 (profile 2025-early) an empty row's last_page_len was the page "
+                           "size. A dump may name its profile (key `profile`); `kvviz check --profile P` does the "
+                           "same as this choice.",
+                     "zh": "较早的 vLLM 版本遵循不同的规则：2025 年（配置 2025-11）腾出的行保留其块（clear_row 于 "
+                           "2026 年 3 月加入，move_row 清空源行于 2026 年 7 月加入）；2025-11-14 之前（配置 "
+                           "2025-early）空行的 last_page_len 是页大小。转储可以自带配置（键 `profile`）；"
+                           "`kvviz check --profile P` 与这里的选择作用相同。",
+                     "es": "Las versiones antiguas de vLLM seguían otras reglas: en 2025 (perfil 2025-11) una fila "
+                           "vaciada conservaba sus bloques (clear_row llegó en marzo de 2026 y move_row limpia su "
+                           "origen desde julio de 2026), y antes del 2025-11-14 (perfil 2025-early) el "
+                           "last_page_len de una fila vacía era el tamaño de página. Un volcado puede indicar su "
+                           "perfil (clave `profile`); `kvviz check --profile P` hace lo mismo que esta elección."},
+    "checked_under": {"en": "Checked under profile {profile}.", "zh": "按配置 {profile} 检查。",
+                      "es": "Verificado con el perfil {profile}."},
     # --- findings
     "findings": {"en": "What the checker finds", "zh": "检查器的发现", "es": "Qué encuentra el verificador"},
     "clean": {"en": "Clean: every check passes ({n} checks apply to this dump).",
@@ -130,6 +151,8 @@ STRINGS = {
     # --- differences and downloads
     "differences": {"en": "Where the two dumps differ", "zh": "两个转储的差异", "es": "En qué difieren los dos volcados"},
     "equal": {"en": "The two dumps are equal.", "zh": "两个转储完全相同。", "es": "Los dos volcados son iguales."},
+    "only_in": {"en": "Only {side} has: {tables}.", "zh": "只有 {side} 含有：{tables}。",
+                "es": "Solo {side} tiene: {tables}."},
     "n_diff": {"en": "{n} difference(s): for each table, each differing row and its first differing column "
                      "(row and col empty for a scalar).",
                "zh": "{n} 处差异：每张表中每个不同的行及其第一个不同的列（标量的行和列为空）。",
@@ -310,10 +333,13 @@ STRINGS = {
                              "es": "La fila tiene muy pocos bloques"},
     "explain.too-few-blocks": {
         "en": "A request with S tokens needs ceil(S / B) blocks; with fewer, its last tokens have nowhere to live "
-              "and the kernel reads past the row's counted prefix.",
-        "zh": "S 个 token 的请求需要 ceil(S / B) 个块；块不够时，最后的 token 无处存放，内核会读到计入前缀之外。",
+              "and the kernel reads past the row's counted prefix. (A state group holds one state block per "
+              "request instead.)",
+        "zh": "S 个 token 的请求需要 ceil(S / B) 个块；块不够时，最后的 token 无处存放，内核会读到计入前缀之外。"
+              "（状态组则为每个请求保存一个状态块。）",
         "es": "Una petición con S tokens necesita ceil(S / B) bloques; con menos, sus últimos tokens no tienen "
-              "dónde vivir y el kernel lee más allá del prefijo contado de la fila."},
+              "dónde vivir y el kernel lee más allá del prefijo contado de la fila. (Un grupo de estado guarda en "
+              "cambio un bloque de estado por petición.)"},
     "check.freed-block-in-use": {"en": "Freed block still in use", "zh": "已释放的块仍在使用",
                                  "es": "Bloque liberado aún en uso"},
     "explain.freed-block-in-use": {
@@ -350,12 +376,16 @@ STRINGS = {
     "check.pad-row": {"en": "Padded row is not all 0", "zh": "填充行不全为 0", "es": "La fila de relleno no es todo 0"},
     "explain.pad-row": {
         "en": "Rows from num_reqs to num_reqs_padded are read by CUDA-graph replays and must point only at the "
-              "null block 0; a stale id there lets a dummy request read or write a real block.",
+              "null block 0; a stale id there lets a dummy request read or write a real block. In current vLLM "
+              "every row past num_reqs must also count 0 blocks: remove_request and condense's move_row clear the "
+              "row they vacate (not so in the 2025 profiles).",
         "zh": "从 num_reqs 到 num_reqs_padded 的行会被 CUDA graph 重放读取，只能指向空块 0；其中若有过期 id，"
-              "虚拟请求就会读写真实的块。",
+              "虚拟请求就会读写真实的块。在当前的 vLLM 中，num_reqs 之后的每一行还必须计入 0 个块："
+              "remove_request 和 condense 的 move_row 会清空它们腾出的行（2025 年的配置不会）。",
         "es": "Las filas de num_reqs a num_reqs_padded las leen las repeticiones de CUDA graphs y solo deben "
               "apuntar al bloque nulo 0; un id obsoleto ahí permite que una petición ficticia lea o escriba un "
-              "bloque real."},
+              "bloque real. En el vLLM actual, toda fila a partir de num_reqs debe además contar 0 bloques: "
+              "remove_request y el move_row de condense limpian la fila que vacían (no así en los perfiles de 2025)."},
     "check.csr-indptr": {"en": "FlashInfer indptr is wrong", "zh": "FlashInfer 的 indptr 错误",
                          "es": "El indptr de FlashInfer es erróneo"},
     "explain.csr-indptr": {

@@ -74,6 +74,12 @@ STRINGS = {
               "每块 {span} 个 token 的块{kernel}。",
         "es": "La fila {r} cuenta {c} bloque(s), pero sus {s} tokens necesitan ceil({s} / {span}) = {need} "
               "bloque(s) de {span} tokens{kernel}."},
+    "too-few-blocks.state": {
+        "en": "Row {r} counts {c} block(s), but it is a request of {s} tokens in a state group, which holds "
+              "one state block per request.",
+        "zh": "第 {r} 行只计入 {c} 个块，但它是状态组中一个有 {s} 个 token 的请求，状态组为每个请求保存一个状态块。",
+        "es": "La fila {r} cuenta {c} bloque(s), pero es una petición de {s} tokens en un grupo de estado, que "
+              "guarda un bloque de estado por petición."},
     "too-few-blocks.kernel": {"en": " ({n} kernel blocks)", "zh": "（即 {n} 个 kernel 块）",
                               "es": " ({n} bloques del kernel)"},
     # --- duplicate-block-in-row ------------------------------------------------------------------------
@@ -188,6 +194,24 @@ STRINGS = {
         "es": "La fila de relleno {r} todavía cuenta {n} bloque(s) en la tabla de la CPU (bloque {b} en la "
               "columna {c}); la fila que se vació no se limpió, y un commit de las filas de relleno (como hace "
               "una ejecución dummy) entrega esos ids al kernel."},
+    "pad-row.vacated": {
+        "en": "Row {r} is not live (num_reqs is {live}) but still counts {n} block(s) in the CPU table (block {b} "
+              "at column {c}); current vLLM clears every row it vacates (clear_row, move_row), and a later "
+              "commit that copies this row (a dummy run commits its padded rows) hands those ids to the kernel.",
+        "zh": "第 {r} 行不是活跃行（num_reqs 为 {live}），却在 CPU 表中仍计入 {n} 个块（第 {c} 列是块 {b}）；"
+              "当前的 vLLM 会清空每一个腾出的行（clear_row、move_row），之后一旦有提交复制这一行"
+              "（dummy run 会提交它的填充行），这些块 id 就会交给 kernel。",
+        "es": "La fila {r} no está viva (num_reqs es {live}) pero todavía cuenta {n} bloque(s) en la tabla de la "
+              "CPU (bloque {b} en la columna {c}); el vLLM actual limpia cada fila que vacía (clear_row, "
+              "move_row), y un commit posterior que copie esta fila (una ejecución dummy confirma sus filas de "
+              "relleno) entrega esos ids al kernel."},
+    "pad-row.count_only": {
+        "en": "Row {r} is not live (num_reqs is {live}) but num_blocks_per_row[{r}] is still {n}; current vLLM "
+              "sets the count of every row it vacates to 0 (clear_row, move_row).",
+        "zh": "第 {r} 行不是活跃行（num_reqs 为 {live}），但 num_blocks_per_row[{r}] 仍为 {n}；"
+              "当前的 vLLM 会把每一个腾出的行的计数置为 0（clear_row、move_row）。",
+        "es": "La fila {r} no está viva (num_reqs es {live}) pero num_blocks_per_row[{r}] sigue siendo {n}; el "
+              "vLLM actual pone a 0 la cuenta de cada fila que vacía (clear_row, move_row)."},
     # --- FlashInfer CSR --------------------------------------------------------------------------------
     "csr-last-page-len": {
         "en": "Row {r} has {s} tokens, so its last page holds {exp} (a full page counts as {p}, an empty row as "
@@ -196,6 +220,13 @@ STRINGS = {
               "但 paged_kv_last_page_len 写的是 {got}。",
         "es": "La fila {r} tiene {s} tokens, así que su última página contiene {exp} (una página llena cuenta "
               "como {p} y una fila vacía como 0), pero paged_kv_last_page_len dice {got}."},
+    "csr-last-page-len.empty_full": {
+        "en": "Row {r} has {s} tokens, so its last page holds {exp} (a full page counts as {p}, and under profile "
+              "{profile} an empty row does too), but paged_kv_last_page_len says {got}.",
+        "zh": "第 {r} 行有 {s} 个 token，所以它的最后一页装 {exp} 个（满页记为 {p}，在 {profile} 配置下空行也记为 {p}），"
+              "但 paged_kv_last_page_len 写的是 {got}。",
+        "es": "La fila {r} tiene {s} tokens, así que su última página contiene {exp} (una página llena cuenta "
+              "como {p}, y con el perfil {profile} una fila vacía también), pero paged_kv_last_page_len dice {got}."},
     "csr-indptr.start": {
         "en": "paged_kv_indptr starts at {v}; it must start at 0.",
         "zh": "paged_kv_indptr 从 {v} 开始；它必须从 0 开始。",
