@@ -159,6 +159,16 @@ class Engine:
             elif a.kind == "fork" and st == "running" and a.req in self.batch.req_id_to_index:
                 self._fork(a.req, a.n)
 
+    def _may_finish_later(self, rid: str) -> bool:
+        return any(a.step > self.step_index and a.req == rid and a.kind == "finish" for a in self.scenario.actions)
+
+    def _never_fits(self, rid: str, tokens: int) -> str:
+        c = self.config
+        return (f"the scenario can never finish: at step {self.step_index} request {rid} needs room for {tokens} "
+                f"tokens, more than the whole pool holds with nothing else running ({c.num_blocks - 1} usable "
+                f"blocks of {c.block_size} tokens, shared by {len(c.groups)} group(s)); give it fewer tokens "
+                "or the pool more blocks")
+
     # --- one step -----------------------------------------------------------------------
     def done(self) -> bool:
         return not self._pending and not self.waiting and not self.running
@@ -192,6 +202,10 @@ class Engine:
                 if ids is not None:
                     break
                 victim = self.running[-1]
+                if victim == rid and len(self.running) == 1:
+                    # it holds every block in use and still does not fit: it would be preempted,
+                    # re-admitted and preempted again forever (vLLM refuses such a model length)
+                    raise BadInput(self._never_fits(rid, req.num_computed_tokens + n))
                 self._preempt(victim, "pool exhausted")
                 preempted = True
                 scheduled.pop(victim, None)
@@ -211,6 +225,8 @@ class Engine:
             n = min(req.num_tokens - n_hit, budget)
             ids = self.manager.allocate_slots(req, n, hits, n_hit)
             if ids is None:
+                if not self.running and not scheduled and not self._may_finish_later(rid):
+                    raise BadInput(self._never_fits(rid, n_hit + n))
                 break
             self.waiting.pop(0)
             req.num_computed_tokens = n_hit

@@ -236,3 +236,22 @@ def test_2025_profile_keeps_removed_rows_and_takes_slots_from_the_cpu_table():
     assert rec_old.inputs[0].block_table[0, :2].tolist() == [0, 0]          # attention reads the stale mirror
     assert rec_cur.inputs[0].slot_mapping.tolist() == [0, 1, 2, 3, 0]
     assert step_to_json(rec_old, parse_scenario(one).config)["groups"][0]["slot_mapping"][:4] != [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("sc,step", [
+    # decodes past the pool: preempted by itself, re-admitted, preempted again ... forever
+    ({"config": {"num_blocks": 8, "block_size": 4}, "requests": [{"id": "A", "prompt_len": 12, "max_tokens": 40}]}, 17),
+    # a prompt larger than the whole pool: never admitted
+    ({"config": {"num_blocks": 4, "block_size": 4}, "requests": [{"id": "A", "prompt_len": 20, "max_tokens": 4}]}, 0),
+])
+def test_a_scenario_that_can_never_finish_is_refused(sc, step):
+    with pytest.raises(BadInput, match=f"can never finish: at step {step} request A needs room for"):
+        run_scenario(parse_scenario(sc), max_steps=1000)
+
+
+def test_a_request_too_big_for_now_but_not_forever_still_runs():
+    """Two requests that do not fit together: one waits (or is preempted), then runs; no refusal."""
+    sc = {"config": {"num_blocks": 6, "block_size": 4, "enable_prefix_caching": False},
+          "requests": [{"id": "A", "prompt_len": 8, "max_tokens": 8}, {"id": "B", "prompt_len": 8, "max_tokens": 8}]}
+    h = run_scenario(parse_scenario(sc), max_steps=200)
+    assert {r for rec in h for e in rec.events if e["kind"] == "finish" for r in [e["req"]]} == {"A", "B"}
