@@ -311,8 +311,12 @@ class Engine:
         record.free_queue_after = self.manager.pool.free_block_ids()
         record.ref_counts_after = self.manager.pool.ref_counts()
         record.events = list(self.events)
+        # the tables, and the pool's free queue and ref counts (Python lists, kept twice per step:
+        # at kernel time and after the finishes; ~36 bytes an entry: a pointer and an int object)
+        pool_entries = sum(len(x) for x in (record.free_queue, record.ref_counts, record.free_queue_after,
+                                            record.ref_counts_after))
         self._history_bytes += sum(a.nbytes for a in (*record.cpu_tables, *record.device_tables,
-                                                      *record.device_before_commit))
+                                                      *record.device_before_commit)) + 36 * pool_entries
         if self._history_bytes > MAX_HISTORY_BYTES:
             raise BadInput(f"the replay's step records passed {MAX_HISTORY_BYTES >> 20} MiB at step "
                            f"{self.step_index}; use fewer steps or smaller tables")

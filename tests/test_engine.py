@@ -255,3 +255,19 @@ def test_a_request_too_big_for_now_but_not_forever_still_runs():
           "requests": [{"id": "A", "prompt_len": 8, "max_tokens": 8}, {"id": "B", "prompt_len": 8, "max_tokens": 8}]}
     h = run_scenario(parse_scenario(sc), max_steps=200)
     assert {r for rec in h for e in rec.events if e["kind"] == "finish" for r in [e["req"]]} == {"A", "B"}
+
+
+def test_history_bound_counts_the_pool_lists(monkeypatch):
+    """A big pool with a tiny table: the free queue and ref counts (kept per step) dominate the
+    memory and must count against the bound (they used to be left out)."""
+    import kvviz.engine as engine_mod
+
+    sc = parse_scenario({"config": {"num_blocks": 20000, "block_size": 16, "max_model_len": 64},
+                         "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 30}]})
+    e = Engine(sc)
+    e.step()
+    per_step = e._history_bytes
+    assert per_step >= 36 * 4 * 19999                  # four pool lists of ~20000 entries
+    monkeypatch.setattr(engine_mod, "MAX_HISTORY_BYTES", 10 * per_step)
+    with pytest.raises(BadInput, match="MiB at step"):
+        run_scenario(sc)
