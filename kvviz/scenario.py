@@ -94,23 +94,92 @@ class Scenario:
 def _get_int(d: dict, key: str, default, lo: int, hi: int, where: str) -> int:
     v = d.get(key, default)
     if isinstance(v, bool) or not isinstance(v, int):
-        raise BadInput(f"{where}: {key!r} must be an integer")
+        raise BadInput(f"{where}: {key!r} must be an integer, got {_json_type(v)}")
     if not lo <= v <= hi:
         raise BadInput(f"{where}: {key!r} must be in [{lo}, {hi}], got {v}")
     return v
 
 
+def _json_type(v) -> str:
+    """The JSON name of a decoded value's type, for messages ("a string", "true", "null")."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    for t, name in ((int, "an integer"), (float, "a number with a fraction"), (str, "a string"),
+                    (list, "a list"), (dict, "an object")):
+        if isinstance(v, t):
+            return name
+    return type(v).__name__
+
+
+def check_keys(d: dict, known, where: str, hints: dict | None = None) -> None:
+    """BadInput naming the first key of ``d`` that is not in ``known``, with the closest known key
+    (or the list of known keys) as a suggestion; ``hints`` maps a key to a sentence tail of its own."""
+    import difflib
+
+    for key in d:
+        if key in known:
+            continue
+        shown = repr(key[:60] + "…" if len(key) > 60 else key)
+        if hints and key in hints:
+            raise BadInput(f"{where}: unknown key {shown} ({hints[key]})")
+        close = difflib.get_close_matches(key, sorted(known), n=1)
+        tail = f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(sorted(known))}"
+        raise BadInput(f"{where}: unknown key {shown}; {tail}")
+
+
+SCENARIO_KEYS = ("name", "description", "config", "requests", "actions")
+CONFIG_KEYS = tuple(EngineConfig.__dataclass_fields__)
+GROUP_KEYS = ("kind", "sliding_window", "name")
+REQUEST_KEYS = ("id", "arrival", "prompt", "prompt_len", "prefix_group", "prefix_len", "max_tokens",
+                "extra_keys")
+ACTION_KEYS = ("step", "kind", "req", "n")
+ACTION_KINDS = ("finish", "preempt", "fork")
+EXPECTED = "expected a scenario (an object with 'config', 'requests' and 'actions')"
+
+
+def fork_child_ids(parent: str, n: int, existing) -> list[str]:
+    """The ids the engine gives a fork's children (``A.1``, ``A.2``…; a ``'`` appended while taken)."""
+    out = []
+    for k in range(1, n + 1):
+        cid = f"{parent}.{k}"
+        while cid in existing or cid in out:
+            cid += "'"
+        out.append(cid)
+    return out
+
+
+def _refuse_other_kinds(data: dict) -> None:
+    """A table dump or a `compute` batch handed over as a scenario: say what was expected."""
+    if "kvviz_dump_version" in data or "block_table" in data:
+        raise BadInput(f"{EXPECTED}, but this is a table dump; read it with `kvviz check` or `kvviz diff`")
+    reqs = data.get("requests")
+    reqs = reqs if isinstance(reqs, list) else []
+    batch_req = any(isinstance(r, dict) and ("block_ids" in r or "seq_len" in r) for r in reqs)
+    scenario_req = any(isinstance(r, dict) and ("prompt" in r or "prompt_len" in r) for r in reqs)
+    if batch_req or ("block_size" in data and "config" not in data and not scenario_req):
+        raise BadInput(f"{EXPECTED}, but this is a `compute` batch (requests with 'block_ids' and "
+                       f"'seq_len'); compute its tables with `kvviz compute`")
+
+
 def parse_scenario(data) -> Scenario:
-    """Validate an untrusted scenario dict; BadInput with one clear message on any problem."""
+    """Validate an untrusted scenario dict; BadInput with one clear message on any problem.
+
+    Strict: unknown keys (top level, config, group, request, action) are refused with the
+    closest known key suggested, every value must have its documented JSON type, a request needs
+    'prompt' or 'prompt_len', and an action must name a request of the scenario or a fork child
+    made by an earlier action.
+    """
     if not isinstance(data, dict):
-        raise BadInput("a scenario must be a JSON object")
+        raise BadInput(f"{EXPECTED}; a scenario must be a JSON object")
+    _refuse_other_kinds(data)
+    check_keys(data, SCENARIO_KEYS, "scenario",
+               hints={k: f"{k!r} belongs inside 'config'" for k in CONFIG_KEYS})
     cfg = data.get("config", {})
     if not isinstance(cfg, dict):
-        raise BadInput("'config' must be an object")
-    known = set(EngineConfig.__dataclass_fields__)
-    unknown = set(cfg) - known
-    if unknown:
-        raise BadInput(f"config: unknown key(s) {sorted(unknown)}")
+        raise BadInput(f"'config' must be an object, got {_json_type(cfg)}")
+    check_keys(cfg, CONFIG_KEYS, "config")
     bs = _get_int(cfg, "block_size", 4, 1, LIMITS["block_size"], "config")
     kbs = cfg.get("kernel_block_size")
     if kbs is not None:
@@ -123,20 +192,32 @@ def parse_scenario(data) -> Scenario:
     if bs % inter:
         raise BadInput(f"config: cp_kv_cache_interleave_size {inter} does not divide block_size {bs}")
     profile = cfg.get("profile", "current")
-    if profile not in PROFILES:
+    if not isinstance(profile, str) or profile not in PROFILES:
         raise BadInput(f"config: unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
+    caching = cfg.get("enable_prefix_caching", True)
+    if not isinstance(caching, bool):
+        raise BadInput(f"config: 'enable_prefix_caching' must be true or false, got {_json_type(caching)}")
     groups_raw = cfg.get("groups", [{"kind": "full"}])
     if not isinstance(groups_raw, list) or not groups_raw or len(groups_raw) > 8:
         raise BadInput("config: 'groups' must be a list of 1 to 8 group objects")
     groups = []
     for i, g in enumerate(groups_raw):
-        if not isinstance(g, dict) or g.get("kind") not in GROUP_KINDS:
-            raise BadInput(f"config: group {i} needs 'kind' in {list(GROUP_KINDS)}")
-        win = g.get("sliding_window")
+        where = f"config group {i}"
+        if not isinstance(g, dict):
+            raise BadInput(f"{where} must be an object, got {_json_type(g)}")
+        check_keys(g, GROUP_KEYS, where)
+        if g.get("kind") not in GROUP_KINDS:
+            raise BadInput(f"{where} needs 'kind' in {list(GROUP_KINDS)}")
+        win = None
         if g["kind"] == "sliding_window":
-            win = _get_int(g, "sliding_window", None, 1, LIMITS["max_model_len"], f"config group {i}")
+            win = _get_int(g, "sliding_window", None, 1, LIMITS["max_model_len"], where)
+        elif "sliding_window" in g:
+            raise BadInput(f"{where}: 'sliding_window' only applies to a group of kind 'sliding_window', "
+                           f"not {g['kind']!r}")
         name = g.get("name", "")
-        groups.append(GroupSpec(kind=g["kind"], sliding_window=win, name=str(name)[:40]))
+        if not isinstance(name, str):
+            raise BadInput(f"{where}: 'name' must be a string, got {_json_type(name)}")
+        groups.append(GroupSpec(kind=g["kind"], sliding_window=win, name=name[:40]))
     caps = cfg.get("cudagraph_capture_sizes", [])
     if not isinstance(caps, list) or not all(isinstance(c, int) and not isinstance(c, bool) and 0 < c <= 1 << 16
                                              for c in caps):
@@ -148,7 +229,7 @@ def parse_scenario(data) -> Scenario:
         max_num_batched_tokens=_get_int(cfg, "max_num_batched_tokens", 64, 1,
                                         LIMITS["max_num_batched_tokens"], "config"),
         max_model_len=_get_int(cfg, "max_model_len", 256, 1, LIMITS["max_model_len"], "config"),
-        enable_prefix_caching=bool(cfg.get("enable_prefix_caching", True)),
+        enable_prefix_caching=caching,
         profile=profile, groups=groups, dcp_world_size=world, dcp_rank=rank,
         cp_kv_cache_interleave_size=inter, cudagraph_capture_sizes=sorted(set(caps)))
 
@@ -166,41 +247,55 @@ def parse_scenario(data) -> Scenario:
     reqs_raw = data.get("requests", [])
     if not isinstance(reqs_raw, list) or len(reqs_raw) > LIMITS["requests"]:
         raise BadInput(f"'requests' must be a list of at most {LIMITS['requests']} requests")
-    requests, seen = [], set()
-    for i, r in enumerate(reqs_raw):
+    ids, seen = [], set()
+    for i, r in enumerate(reqs_raw):  # ids first: actions and duplicates refer to them
         where = f"request {i}"
         if not isinstance(r, dict):
-            raise BadInput(f"{where} must be an object")
+            raise BadInput(f"{where} must be an object, got {_json_type(r)}")
         rid = r.get("id", f"R{i}")
         if not isinstance(rid, str) or not rid or len(rid) > 32:
             raise BadInput(f"{where}: 'id' must be a short non-empty string")
         if rid in seen:
             raise BadInput(f"{where}: duplicate id {rid!r}")
         seen.add(rid)
+        ids.append(rid)
+    requests = []
+    for i, (r, rid) in enumerate(zip(reqs_raw, ids)):
+        where = f"request {i} ({rid})"
+        check_keys(r, REQUEST_KEYS, where)
         arrival = _get_int(r, "arrival", 0, 0, LIMITS["steps"], where)
         max_tokens = _get_int(r, "max_tokens", 1, 1, LIMITS["max_tokens"], where)
         group = r.get("prefix_group")
         if "prompt" in r:
+            for k in ("prompt_len", "prefix_group", "prefix_len"):
+                if r.get(k) is not None:
+                    raise BadInput(f"{where}: {k!r} cannot be combined with 'prompt' (explicit token ids); "
+                                   f"give either 'prompt' or 'prompt_len'")
             p = r["prompt"]
             if not isinstance(p, list) or not p or len(p) > LIMITS["prompt_len"] or not all(
                     isinstance(t, int) and not isinstance(t, bool) and 0 <= t < 1 << 31 for t in p):
                 raise BadInput(f"{where}: 'prompt' must be a non-empty list of token ids")
             prompt = list(p)
-        else:
-            n = _get_int(r, "prompt_len", None if "prompt_len" in r else 1, 1, LIMITS["prompt_len"], where)
+        elif "prompt_len" in r:
+            n = _get_int(r, "prompt_len", None, 1, LIMITS["prompt_len"], where)
             if group is not None:
                 if not isinstance(group, str) or not group:
                     raise BadInput(f"{where}: 'prefix_group' must be a non-empty string")
                 k = _get_int(r, "prefix_len", n, 0, n, where)
                 prompt = token_stream("prefix:" + group, k) + token_stream("req:" + rid, n - k)
+            elif "prefix_len" in r:
+                raise BadInput(f"{where}: 'prefix_len' needs a 'prefix_group' to share the prefix with")
             else:
                 prompt = token_stream("req:" + rid, n)
+        else:
+            raise BadInput(f"{where}: needs 'prompt' (token ids) or 'prompt_len' (a length)")
         if len(prompt) + max_tokens > config.max_model_len:
             raise BadInput(f"{where}: prompt + max_tokens = {len(prompt) + max_tokens} exceeds "
                            f"max_model_len {config.max_model_len}")
         extra = r.get("extra_keys")
-        if extra is not None and (not isinstance(extra, list) or len(extra) > 8):
-            raise BadInput(f"{where}: 'extra_keys' must be a short list")
+        if extra is not None and (not isinstance(extra, list) or len(extra) > 8 or not all(
+                isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool)) for x in extra)):
+            raise BadInput(f"{where}: 'extra_keys' must be a list of at most 8 strings or integers")
         requests.append(RequestSpec(rid, arrival, prompt, max_tokens, group,
                                     tuple(map(str, extra)) if extra else None))
 
@@ -210,17 +305,46 @@ def parse_scenario(data) -> Scenario:
     actions = []
     for i, a in enumerate(acts_raw):
         where = f"action {i}"
-        if not isinstance(a, dict) or a.get("kind") not in ("finish", "preempt", "fork"):
+        if not isinstance(a, dict):
+            raise BadInput(f"{where} must be an object, got {_json_type(a)}")
+        check_keys(a, ACTION_KEYS, where)
+        if a.get("kind") not in ACTION_KINDS:
             raise BadInput(f"{where}: 'kind' must be finish, preempt or fork")
         req = a.get("req")
         if not isinstance(req, str) or not req:
             raise BadInput(f"{where}: 'req' must name a request")
+        n = _get_int(a, "n", 1, 1, 64, where)  # a fork's children; type-checked, unused by finish/preempt
         actions.append(Action(step=_get_int(a, "step", None, 0, LIMITS["steps"], where),
-                              kind=a["kind"], req=req,
-                              n=_get_int(a, "n", 1, 1, 64, where) if a["kind"] == "fork" else 1))
+                              kind=a["kind"], req=req, n=n if a["kind"] == "fork" else 1))
+    _check_action_targets(requests, actions)
     name = data.get("name", "scenario")
     desc = data.get("description", "")
-    return Scenario(str(name)[:120], config, requests, actions, str(desc)[:2000])
+    for k, v in (("name", name), ("description", desc)):
+        if not isinstance(v, str):
+            raise BadInput(f"scenario: {k!r} must be a string, got {_json_type(v)}")
+    return Scenario(name[:120], config, requests, actions, desc[:2000])
+
+
+def _check_action_targets(requests: list[RequestSpec], actions: list[Action]) -> None:
+    """Every action names a request of the scenario or a fork child an earlier action (earlier step,
+    or earlier in the list at the same step, the engine's order) creates."""
+    import difflib
+
+    ids = {r.req_id for r in requests}
+    children: set[str] = set()
+    for i, a in sorted(enumerate(actions), key=lambda ia: (ia[1].step, ia[0])):
+        if a.req not in ids and a.req not in children:
+            known = sorted(ids | children)
+            close = [k for k in known if k.casefold() == a.req.casefold()] or \
+                difflib.get_close_matches(a.req, known, n=1)
+            tail = (f"; did you mean {close[0]!r}?" if close
+                    else f"; the requests are {', '.join(map(repr, known[:12]))}" if known
+                    else "; the scenario has no request")
+            raise BadInput(f"action {i}: request {a.req!r} is neither a request of the scenario nor a "
+                           f"fork child made by an earlier action{tail}")
+        if a.kind == "fork":
+            arrived = {r.req_id for r in requests if r.arrival <= a.step}
+            children.update(fork_child_ids(a.req, a.n, arrived | children))
 
 
 def config_to_json(c: EngineConfig) -> dict:

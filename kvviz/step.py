@@ -129,10 +129,23 @@ def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = Tru
     BATCH: {"block_size": B, "requests": [{"block_ids": [...], "seq_len": S, "query_len": Q?}],
             "num_reqs_padded": R?, "num_tokens_padded": T?, "dcp_world_size": W?, "dcp_rank": r?,
             "cp_kv_cache_interleave_size": I?, "kernel_block_size": K?}
-    Request r is row r; its positions are S-Q .. S-1.
+    Request r is row r; its positions are S-Q .. S-1. Unknown keys (top level or per request)
+    are refused, naming the closest known key, so a typo never falls back to a default.
     """
+    from .scenario import check_keys  # unknown keys: refused, naming the closest known one
+
+    expected = "expected a `compute` batch (an object with 'block_size' and 'requests')"
     if not isinstance(spec, dict):
         raise BadInput("the batch must be a JSON object")
+    reqs = spec.get("requests")
+    if "kvviz_dump_version" in spec or "block_table" in spec:
+        raise BadInput(f"{expected}, but this is a table dump; read it with `kvviz check` or `kvviz diff`")
+    if "config" in spec or "actions" in spec or (isinstance(reqs, list) and any(
+            isinstance(r, dict) and ("prompt" in r or "prompt_len" in r) for r in reqs)):
+        raise BadInput(f"{expected}, but this is a scenario; replay it with `kvviz run`")
+    check_keys(spec, ("block_size", "requests", "num_reqs_padded", "num_tokens_padded", "dcp_world_size",
+                      "dcp_rank", "cp_kv_cache_interleave_size", "kernel_block_size"), "batch",
+               hints={"profile": "the profile is chosen with `kvviz compute --profile P`"})
     bs = _int(spec, "block_size", lo=1, hi=1 << 16)
     kbs = _int(spec, "kernel_block_size", bs, lo=1, hi=bs)
     if bs % kbs:
@@ -144,7 +157,6 @@ def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = Tru
     inter = _int(spec, "cp_kv_cache_interleave_size", 1, lo=1)
     if bs % inter:
         raise BadInput(f"cp_kv_cache_interleave_size {inter} does not divide block_size {bs}")
-    reqs = spec.get("requests")
     if not isinstance(reqs, list):
         raise BadInput("'requests' must be a list")
     if len(reqs) > MAX_BATCH_REQS:
@@ -153,6 +165,7 @@ def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = Tru
     for i, r in enumerate(reqs):
         if not isinstance(r, dict):
             raise BadInput(f"request {i} must be an object")
+        check_keys(r, ("block_ids", "seq_len", "query_len"), f"request {i}")
         ids = r.get("block_ids")
         if not isinstance(ids, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in ids):
             raise BadInput(f"request {i}: 'block_ids' must be a list of integers")

@@ -15,7 +15,8 @@ def register(sub) -> None:
         "block_table (padded rows all 0) and the FlashInfer CSR arrays (omitted with DCP > 1). "
         'BATCH: {"block_size": B, "requests": [{"block_ids": [...], "seq_len": S, "query_len": Q}], '
         '"num_reqs_padded": R?, "num_tokens_padded": T?, "dcp_world_size": 1?, "dcp_rank": 0?, '
-        '"cp_kv_cache_interleave_size": 1?, "kernel_block_size": K?}')
+        '"cp_kv_cache_interleave_size": 1?, "kernel_block_size": K?}. Any other key (top level or in a request) '
+        'is refused (exit 2), naming the closest known key.')
     p.add_argument("batch", metavar="BATCH.json")
     p.add_argument("--profile", default="current", help="behaviour profile (current, 2025-11, 2025-early)")
     p.epilog = "Exit codes: 0 ok, 1 a kernel disagreed with the reference, 2 bad input."

@@ -15,7 +15,7 @@ def register(sub) -> None:
         "run", help="replay a scenario step by step",
         description="Replay a scenario deterministically and print each step's scheduled requests, "
         "block tables (CPU and device mirror), slot mapping, FlashInfer CSR arrays and events. "
-        "See kvviz/scenario.py for the format.")
+        "See kvviz/scenario.py for the format; unknown keys and mistyped values are refused (exit 2).")
     p.add_argument("scenario", metavar="SCENARIO.json")
     p.add_argument("--json", action="store_true", help="one JSON object: {scenario, steps: [...]}")
     p.add_argument("--max-steps", type=int, default=1000)
@@ -24,9 +24,22 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def _refuse_npz(path: str) -> None:
+    """A .npz table dump is a zip archive: say what `run` expected instead of "not UTF-8"."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        return  # read_json_file says why, in its own words
+    if head == b"PK\x03\x04":
+        raise BadInput(f"{path}: expected a scenario JSON file (an object with 'config', 'requests' and "
+                       f"'actions'), but this is a .npz table dump; read it with `kvviz check` or `kvviz diff`")
+
+
 def run(args) -> int:
     if args.max_steps < 1:
         raise BadInput("--max-steps must be positive")
+    _refuse_npz(args.scenario)
     scenario = parse_scenario(read_json_file(args.scenario))
     engine = Engine(scenario, faults=set(args.fault))
     history = engine.run(args.max_steps)
