@@ -123,7 +123,8 @@ def _int(spec: dict, key: str, default=None, *, lo: int | None = None, hi: int |
     return v
 
 
-def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = True) -> StepInputs:
+def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = True,
+                          width_alignment: str = "lcm") -> StepInputs:
     """Validate a BATCH dict (the `compute` command's input) and build its step inputs.
 
     BATCH: {"block_size": B, "requests": [{"block_ids": [...], "seq_len": S, "query_len": Q?}],
@@ -192,7 +193,7 @@ def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = Tru
     t_pad = _int(spec, "num_tokens_padded", num_tokens, lo=num_tokens, hi=MAX_BATCH_TOKENS)
 
     max_blocks = max((len(x) for x in rows), default=1) or 1
-    width = get_block_table_width(max_blocks, bs, kbs)
+    width = get_block_table_width(max_blocks, bs, kbs, alignment=width_alignment)
     if r_pad * width > MAX_TABLE_ENTRIES:
         raise BadInput(f"the block table would be {r_pad} x {width} entries; the limit is "
                        f"{MAX_TABLE_ENTRIES} entries")

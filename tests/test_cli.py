@@ -116,3 +116,15 @@ def test_examples_run(capsys):
     for p in sorted((root / "batches").glob("*.json")):
         rc, out, _ = run_cli(capsys, "compute", str(p))
         assert rc == 0 and json.loads(out)["slot_mapping"], p
+
+
+@pytest.mark.parametrize("profile,width", [("current", 8), ("2025-11", 1), ("2025-early", 1)])
+def test_compute_width_follows_the_profile(tmp_path, capsys, profile, width):
+    """One 16-token block: current vLLM aligns the row to 128 tokens (8 blocks); the 2025 profiles
+    did not align (1 block) — compute must not mix the current width into an older profile."""
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps({"block_size": 16, "requests": [{"block_ids": [3], "seq_len": 5}]}))
+    assert main(["compute", str(p), "--profile", profile]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [len(r) for r in out["block_table"]] == [width]
+    assert out["slot_mapping"] == [3 * 16 + 4]

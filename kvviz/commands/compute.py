@@ -34,7 +34,8 @@ def run(args) -> int:
     except ValueError as e:
         raise BadInput(str(e)) from None
     spec = read_json_file(args.batch)
-    step = build_step_from_batch(spec, empty_last_page_len_is_zero=profile.empty_last_page_len_is_zero)
+    step = build_step_from_batch(spec, empty_last_page_len_is_zero=profile.empty_last_page_len_is_zero,
+                                 width_alignment=profile.width_alignment)
     backend = "reference (numpy)"
     if args.backend != "reference":
         from ..backend import KernelMismatch, kernel_backend_for_compute
