@@ -79,6 +79,25 @@ class PersistentBatch:
         self.tables.swap_row(a, b)
         self.events.append({"kind": "swap_row", "rows": [a, b]})
 
+    def reorder_decodes_first(self, num_scheduled: dict[str, int], decode_threshold: int = 1
+                              ) -> list[tuple[int, int]]:
+        """Put every decode row (at most ``decode_threshold`` scheduled tokens) before every
+        prefill row, as attention backends that split decodes from prefills need. Rows are
+        swapped in pairs: the leftmost prefill row with the rightmost decode row, until the
+        decodes fill the front. Returns the swaps; the block tables move with their rows."""
+        live = [r for r, _ in self.rows()]
+        is_decode = {r: num_scheduled.get(self.req_ids[r], 0) <= decode_threshold for r in live}
+        n_dec = sum(is_decode.values())
+        prefills = [r for r in live if not is_decode[r]]          # left to right
+        decodes = [r for r in reversed(live) if is_decode[r]]     # right to left
+        swaps = []
+        for p, d in zip(prefills, decodes):
+            if p >= n_dec or d < n_dec:   # the front already holds only decodes
+                break
+            self.swap_rows(p, d)
+            swaps.append((p, d))
+        return swaps
+
     def condense(self) -> list[tuple[int, int]]:
         """Move the highest live rows into the lowest holes; returns the (src, dst) moves."""
         moves = []

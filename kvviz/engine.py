@@ -252,6 +252,8 @@ class Engine:
         for rid in added:
             self.batch.add_request(rid, self.manager.block_ids(rid), scheduled[rid][1])
         self.batch.condense()
+        if c.reorder_decodes_first:
+            self.batch.reorder_decodes_first({rid: v[0] for rid, v in scheduled.items()})
         num_reqs = self.batch.num_reqs
         cpu_tables = [t.cpu.copy() for t in self.batch.tables.tables]
         before = [t.device.copy() for t in self.batch.tables.tables]

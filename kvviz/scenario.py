@@ -58,6 +58,9 @@ class EngineConfig:
     dcp_rank: int = 0
     cp_kv_cache_interleave_size: int = 1
     cudagraph_capture_sizes: list[int] = field(default_factory=list)
+    # Attention backends that want decodes before prefills (FlashInfer, MLA, ...) reorder the
+    # persistent batch each step by swapping rows; FlashAttention does not (the default).
+    reorder_decodes_first: bool = False
 
     @property
     def kbs(self) -> int:
@@ -197,6 +200,9 @@ def parse_scenario(data) -> Scenario:
     caching = cfg.get("enable_prefix_caching", True)
     if not isinstance(caching, bool):
         raise BadInput(f"config: 'enable_prefix_caching' must be true or false, got {_json_type(caching)}")
+    reorder = cfg.get("reorder_decodes_first", False)
+    if not isinstance(reorder, bool):
+        raise BadInput(f"config: 'reorder_decodes_first' must be true or false, got {_json_type(reorder)}")
     groups_raw = cfg.get("groups", [{"kind": "full"}])
     if not isinstance(groups_raw, list) or not groups_raw or len(groups_raw) > 8:
         raise BadInput("config: 'groups' must be a list of 1 to 8 group objects")
@@ -231,7 +237,8 @@ def parse_scenario(data) -> Scenario:
         max_model_len=_get_int(cfg, "max_model_len", 256, 1, LIMITS["max_model_len"], "config"),
         enable_prefix_caching=caching,
         profile=profile, groups=groups, dcp_world_size=world, dcp_rank=rank,
-        cp_kv_cache_interleave_size=inter, cudagraph_capture_sizes=sorted(set(caps)))
+        cp_kv_cache_interleave_size=inter, cudagraph_capture_sizes=sorted(set(caps)),
+        reorder_decodes_first=reorder)
 
     from .block_table import cdiv, get_block_table_width
 
@@ -356,4 +363,5 @@ def config_to_json(c: EngineConfig) -> dict:
                         **({"name": g.name} if g.name else {})} for g in c.groups],
             "dcp_world_size": c.dcp_world_size, "dcp_rank": c.dcp_rank,
             "cp_kv_cache_interleave_size": c.cp_kv_cache_interleave_size,
-            "cudagraph_capture_sizes": list(c.cudagraph_capture_sizes)}
+            "cudagraph_capture_sizes": list(c.cudagraph_capture_sizes),
+            "reorder_decodes_first": c.reorder_decodes_first}
