@@ -1,4 +1,6 @@
 """Batch & mapping: define a batch, run it on the live backend, follow one token everywhere."""
+from dataclasses import replace
+
 import streamlit as st
 
 import ui
@@ -7,12 +9,13 @@ ui.ensure_app_shell()
 from kvviz import explore as ex
 from kvviz import figures, share
 from kvviz.errors import BadInput
+from kvviz.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT, LAYOUTS
 
 tr = ui.texts("batch")
 S = st.session_state
 WIDGETS = {"bs": 4, "kbs": 4, "nb": 48, "len": 64, "dcp": 1, "rank": 0, "cg": False,
            "heads": 2, "hdim": 8, "dtype": "float16", "layout": "NHD", "tok": 0,
-           "head": 0, "dim": 0, "kv": "k"}
+           "head": 0, "dim": 0, "kv": "k", "family": DEFAULT_CACHE_LAYOUT}
 
 
 def load(rows, cfg, token=None):
@@ -43,6 +46,12 @@ if "batch.rows" not in S:
     rows, cfg, tok, warns = share.decode_batch(st.query_params)
     if cfg is not None:
         load(rows or ex.default_rows(), cfg, tok)
+    fam = st.query_params.get("cache_layout")  # the byte offsets' cache layout family, if not the default
+    if fam is not None:
+        if fam in CACHE_LAYOUTS:
+            S["batch.family"] = fam
+        else:
+            warns = [*warns, tr("bad_family_link", value=str(fam)[:20], names=", ".join(CACHE_LAYOUTS))]
     S["batch.link_warnings"] = warns
 for key, default in WIDGETS.items():
     if f"batch.{key}" not in S:
@@ -109,19 +118,29 @@ S["batch.tok"] = min(int(S["batch.tok"]), n_tok - 1)
 S["batch.head"] = min(S["batch.head"], cfg.num_kv_heads - 1)
 S["batch.dim"] = min(S["batch.dim"], cfg.head_dim - 1)
 st.subheader(tr("pick"))
-p = st.columns([3, 1, 1, 1])
+if S["batch.family"] not in CACHE_LAYOUTS:
+    S["batch.family"] = DEFAULT_CACHE_LAYOUT
+p = st.columns([3, 1, 1, 1, 2.4])
 p[0].number_input(tr("token"), 0, n_tok - 1, key="batch.tok")
 p[1].number_input(tr("head"), 0, cfg.num_kv_heads - 1, key="batch.head")
 p[2].number_input(tr("dim"), 0, cfg.head_dim - 1, key="batch.dim")
 p[3].segmented_control(tr("kv"), ["k", "v"], key="batch.kv")
+p[4].selectbox(tr("family"), CACHE_LAYOUTS, format_func=lambda f: tr("fam_" + f), key="batch.family")
+family = S["batch.family"]
 tok = int(S["batch.tok"])
 ch = eb.chain(tok, int(S["batch.head"]), int(S["batch.dim"]), S["batch.kv"] or "k")
+if ch["slot"] >= 0:  # the byte offsets in the chosen cache layout family (NHD and HND)
+    for lay in LAYOUTS:
+        geo = replace(eb.geometry(lay), cache_layout=family)
+        ch[f"{lay}_byte"] = geo.address(int(ch["slot"]), int(S["batch.head"]), int(S["batch.dim"]),
+                                        S["batch.kv"] or "k")["byte_offset"]
 m = st.columns(9)
 for col, (label, value) in zip(m, [("m_row", ch["row"]), ("m_pos", ch["position"]),
                                    ("m_logical", ch["logical_block"]), ("m_column", ch["column"]),
                                    ("m_physical", ch["physical_block"]), ("m_slot", ch["slot"]),
                                    ("m_nhd", ch.get("NHD_byte", "—")), ("m_hnd", ch.get("HND_byte", "—"))]):
     col.metric(tr(label), value)
+st.caption(tr("whose_" + family))
 if ch["slot"] >= 0:
     st.markdown(tr("chain_text", row=ch["row"], pos=ch["position"], lb=ch["logical_block"], tpb=eb.tokens_per_block,
                    col=ch["column"], pb=ch["physical_block"], kbs=cfg.kernel_block_size, off=ch["offset"],
@@ -164,6 +183,7 @@ if last - first + 1 < nkb:
 
 # --- kernels on the live backend ---------------------------------------------------------------------
 st.subheader(tr("kernels"))
+st.caption(tr("kernel_family"))
 label = ui.backend_label()
 run_key = (S["batch.explored_key"], S["batch.layout"])
 context_tokens = int(eb.requests["seq_len"].sum())
@@ -212,6 +232,8 @@ with d[4]:
 with d[5]:
     ui.download_fig(fig_buf, "slot_buffer", "batch.dl_fig_buf", "buffer HTML")
 params = {**share.encode_batch(rows, cfg, tok), "lang": ui.lang()}
+if family != DEFAULT_CACHE_LAYOUT:
+    params["cache_layout"] = family
 st.query_params.from_dict(params)
 st.caption(tr("link"))
 st.code("?" + "&".join(f"{k}={v}" for k, v in params.items()), language=None)

@@ -72,6 +72,52 @@ STRINGS = {
     "m_slot": {"en": "slot", "zh": "槽位", "es": "slot"},
     "m_nhd": {"en": "NHD byte", "zh": "NHD 字节", "es": "byte NHD"},
     "m_hnd": {"en": "HND byte", "zh": "HND 字节", "es": "byte HND"},
+    "family": {"en": "Cache layout for the byte offsets", "zh": "字节偏移所用的缓存布局",
+               "es": "Disposición de la caché para los desplazamientos"},
+    "fam_flash_attn": {"en": "flash_attn — FlashAttention backend", "zh": "flash_attn — FlashAttention 后端",
+                       "es": "flash_attn — backend FlashAttention"},
+    "fam_flashinfer": {"en": "flashinfer — FlashInfer 5-D (vLLM before 2026-07)",
+                       "zh": "flashinfer — FlashInfer 五维（vLLM 2026-07 之前）",
+                       "es": "flashinfer — FlashInfer 5-D (vLLM antes de 2026-07)"},
+    "fam_flashinfer_packed": {"en": "flashinfer_packed — vLLM FlashInfer, packed K|V (since 2026-07)",
+                              "zh": "flashinfer_packed — vLLM FlashInfer，K|V 打包（2026-07 起）",
+                              "es": "flashinfer_packed — vLLM FlashInfer, K|V empaquetados (desde 2026-07)"},
+    "whose_flash_attn": {"en": "NHD and HND bytes are in the **flash_attn** layout, vLLM's FlashAttention backend: "
+                               "`[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, block_size, dim]`, the "
+                               "whole K plane, then the whole V plane.",
+                         "zh": "NHD 与 HND 字节采用 **flash_attn** 布局，即 vLLM FlashAttention 后端："
+                               "`[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, block_size, dim]`，"
+                               "先是整个 K 平面，然后是整个 V 平面。",
+                         "es": "Los bytes NHD y HND están en la disposición **flash_attn**, la del backend "
+                               "FlashAttention de vLLM: `[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, "
+                               "block_size, dim]`: todo el plano K y luego todo el plano V."},
+    "whose_flashinfer": {"en": "NHD and HND bytes are in the **flashinfer** layout, FlashInfer's documented 5-D "
+                               "layout and vLLM's FlashInfer backend before 2026-07: `[blocks, 2, block_size, heads, "
+                               "dim]` / `[blocks, 2, heads, block_size, dim]`, each block's K, then its V.",
+                         "zh": "NHD 与 HND 字节采用 **flashinfer** 布局，即 FlashInfer 文档中的五维布局，也是 vLLM "
+                               "FlashInfer 后端 2026-07 之前的布局：`[blocks, 2, block_size, heads, dim]` / "
+                               "`[blocks, 2, heads, block_size, dim]`，每个块先存 K，再存 V。",
+                         "es": "Los bytes NHD y HND están en la disposición **flashinfer**, la 5-D documentada de "
+                               "FlashInfer y la del backend FlashInfer de vLLM antes de 2026-07: `[blocks, 2, "
+                               "block_size, heads, dim]` / `[blocks, 2, heads, block_size, dim]`: la K de cada "
+                               "bloque y luego su V."},
+    "whose_flashinfer_packed": {"en": "NHD and HND bytes are in the **flashinfer_packed** layout, vLLM's FlashInfer "
+                                      "backend since 2026-07-11: `[blocks, block_size, heads, 2·dim]` / `[blocks, "
+                                      "heads, block_size, 2·dim]`, K in `[..., :dim]`, V in `[..., dim:]`.",
+                                "zh": "NHD 与 HND 字节采用 **flashinfer_packed** 布局，即 vLLM FlashInfer 后端自 "
+                                      "2026-07-11 起的布局：`[blocks, block_size, heads, 2·dim]` / `[blocks, heads, "
+                                      "block_size, 2·dim]`，K 在 `[..., :dim]`，V 在 `[..., dim:]`。",
+                                "es": "Los bytes NHD y HND están en la disposición **flashinfer_packed**, la del backend "
+                                      "FlashInfer de vLLM desde 2026-07-11: `[blocks, block_size, heads, 2·dim]` / "
+                                      "`[blocks, heads, block_size, 2·dim]`, K en `[..., :dim]`, V en `[..., dim:]`."},
+    "kernel_family": {"en": "The kernels write and check the **flash_attn** cache layout (K plane, then V plane), "
+                            "whatever cache layout the byte offsets above are shown in.",
+                      "zh": "内核写入并检查的是 **flash_attn** 缓存布局（先 K 平面后 V 平面），与上面字节偏移所选的布局无关。",
+                      "es": "Los kernels escriben y comprueban la disposición **flash_attn** de la caché (plano K y "
+                            "luego plano V), sea cual sea la disposición en que se muestran los bytes de arriba."},
+    "bad_family_link": {"en": "link parameter cache_layout={value!r} is not one of {names}; using flash_attn",
+                        "zh": "链接参数 cache_layout={value!r} 不是 {names} 之一；改用 flash_attn",
+                        "es": "el parámetro cache_layout={value!r} del enlace no es uno de {names}; se usa flash_attn"},
     "chain_text": {"en": "Row {row}, position {pos}: logical block {lb} = {pos} // {tpb}; table[{row}, {col}] = "
                          "physical block {pb}; slot = {pb} × {kbs} + {off} = **{slot}**.",
                    "zh": "行 {row}，位置 {pos}：逻辑块 {lb} = {pos} // {tpb}；table[{row}, {col}] = 物理块 {pb}；"

@@ -1,17 +1,65 @@
 """Memory-layout page prose."""
 STRINGS = {
     "title": {"en": "Memory layout: NHD vs HND", "zh": "内存布局：NHD 与 HND", "es": "Disposición en memoria: NHD frente a HND"},
-    "intro": {"en": "One layer's cache is one tensor, K plane then V plane. **NHD** stores, inside a block, token "
-                    "after token, each token's heads together: `[2, blocks, block_size, heads, dim]`. **HND** stores "
-                    "head after head, each head's tokens together: `[2, blocks, heads, block_size, dim]`. The slot "
-                    "(block × block_size + offset) is the same in both; only the byte address changes.",
-              "zh": "一层的缓存是一个张量，先 K 平面后 V 平面。**NHD** 在块内按 token 依次存放，同一 token 的各个头相邻："
-                    "`[2, blocks, block_size, heads, dim]`。**HND** 按头依次存放，同一个头的各 token 相邻："
-                    "`[2, blocks, heads, block_size, dim]`。两种布局的槽位（块 × 块大小 + 偏移）相同，只有字节地址不同。",
-              "es": "La caché de una capa es un tensor, plano K y luego plano V. **NHD** guarda, dentro de un bloque, token "
-                    "tras token, con las cabezas de cada token juntas: `[2, blocks, block_size, heads, dim]`. **HND** "
-                    "guarda cabeza tras cabeza, con los tokens de cada cabeza juntos: `[2, blocks, heads, block_size, "
-                    "dim]`. El slot (bloque × block_size + desplazamiento) es el mismo; solo cambia la dirección."},
+    "intro": {"en": "A KV element is named by (K or V, block, offset, head, dim); its slot (block × block_size + "
+                    "offset) is the same everywhere. Where it sits in memory depends on two named choices: the "
+                    "**cache layout family** (how K and V share the tensor) and **NHD / HND** (inside a block, "
+                    "NHD stores token after token with each token's heads together; HND stores head after head "
+                    "with each head's tokens together). B = blocks, N = block size, H = KV heads, D = head dim.",
+              "zh": "一个 KV 元素由（K 或 V，块，偏移，头，维）确定；它的槽位（块 × 块大小 + 偏移）在任何布局下都相同。"
+                    "它在内存中的位置取决于两个明确命名的选择：**缓存布局族**（K 和 V 如何共用张量）和 **NHD / HND**"
+                    "（块内 NHD 按 token 依次存放，同一 token 的各头相邻；HND 按头依次存放，同一头的各 token 相邻）。"
+                    "B = 块数，N = 块大小，H = KV 头数，D = 头维度。",
+              "es": "Un elemento KV se nombra por (K o V, bloque, desplazamiento, cabeza, dim); su slot (bloque × "
+                    "block_size + desplazamiento) es el mismo en todas partes. Dónde está en memoria depende de dos "
+                    "elecciones con nombre: la **familia de disposición de la caché** (cómo comparten K y V el "
+                    "tensor) y **NHD / HND** (dentro de un bloque, NHD guarda token tras token con las cabezas de "
+                    "cada token juntas; HND guarda cabeza tras cabeza con los tokens de cada cabeza juntos). "
+                    "B = bloques, N = tamaño de bloque, H = cabezas KV, D = dimensión de cabeza."},
+    "family": {"en": "cache layout family", "zh": "缓存布局族", "es": "familia de disposición de la caché"},
+    "fam_flash_attn": {"en": "flash_attn — FlashAttention backend", "zh": "flash_attn — FlashAttention 后端",
+                       "es": "flash_attn — backend FlashAttention"},
+    "fam_flashinfer": {"en": "flashinfer — FlashInfer 5-D (vLLM before 2026-07)",
+                       "zh": "flashinfer — FlashInfer 五维（vLLM 2026-07 之前）",
+                       "es": "flashinfer — FlashInfer 5-D (vLLM antes de 2026-07)"},
+    "fam_flashinfer_packed": {"en": "flashinfer_packed — vLLM FlashInfer, packed K|V (since 2026-07)",
+                              "zh": "flashinfer_packed — vLLM FlashInfer，K|V 打包（2026-07 起）",
+                              "es": "flashinfer_packed — vLLM FlashInfer, K|V empaquetados (desde 2026-07)"},
+    "whose_flash_attn": {"en": "**flash_attn** is the layout of vLLM's FlashAttention backend: `[2, B, N, H, D]` (NHD) "
+                               "or `[2, B, H, N, D]` (HND) — the whole K plane, then the whole V plane.",
+                         "zh": "**flash_attn** 是 vLLM FlashAttention 后端的布局：`[2, B, N, H, D]`（NHD）或 "
+                               "`[2, B, H, N, D]`（HND）——先是整个 K 平面，然后是整个 V 平面。",
+                         "es": "**flash_attn** es la disposición del backend FlashAttention de vLLM: `[2, B, N, H, D]` "
+                               "(NHD) o `[2, B, H, N, D]` (HND): todo el plano K y luego todo el plano V."},
+    "whose_flashinfer": {"en": "**flashinfer** is FlashInfer's documented 5-D layout, also vLLM's FlashInfer backend "
+                               "before 2026-07: `[B, 2, N, H, D]` (NHD) or `[B, 2, H, N, D]` (HND) — each block "
+                               "holds its K, then its V.",
+                         "zh": "**flashinfer** 是 FlashInfer 文档中的五维布局，也是 vLLM FlashInfer 后端在 2026-07 之前"
+                               "的布局：`[B, 2, N, H, D]`（NHD）或 `[B, 2, H, N, D]`（HND）——每个块先存它的 K，再存它的 V。",
+                         "es": "**flashinfer** es la disposición 5-D documentada de FlashInfer, y la del backend "
+                               "FlashInfer de vLLM antes de 2026-07: `[B, 2, N, H, D]` (NHD) o `[B, 2, H, N, D]` "
+                               "(HND): cada bloque guarda su K y luego su V."},
+    "whose_flashinfer_packed": {"en": "**flashinfer_packed** is vLLM's FlashInfer backend since 2026-07-11: `[B, N, H, 2D]` "
+                                      "(NHD) or `[B, H, N, 2D]` (HND) — K and V packed in the last dimension, K in "
+                                      "`[..., :D]`, V in `[..., D:]`.",
+                                "zh": "**flashinfer_packed** 是 vLLM FlashInfer 后端自 2026-07-11 起的布局：`[B, N, H, 2D]`"
+                                      "（NHD）或 `[B, H, N, 2D]`（HND）——K 和 V 打包在最后一维，K 在 `[..., :D]`，"
+                                      "V 在 `[..., D:]`。",
+                                "es": "**flashinfer_packed** es el backend FlashInfer de vLLM desde 2026-07-11: "
+                                      "`[B, N, H, 2D]` (NHD) o `[B, H, N, 2D]` (HND): K y V empaquetados en la última "
+                                      "dimensión, K en `[..., :D]`, V en `[..., D:]`."},
+    "byte_help": {"en": "Decimal (416) or hexadecimal with 0x (0x1a0).", "zh": "十进制（416）或带 0x 的十六进制（0x1a0）。",
+                  "es": "Decimal (416) o hexadecimal con 0x (0x1a0)."},
+    "byte_garbage": {"en": "Not a byte address: {text!r} — write a whole number, decimal (416) or hexadecimal with 0x "
+                           "(0x1a0).",
+                     "zh": "不是字节地址：{text!r}——请写一个整数，十进制（416）或带 0x 的十六进制（0x1a0）。",
+                     "es": "No es una dirección en bytes: {text!r}; escribe un número entero, decimal (416) o "
+                           "hexadecimal con 0x (0x1a0)."},
+    "byte_negative": {"en": "A byte address cannot be negative ({value}).", "zh": "字节地址不能为负数（{value}）。",
+                      "es": "Una dirección en bytes no puede ser negativa ({value})."},
+    "byte_read": {"en": "byte {dec} = {hex} in the {family} layout, read as {layout}",
+                  "zh": "字节 {dec} = {hex}，{family} 布局，按 {layout} 解读",
+                  "es": "byte {dec} = {hex} en la disposición {family}, leído como {layout}"},
     "geometry": {"en": "Cache", "zh": "缓存", "es": "Caché"},
     "blocks": {"en": "blocks", "zh": "块数", "es": "bloques"},
     "block_size": {"en": "block size", "zh": "块大小", "es": "tamaño de bloque"},
@@ -24,35 +72,52 @@ STRINGS = {
     "byte": {"en": "byte offset", "zh": "字节偏移", "es": "desplazamiento en bytes"},
     "bad_byte": {"en": "Not a byte address in this cache: {msg}", "zh": "不是该缓存中的字节地址：{msg}",
                  "es": "No es una dirección de esta caché: {msg}"},
-    "result": {"en": "{layout}: byte **{byte}** (element {el})", "zh": "{layout}：字节 **{byte}**（元素 {el}）",
-               "es": "{layout}: byte **{byte}** (elemento {el})"},
-    "strides": {"en": "{layout} element strides {strides}", "zh": "{layout} 元素步长 {strides}",
-                "es": "{layout} pasos por elemento {strides}"},
-    "order": {"en": "Memory order, {layout} (colour = slot, label = head; one line = {n} bytes)",
-              "zh": "内存顺序，{layout}（颜色 = 槽位，标签 = 头；每行 = {n} 字节）",
-              "es": "Orden en memoria, {layout} (color = slot, etiqueta = cabeza; una línea = {n} bytes)"},
+    "result": {"en": "{layout}: byte **{byte}** ({hex}; element {el})",
+               "zh": "{layout}：字节 **{byte}**（{hex}；元素 {el}）",
+               "es": "{layout}: byte **{byte}** ({hex}; elemento {el})"},
+    "strides": {"en": "{family} {layout}: {shape_text} = shape {shape}, element strides {strides}",
+                "zh": "{family} {layout}：{shape_text} = 形状 {shape}，元素步长 {strides}",
+                "es": "{family} {layout}: {shape_text} = forma {shape}, pasos por elemento {strides}"},
+    "order": {"en": "Memory order, {family} {layout} {shape_text} (colour = slot, K and V apart; label = K/V and "
+                    "head; one line = {n} bytes)",
+              "zh": "内存顺序，{family} {layout} {shape_text}（颜色 = 槽位，K 与 V 不同色；标签 = K/V 与头；"
+                    "每行 = {n} 字节）",
+              "es": "Orden en memoria, {family} {layout} {shape_text} (color = slot, K y V distintos; etiqueta = "
+                    "K/V y cabeza; una línea = {n} bytes)"},
     "too_big": {"en": "The picture is drawn for caches of up to {n} elements; shrink the cache to see it.",
                 "zh": "只为不超过 {n} 个元素的缓存绘图；请缩小缓存。",
                 "es": "El dibujo se hace para cachés de hasta {n} elementos; reduce la caché para verlo."},
     "changes_title": {"en": "What changes between layouts", "zh": "两种布局之间有什么变化",
                       "es": "Qué cambia entre disposiciones"},
     "changes": {"en": "- Same: the slot, the block table, the slot mapping, the cache's size.\n"
-                      "- Different: strides, so the byte address of (block, offset, head, dim).\n"
+                      "- Different: strides, so the byte address of (K/V, block, offset, head, dim).\n"
                       "- NHD: one token's K for all heads is one contiguous run of heads × dim elements — a KV "
-                      "write of one token is one burst.\n"
+                      "write of one token is one burst (in the packed family, heads × 2·dim with K and V "
+                      "interleaved per head).\n"
                       "- HND: one head's K for all tokens of a block is one contiguous run of block_size × dim "
                       "elements — what an attention kernel reading one head wants (FlashInfer requires HND on "
-                      "some GPUs).",
+                      "some GPUs; in the packed family a head's rows are 2·dim long, K then V).\n"
+                      "- The family moves V: a whole plane away (flash_attn), half a block away (flashinfer), or "
+                      "right after the same row's K (flashinfer_packed). Pick one to read real vLLM bytes: the "
+                      "same (block, offset, head, dim) has a different address in each.",
                 "zh": "- 相同：槽位、块表、槽位映射、缓存大小。\n"
-                      "- 不同：步长，因此 (块, 偏移, 头, 维) 的字节地址不同。\n"
-                      "- NHD：一个 token 所有头的 K 是连续的 heads × dim 个元素——写入一个 token 的 KV 是一次连续写。\n"
+                      "- 不同：步长，因此 (K/V, 块, 偏移, 头, 维) 的字节地址不同。\n"
+                      "- NHD：一个 token 所有头的 K 是连续的 heads × dim 个元素——写入一个 token 的 KV 是一次连续写"
+                      "（打包布局族中是 heads × 2·dim，每个头的 K 和 V 交错）。\n"
                       "- HND：一个头在块内所有 token 的 K 是连续的 block_size × dim 个元素——正是读取单个头的注意力内核"
-                      "所需要的（FlashInfer 在某些 GPU 上要求 HND）。",
+                      "所需要的（FlashInfer 在某些 GPU 上要求 HND；打包布局族中一个头的每行长 2·dim，先 K 后 V）。\n"
+                      "- 布局族决定 V 的位置：相隔整个平面（flash_attn）、相隔半个块（flashinfer），或紧跟同一行的 K"
+                      "（flashinfer_packed）。读取真实 vLLM 字节时请选对布局族：同一 (块, 偏移, 头, 维) 在各族中的地址不同。",
                 "es": "- Igual: el slot, la tabla de bloques, el mapeo de slots, el tamaño de la caché.\n"
-                      "- Distinto: los pasos, y por tanto la dirección de (bloque, desplazamiento, cabeza, dim).\n"
+                      "- Distinto: los pasos, y por tanto la dirección de (K/V, bloque, desplazamiento, cabeza, dim).\n"
                       "- NHD: la K de un token para todas las cabezas es un tramo contiguo de heads × dim elementos: "
-                      "escribir un token es una sola ráfaga.\n"
+                      "escribir un token es una sola ráfaga (en la familia empaquetada, heads × 2·dim, con K y V "
+                      "intercalados por cabeza).\n"
                       "- HND: la K de una cabeza para todos los tokens de un bloque es un tramo contiguo de "
                       "block_size × dim elementos: lo que quiere un kernel de atención que lee una cabeza "
-                      "(FlashInfer exige HND en algunas GPU)."},
+                      "(FlashInfer exige HND en algunas GPU; en la familia empaquetada cada fila de una cabeza mide "
+                      "2·dim, K y luego V).\n"
+                      "- La familia mueve V: a un plano entero (flash_attn), a medio bloque (flashinfer) o justo "
+                      "después de la K de la misma fila (flashinfer_packed). Elige la correcta para leer bytes reales "
+                      "de vLLM: el mismo (bloque, desplazamiento, cabeza, dim) tiene otra dirección en cada una."},
 }

@@ -1,0 +1,265 @@
+"""Cache layout families (flash_attn, flashinfer, flashinfer_packed) × NHD/HND × dtype:
+hand-worked byte offsets, encode/decode round trips, and the offsets torch itself computes
+for a real tensor allocated the way each framework allocates it (logical shape + stride order,
+from the spec's §3.2, §5 and §7.1)."""
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from kvviz.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT, LAYOUTS, CacheGeometry
+
+DTYPES = ["float16", "bfloat16", "float32", "fp8"]
+TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+                "fp8": torch.float8_e4m3fn}
+
+
+# --- hand-worked vectors ------------------------------------------------------------------------
+
+def _default_batch_geo(family, layout):
+    # the batch page's default cache: 48 kernel blocks of 4 slots, 2 KV heads, head dim 8, fp16
+    return CacheGeometry(layout, 48, 4, 2, 8, "float16", family)
+
+
+def test_audit_example_token_12():
+    """Default batch token 12 = slot 18 = block 4, offset 2; K, head 0, dim 0."""
+    # flash_attn NHD [2, 48, 4, 2, 8], strides (3072, 64, 16, 8, 1): 4*64 + 2*16 = 288 el = 576 B
+    # flashinfer NHD [48, 2, 4, 2, 8], strides (128, 64, 16, 8, 1): 4*128 + 2*16 = 544 el = 1088 B
+    # packed NHD [48, 4, 2, 16], strides (128, 32, 16, 1): 4*128 + 2*32 = 576 el = 1152 B
+    want_nhd = {"flash_attn": 576, "flashinfer": 1088, "flashinfer_packed": 1152}
+    # flash_attn HND [2, 48, 2, 4, 8], strides (3072, 64, 32, 8, 1): 4*64 + 2*8 = 272 el = 544 B
+    # flashinfer HND [48, 2, 2, 4, 8], strides (128, 64, 32, 8, 1): 4*128 + 2*8 = 528 el = 1056 B
+    # packed HND [48, 2, 4, 16], strides (128, 64, 16, 1): 4*128 + 2*16 = 544 el = 1088 B
+    want_hnd = {"flash_attn": 544, "flashinfer": 1056, "flashinfer_packed": 1088}
+    for fam in CACHE_LAYOUTS:
+        for layout, want in (("NHD", want_nhd[fam]), ("HND", want_hnd[fam])):
+            a = _default_batch_geo(fam, layout).address(18, 0, 0, "k")
+            assert a == {"element_offset": want // 2, "byte_offset": want, "block": 4, "offset_in_block": 2}, \
+                (fam, layout)
+
+
+def test_hand_worked_v_elements():
+    """Slot 18 (block 4, offset 2), V, head 1, dim 3, same geometry."""
+    want = {
+        ("flash_attn", "NHD"): 3072 + 4 * 64 + 2 * 16 + 1 * 8 + 3,          # 3371
+        ("flash_attn", "HND"): 3072 + 4 * 64 + 1 * 32 + 2 * 8 + 3,          # 3379
+        ("flashinfer", "NHD"): 4 * 128 + 1 * 64 + 2 * 16 + 1 * 8 + 3,       # 619
+        ("flashinfer", "HND"): 4 * 128 + 1 * 64 + 1 * 32 + 2 * 8 + 3,       # 627
+        ("flashinfer_packed", "NHD"): 4 * 128 + 2 * 32 + 1 * 16 + 8 + 3,   # 603: V at [..., D:]
+        ("flashinfer_packed", "HND"): 4 * 128 + 1 * 64 + 2 * 16 + 8 + 3,   # 619
+    }
+    for (fam, layout), el in want.items():
+        g = _default_batch_geo(fam, layout)
+        assert g.element_offset(18, 1, 3, "v") == el, (fam, layout)
+        assert g.decode(2 * el + 1) == {"kv": "v", "block": 4, "offset_in_block": 2, "slot": 18, "head": 1,
+                                        "dim": 3, "byte_in_element": 1}
+
+
+def test_shapes_and_strides():
+    B, N, H, D = 5, 16, 8, 128
+    want = {("flash_attn", "NHD"): (2, B, N, H, D), ("flash_attn", "HND"): (2, B, H, N, D),
+            ("flashinfer", "NHD"): (B, 2, N, H, D), ("flashinfer", "HND"): (B, 2, H, N, D),
+            ("flashinfer_packed", "NHD"): (B, N, H, 2 * D), ("flashinfer_packed", "HND"): (B, H, N, 2 * D)}
+    for (fam, layout), shape in want.items():
+        g = CacheGeometry(layout, B, N, H, D, "bfloat16", fam)
+        assert g.shape == shape
+        assert g.strides == torch.empty(shape, device="meta").stride()
+        assert g.total_elements == torch.empty(shape, device="meta").numel()
+    # packed NHD: one token's row is H*2D elements; V of head h starts D after its K
+    g = CacheGeometry("NHD", B, N, H, D, "float16", "flashinfer_packed")
+    assert g.element_offset(0, 0, 0, "v") == D and g.element_offset(1, 0, 0, "k") == H * 2 * D
+    assert g.element_offset(0, 1, 0, "k") == 2 * D
+
+
+def test_default_family_is_flash_attn_and_unchanged():
+    assert DEFAULT_CACHE_LAYOUT == "flash_attn"
+    assert CacheGeometry("NHD", 100, 16, 8, 128).cache_layout == "flash_attn"
+    # the formula of the layout module before families existed: [2, N, B, H, D] / [2, N, H, B, D]
+    for layout in LAYOUTS:
+        g = CacheGeometry(layout, 7, 4, 3, 5, "float32")
+        for slot in range(g.num_slots):
+            for head in range(3):
+                for dim in range(5):
+                    for p, kv in enumerate("kv"):
+                        blk, off = divmod(slot, 4)
+                        idx = (p, blk, off, head, dim) if layout == "NHD" else (p, blk, head, off, dim)
+                        shape = (2, 7, 4, 3, 5) if layout == "NHD" else (2, 7, 3, 4, 5)
+                        el = 0
+                        for i, n in zip(idx, shape):
+                            el = el * n + i
+                        assert g.element_offset(slot, head, dim, kv) == el
+
+
+def test_bad_family_and_coordinates():
+    with pytest.raises(ValueError, match="cache layout"):
+        CacheGeometry("NHD", 2, 4, 2, 8, "float16", "flashattn")
+    for fam in CACHE_LAYOUTS:
+        g = CacheGeometry("HND", 2, 4, 2, 8, "fp8", fam)
+        for args in [(8, 0, 0), (0, 2, 0), (0, 0, 8), (-1, 0, 0)]:
+            with pytest.raises(ValueError):
+                g.element_offset(*args)
+        with pytest.raises(ValueError):
+            g.element_offset(0, 0, 0, "x")
+        for bad in (-1, g.total_bytes):
+            with pytest.raises(ValueError, match="outside the cache"):
+                g.decode(bad)
+        with pytest.raises(ValueError):
+            g.element_index("k", 2, 0, 0, 0)
+        with pytest.raises(ValueError):
+            g.element_index("k", 0, 4, 0, 0)
+
+
+@pytest.mark.parametrize("family", CACHE_LAYOUTS)
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_every_byte_decodes_to_a_distinct_element(family, layout):
+    """Exhaustive on a small cache: decode is a bijection onto (element, byte) and inverts encode."""
+    g = CacheGeometry(layout, 3, 4, 2, 3, "float16", family)
+    seen = set()
+    for byte in range(g.total_bytes):
+        d = g.decode(byte)
+        key = (d["kv"], d["slot"], d["head"], d["dim"], d["byte_in_element"])
+        assert key not in seen
+        seen.add(key)
+        assert g.address(d["slot"], d["head"], d["dim"], d["kv"])["byte_offset"] + d["byte_in_element"] == byte
+    assert len(seen) == g.total_bytes
+
+
+def test_decode_elements_vectorised_matches_scalar():
+    np = pytest.importorskip("numpy")
+    for fam in CACHE_LAYOUTS:
+        for layout in LAYOUTS:
+            g = CacheGeometry(layout, 3, 4, 2, 3, "fp8", fam)
+            arr = g.decode_elements(np.arange(g.total_elements))
+            for e in range(g.total_elements):
+                assert tuple(int(a[e]) for a in arr) == g.decode_elements(e)
+
+
+# --- properties: round trip -----------------------------------------------------------------------
+
+geometries = st.tuples(st.sampled_from(CACHE_LAYOUTS), st.sampled_from(LAYOUTS), st.sampled_from(DTYPES),
+                       st.integers(1, 40), st.sampled_from([1, 2, 4, 16]), st.integers(1, 8),
+                       st.sampled_from([1, 3, 8, 64]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(geometries, st.data())
+def test_encode_decode_round_trip(geo, data):
+    fam, layout, dtype, n, b, h, d = geo
+    g = CacheGeometry(layout, n, b, h, d, dtype, fam)
+    slot = data.draw(st.integers(0, n * b - 1))
+    head = data.draw(st.integers(0, h - 1))
+    dim = data.draw(st.integers(0, d - 1))
+    kv = data.draw(st.sampled_from(["k", "v"]))
+    byte = data.draw(st.integers(0, g.itemsize - 1))
+    a = g.address(slot, head, dim, kv)
+    assert 0 <= a["byte_offset"] < g.total_bytes and a["byte_offset"] == a["element_offset"] * g.itemsize
+    dec = g.decode(a["byte_offset"] + byte)
+    assert (dec["slot"], dec["head"], dec["dim"], dec["kv"], dec["byte_in_element"]) == (slot, head, dim, kv, byte)
+    assert (dec["block"], dec["offset_in_block"]) == (a["block"], a["offset_in_block"]) == divmod(slot, b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(geometries, st.data())
+def test_decode_encode_round_trip(geo, data):
+    fam, layout, dtype, n, b, h, d = geo
+    g = CacheGeometry(layout, n, b, h, d, dtype, fam)
+    byte = data.draw(st.integers(0, g.total_bytes - 1))
+    dec = g.decode(byte)
+    a = g.address(dec["slot"], dec["head"], dec["dim"], dec["kv"])
+    assert a["byte_offset"] + dec["byte_in_element"] == byte
+
+
+# --- properties: torch agrees -------------------------------------------------------------------------
+
+def _framework_tensor(fam, layout, n, b, h, d, dtype):
+    """(physical storage tensor, write(kv, block, off, head, dim, value)) built independently of
+    kvviz.layout: each framework's logical shape, allocated in its stride order (physical = logical
+    dims taken in that order, contiguous), then viewed back through the inverse permutation."""
+    if fam == "flash_attn":      # vLLM FlashAttention: (2, B, N, H, D); HND stride order (0, 1, 3, 2, 4)
+        logical, order = (2, n, b, h, d), ((0, 1, 2, 3, 4) if layout == "NHD" else (0, 1, 3, 2, 4))
+    elif fam == "flashinfer":    # FlashInfer 5-D / vLLM FlashInfer before 2026-07: (B, 2, N, H, D)
+        logical, order = (n, 2, b, h, d), ((0, 1, 2, 3, 4) if layout == "NHD" else (0, 1, 3, 2, 4))
+    else:                        # vLLM FlashInfer since 2026-07: (B, H, N, 2D); NHD stride order (0, 2, 1, 3)
+        logical, order = (n, h, b, 2 * d), ((0, 2, 1, 3) if layout == "NHD" else (0, 1, 2, 3))
+    phys = torch.zeros(tuple(logical[i] for i in order), dtype=dtype)
+    view = phys.permute(*[order.index(i) for i in range(len(order))])
+    assert tuple(view.shape) == logical
+
+    def index(kv, block, off, head, dim):
+        p = 0 if kv == "k" else 1
+        if fam == "flash_attn":
+            return view, (p, block, off, head, dim)
+        if fam == "flashinfer":
+            return view, (block, p, off, head, dim)
+        k_cache, v_cache = view.split(d, dim=-1)   # vLLM's zero-copy split: K = [..., :D], V = [..., D:]
+        return (k_cache if kv == "k" else v_cache), (block, head, off, dim)
+
+    return phys, index
+
+
+@settings(max_examples=300, deadline=None)
+@given(geometries, st.data())
+def test_offset_matches_torch_tensor(geo, data):
+    fam, layout, dtype, n, b, h, d = geo
+    n = min(n, 12)
+    g = CacheGeometry(layout, n, b, h, d, dtype, fam)
+    phys, index = _framework_tensor(fam, layout, n, b, h, d, TORCH_DTYPES[dtype])
+    assert tuple(phys.shape) == g.shape and phys.stride() == g.strides
+    slot = data.draw(st.integers(0, n * b - 1))
+    head = data.draw(st.integers(0, h - 1))
+    dim = data.draw(st.integers(0, d - 1))
+    kv = data.draw(st.sampled_from(["k", "v"]))
+    block, off = divmod(slot, b)
+    a = g.address(slot, head, dim, kv)
+    # 1. torch's own element offset of the indexed element (storage offset + index · strides)
+    t, idx = index(kv, block, off, head, dim)
+    el = t[idx]
+    assert el.storage_offset() == a["element_offset"]
+    # 2. write a marker through the logical view; find it, and only it, at the byte offset in raw storage
+    marker = torch.tensor([-1.5], dtype=TORCH_DTYPES[dtype])
+    t[idx] = marker[0]
+    raw = phys.reshape(-1).view(torch.uint8)
+    want = torch.zeros_like(raw)
+    want[a["byte_offset"]:a["byte_offset"] + g.itemsize] = marker.view(torch.uint8)
+    assert torch.equal(raw, want)
+    # 3. and the decoding of that byte names the element written
+    dec = g.decode(a["byte_offset"])
+    assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == (kv, block, off, head, dim)
+
+
+@pytest.mark.parametrize("family", CACHE_LAYOUTS)
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_element_matches_torch(family, layout, dtype):
+    """Exhaustive on a small cache: every element's unique value sits where kvviz says."""
+    n, b, h, d = 3, 4, 2, 3
+    g = CacheGeometry(layout, n, b, h, d, dtype, family)
+    phys, index = _framework_tensor(family, layout, n, b, h, d, torch.float32)
+    code = 0
+    for kv in "kv":
+        for slot in range(n * b):
+            for head in range(h):
+                for dim in range(d):
+                    t, idx = index(kv, *divmod(slot, b), head, dim)
+                    t[idx] = code
+                    e = g.element_offset(slot, head, dim, kv)
+                    assert phys.reshape(-1)[e] == code and g.address(slot, head, dim, kv)["byte_offset"] == e * g.itemsize
+                    code += 1
+    flat = phys.reshape(-1)
+    assert sorted(flat.tolist()) == list(range(g.total_elements))
+
+
+def test_page_texts_complete_and_consistent():
+    """The family texts of the Memory layout and batch pages exist in every language, with the
+    same placeholders in each."""
+    import string
+
+    from kvviz.i18n import LANGS, missing_translations
+    from kvviz.texts import batch, layout
+
+    assert missing_translations(["layout", "batch"]) == []
+    for table in (layout.STRINGS, batch.STRINGS):
+        for fam in CACHE_LAYOUTS:
+            assert "fam_" + fam in table and "whose_" + fam in table
+        for key, entry in table.items():
+            fields = [{f for _, f, _, _ in string.Formatter().parse(entry[lang]) if f} for lang in LANGS]
+            assert all(f == fields[0] for f in fields), key
