@@ -19,6 +19,8 @@ NULL_GRAY = "#e6e6e6"
 PALETTE = pc.qualitative.Plotly + pc.qualitative.D3
 MAX_TEXT_CELLS = 1600       # write numbers into cells only up to this many
 MAX_CUSTOM_CELLS = 60000    # per-cell hover data only up to this many (else a formula)
+POOL_STATES = [("null", "#999"), ("in_use", "#1f77b4"), ("shared", "#d62728"),  # ref-count bar colours
+               ("free_cached", "#ff7f0e"), ("free", "#c7c7c7")]
 
 
 def _tr(lang):
@@ -189,27 +191,56 @@ def slot_buffer_figure(owners: dict, *, kbs: int, num_reqs: int, selected_slot: 
 
 def ref_count_figure(ref_counts, free_queue, cached: dict, *, title: str = "", lang: str = "en",
                      highlight=()) -> go.Figure:
-    """Ref count of every block; free blocks hatched by their place in the free queue."""
+    """Ref count of every block, coloured by state (with a legend), and every block that holds a
+    prefix-cache hash marked so it shows without hovering (a projector has no mouse): a black
+    outline round its bar and a star above it."""
     tr = _tr(lang)
     n = len(ref_counts)
     ids = np.arange(n)
     ref = np.asarray(ref_counts)
     qpos = {b: i for i, b in enumerate(free_queue)}
-    state = [tr("null") if b == NULL_BLOCK_ID else
-             (tr("in_use") if ref[b] > 0 else (tr("free_cached") if b in cached else tr("free"))) for b in ids]
-    color = ["#999" if b == NULL_BLOCK_ID else ("#d62728" if ref[b] > 1 else "#1f77b4" if ref[b] == 1
-                                                else ("#ff7f0e" if b in cached else "#c7c7c7")) for b in ids]
-    custom = np.array([[state[b], qpos.get(b, -1), cached.get(b, "-")] for b in ids], dtype=object)
-    fig = go.Figure(go.Bar(x=ids, y=np.maximum(ref, 0.08), marker_color=color, customdata=custom,
-                           hovertemplate=tr("hover_ref") + "<extra></extra>"))
+
+    def state(b):
+        if b == NULL_BLOCK_ID:
+            return "null"
+        if ref[b] > 1:
+            return "shared"
+        if ref[b] == 1:
+            return "in_use"
+        return "free_cached" if b in cached else "free"
+
+    states = [state(b) for b in ids]
+    custom = np.array([[tr(states[b]), qpos.get(b, -1), cached.get(b, "-")] for b in ids], dtype=object)
+    height = np.maximum(ref, 0.08)
+    hashed = np.array([b != NULL_BLOCK_ID and b in cached for b in ids], dtype=bool)
+    fig = go.Figure()
+    for st, colour in POOL_STATES:
+        m = np.array([s == st for s in states], dtype=bool)
+        if not m.any():
+            continue
+        fig.add_trace(go.Bar(x=ids[m], y=height[m], marker_color=colour, name=tr(st), customdata=custom[m],
+                             hovertemplate=tr("hover_ref") + "<extra></extra>"))
+    if hashed.any():  # a black outline round every hashed block's bar (drawn over it, no fill)
+        fig.add_trace(go.Bar(x=ids[hashed], y=height[hashed], marker=dict(color="rgba(0,0,0,0)",
+                             line=dict(color="black", width=2.5)), showlegend=False, hoverinfo="skip"))
+    fig.add_trace(go.Scatter(  # the hash mark, with its legend entry
+        x=ids[hashed], y=height[hashed] + 0.22, mode="markers", name=tr("hashed"),
+        marker=dict(symbol="star", size=15, color="black"), customdata=custom[hashed],
+        hovertemplate=tr("hover_ref") + "<extra></extra>", showlegend=True))
     for b in highlight:
         if 0 <= b < n:
             fig.add_vrect(x0=b - 0.5, x1=b + 0.5, line=HILITE, fillcolor="rgba(0,0,0,0)")
-    fig.update_xaxes(title=tr("physical_block"), dtick=1 if n <= 48 else None)
-    # a fixed floor for the axis: with every count 0 the stubs must stay stubs, not fill the plot
-    top = max(1, int(ref.max()) if n else 1) + 0.3
+    fig.update_xaxes(title=tr("physical_block"), dtick=1 if n <= 48 else None, range=[-0.6, n - 0.4])
+    # a fixed floor for the axis: with every count 0 the stubs must stay stubs, not fill the plot;
+    # room on top for the stars
+    top = max(1, int(ref.max()) if n else 1) + 0.5
     fig.update_yaxes(title=tr("ref_count"), dtick=1, range=[0, top])
-    return base_layout(fig, title, 300)
+    fig.update_layout(barmode="overlay", bargap=0.15,
+                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top",
+                                  font=dict(size=FONT - 2)))
+    base_layout(fig, title, 380)
+    fig.update_layout(margin=dict(b=120))
+    return fig
 
 
 def free_queue_figure(free_queue, cached: dict, *, title: str = "", lang: str = "en") -> go.Figure:
@@ -232,8 +263,14 @@ def free_queue_figure(free_queue, cached: dict, *, title: str = "", lang: str = 
 # --- CSR -------------------------------------------------------------------------------------------
 
 def csr_figure(indptr, indices, last_page_len, *, page_size: int, title: str = "",
-               lang: str = "en", selected_req: int | None = None) -> go.Figure:
-    """indptr / indices / last_page_len as three strips; each request's pages in its colour."""
+               lang: str = "en", selected_req: int | None = None, max_cells: int = 4096,
+               text_cells: int = 64, window_title: str | None = None) -> go.Figure:
+    """indptr / indices / last_page_len as three strips; each request's pages in its colour.
+
+    Big batches stay light: a strip longer than ``max_cells`` shows a window of it around the
+    selected request (``window_title``, formatted with lo, hi and n, names the window of
+    ``indices``; the subplot titles always say which slice is drawn), and numbers are written into
+    the cells only when a strip has at most ``text_cells`` of them (hover always gives them)."""
     tr = _tr(lang)
     from plotly.subplots import make_subplots
 
@@ -241,33 +278,57 @@ def csr_figure(indptr, indices, last_page_len, *, page_size: int, title: str = "
     indices = np.asarray(indices)
     lpl = np.asarray(last_page_len)
     n = len(lpl)
-    owner = np.repeat(np.arange(n), np.diff(indptr)) if n else np.zeros(0, int)
+    sel = selected_req if selected_req is not None and 0 <= selected_req < n else None
+    a, b = (int(indptr[sel]), int(indptr[sel + 1])) if sel is not None else (0, 0)
+
+    def window(total, lo, hi):
+        """[start, stop) of at most max_cells entries holding [lo, hi) (its start if too long), centred."""
+        if total <= max_cells:
+            return 0, total
+        if hi - lo >= max_cells:
+            return lo, lo + max_cells
+        start = min(max(0, lo - (max_cells - (hi - lo)) // 2), total - max_cells)
+        return start, start + max_cells
+
+    def label(name, lo, hi, total):
+        return name if (lo, hi) == (0, total) else f"{name}[{lo}:{hi}] / {total}"
+
+    p0, p1 = window(n + 1, sel if sel is not None else 0, (sel + 2) if sel is not None else 1)
+    r0, r1 = window(n, sel if sel is not None else 0, (sel + 1) if sel is not None else 1)
+    i0, i1 = window(len(indices), a, b)
+    owner = np.searchsorted(indptr, np.arange(i0, i1), side="right") - 1 if i1 > i0 else np.zeros(0, int)
     fig = make_subplots(rows=3, cols=1, vertical_spacing=0.24,
-                        subplot_titles=("paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len"))
+                        subplot_titles=(label("paged_kv_indptr", p0, p1, n + 1),
+                                        label("paged_kv_indices", i0, i1, len(indices)),
+                                        label("paged_kv_last_page_len", r0, r1, n)))
     cs = row_colorscale(n)
-    fig.add_trace(go.Heatmap(z=[np.arange(n + 1)], text=[indptr.astype(str)], texttemplate="%{text}",
+
+    def cell_text(values):
+        return dict(text=[values.astype(str)], texttemplate="%{text}" if len(values) <= text_cells else None)
+
+    fig.add_trace(go.Heatmap(z=[np.arange(p0, p1)], x=np.arange(p0, p1), **cell_text(indptr[p0:p1]),
                              colorscale=[[0, "#f2f2f2"], [1, "#f2f2f2"]], showscale=False, xgap=2,
                              hovertemplate=tr("hover_indptr") + "<extra></extra>"), row=1, col=1)
-    if len(indices):
-        fig.add_trace(go.Heatmap(z=[owner], text=[indices.astype(str)], texttemplate="%{text}",
+    if i1 > i0:
+        fig.add_trace(go.Heatmap(z=[owner], x=np.arange(i0, i1), **cell_text(indices[i0:i1]),
                                  customdata=[owner], colorscale=cs, zmin=-0.5, zmax=max(n, 1) - 0.5,
-                                 showscale=False, xgap=2,
+                                 showscale=False, xgap=2 if i1 - i0 <= 512 else 0,
                                  hovertemplate=tr("hover_indices") + "<extra></extra>"), row=2, col=1)
-    fig.add_trace(go.Heatmap(z=[np.arange(n)], text=[lpl.astype(str)], texttemplate="%{text}",
+    fig.add_trace(go.Heatmap(z=[np.arange(r0, r1)], x=np.arange(r0, r1), **cell_text(lpl[r0:r1]),
                              colorscale=cs, zmin=-0.5, zmax=max(n, 1) - 0.5, showscale=False, xgap=2,
-                             customdata=[np.where(lpl == page_size, 1, np.where(lpl == 0, 2, 0))],
+                             customdata=[np.where(lpl[r0:r1] == page_size, 1, np.where(lpl[r0:r1] == 0, 2, 0))],
                              hovertemplate=tr("hover_lpl", p=page_size) + "<extra></extra>"), row=3, col=1)
-    if selected_req is not None and 0 <= selected_req < n:
-        a, b = int(indptr[selected_req]), int(indptr[selected_req + 1])
-        fig.add_shape(type="rect", x0=selected_req - 0.5, x1=selected_req + 1.5, y0=-0.5, y1=0.5,
-                      line=HILITE, row=1, col=1)
+    if sel is not None:  # one outline per strip, however many pages the request holds
+        fig.add_shape(type="rect", x0=sel - 0.5, x1=sel + 1.5, y0=-0.5, y1=0.5, line=HILITE, row=1, col=1)
         if b > a:
-            fig.add_shape(type="rect", x0=a - 0.5, x1=b - 0.5, y0=-0.5, y1=0.5, line=HILITE, row=2, col=1)
-        fig.add_shape(type="rect", x0=selected_req - 0.5, x1=selected_req + 0.5, y0=-0.5, y1=0.5,
-                      line=HILITE, row=3, col=1)
+            fig.add_shape(type="rect", x0=max(a, i0) - 0.5, x1=min(b, i1) - 0.5, y0=-0.5, y1=0.5, line=HILITE,
+                          row=2, col=1)
+        fig.add_shape(type="rect", x0=sel - 0.5, x1=sel + 0.5, y0=-0.5, y1=0.5, line=HILITE, row=3, col=1)
     fig.update_yaxes(visible=False)
-    fig.update_xaxes(dtick=1 if max(len(indices), n + 1) <= 48 else None)
+    fig.update_xaxes(dtick=1 if max(i1 - i0, p1 - p0) <= 48 else None)
     fig.update_annotations(font_size=FONT, yshift=6)
+    if window_title and (i0, i1) != (0, len(indices)):
+        title = window_title.format(lo=i0, hi=i1, n=len(indices))
     return base_layout(fig, title, 470)
 
 
@@ -276,25 +337,20 @@ def csr_figure(indptr, indices, last_page_len, *, page_size: int, title: str = "
 def memory_order_figure(geom, *, picked_byte: int | None = None, title: str = "", lang: str = "en",
                         per_line: int | None = None) -> go.Figure:
     """Every element of a small cache in memory order (left to right, top to bottom),
-    coloured by slot, labelled with its head: the layout decides what is contiguous."""
+    coloured by slot (V slots in other colours than K), labelled K/V and head: the cache layout
+    family and NHD/HND decide what is contiguous."""
     tr = _tr(lang)
     total = geom.total_elements
     per_line = per_line or geom.head_dim * geom.num_kv_heads
     lines = -(-total // per_line)
     e = np.arange(lines * per_line)
     valid = e < total
-    idx = np.zeros((5, len(e)), dtype=np.int64)
-    rem = np.where(valid, e, 0)
-    for i, s in enumerate(geom.strides):
-        idx[i], rem = np.divmod(rem, s)
-    if geom.layout == "NHD":
-        plane, block, off, head, dim = idx
-    else:
-        plane, block, head, off, dim = idx
+    # the geometry decodes (its cache layout family and NHD/HND decide the order)
+    plane, block, off, head, dim = geom.decode_elements(np.where(valid, e, 0))
     slot = block * geom.block_size + off
     z = np.where(valid, slot + plane * geom.num_slots, np.nan).reshape(lines, per_line)
-    label = np.where(valid, np.char.add("h", head.astype(str)), "").reshape(lines, per_line)
     kv = np.where(plane == 0, "K", "V")
+    label = np.where(valid, np.char.add(kv, head.astype(str)), "").reshape(lines, per_line)
     custom = np.stack([e * geom.itemsize, kv, block, off, slot, head, dim], axis=-1).reshape(lines, per_line, 7)
     fig = go.Figure(go.Heatmap(
         z=z, text=label, texttemplate="%{text}" if total <= 1200 else None, textfont=dict(size=FONT - 5),

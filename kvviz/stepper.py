@@ -30,18 +30,20 @@ SCENARIOS = {
     },
     "prefixes": {
         "name": "prefixes",
-        "description": "Three requests with one system prompt: shared full blocks, a cache hit on blocks a "
-                       "finished request left in the free queue, an eviction under pressure, and a fork with "
-                       "copy-on-write of the partial last block.",
+        "description": "Three requests with one system prompt. A and B share its full blocks; B forks (copy-on-write "
+                       "of the partial last block). B and its fork finish: the prompt's blocks stay cached in the "
+                       "free queue, freed last so evicted last. D, a long unrelated prompt, runs the pool dry and "
+                       "evicts a cached block; then C arrives and hits the system prompt's blocks that the finished "
+                       "requests left free but cached (and evicts one more to allocate its own).",
         "config": {"num_blocks": 13, "block_size": 4, "max_num_reqs": 6, "max_num_batched_tokens": 64,
                    "max_model_len": 64, "enable_prefix_caching": True},
         "requests": [{"id": "A", "arrival": 0, "prompt_len": 10, "prefix_group": "sys", "prefix_len": 8,
                       "max_tokens": 2},
                      {"id": "B", "arrival": 1, "prompt_len": 11, "prefix_group": "sys", "prefix_len": 8,
-                      "max_tokens": 6},
-                     {"id": "C", "arrival": 4, "prompt_len": 9, "prefix_group": "sys", "prefix_len": 8,
                       "max_tokens": 3},
-                     {"id": "D", "arrival": 5, "prompt_len": 17, "max_tokens": 2}],
+                     {"id": "D", "arrival": 4, "prompt_len": 34, "max_tokens": 2},
+                     {"id": "C", "arrival": 5, "prompt_len": 9, "prefix_group": "sys", "prefix_len": 8,
+                      "max_tokens": 3}],
         "actions": [{"step": 2, "kind": "fork", "req": "B", "n": 1}],
     },
 }
@@ -119,13 +121,71 @@ def sharing_matrix(rec: StepRecord, cols: int, gid: int = 0) -> tuple[np.ndarray
     return blocks, ref
 
 
-def hash_chain_frame(scenario: Scenario, rec: StepRecord) -> pd.DataFrame:
-    """Each live request's full prompt blocks: hash = H(parent hash, tokens); where it lives; cached?"""
-    specs = {r.req_id: r for r in scenario.requests}
-    bs = scenario.config.block_size * scenario.config.dcp_world_size
+POOL_WHEN = ("after", "launch")
+
+
+def pool_state(rec: StepRecord, when: str = "after") -> tuple[list[int], list[int]]:
+    """(free queue, ref counts) "after" this step's finishes (what its events end with) or at the
+    kernels' "launch" (the commit; requests that finish in this step still hold their blocks)."""
+    if when == "after" and rec.ref_counts_after:
+        return rec.free_queue_after, rec.ref_counts_after
+    return rec.free_queue, rec.ref_counts
+
+
+def finished_after_launch(rec: StepRecord) -> list[str]:
+    """Requests that finished in this step after the kernels' launch (they change the pool state)."""
+    return [rid for rid, q in rec.requests.items() if q["state"] == "finished" and q["blocks"]
+            and any(q["blocks"][g] for g in range(len(q["blocks"])))]
+
+
+HASH_CHAIN_COLUMNS = ["physical block", "hash", "parent hash", "tokens", "request", "block", "cached at step",
+                      "held by", "ref count", "in prefix cache"]
+
+
+def hash_chain_frame(scenario: Scenario, records: list[StepRecord], index: int, when: str = "after",
+                     gid: int = 0) -> pd.DataFrame:
+    """Every block in the prefix cache at step ``index`` (hash = H(parent hash, tokens); the request
+    whose ``cache`` event registered it, which of its blocks and tokens; who holds it now and its ref
+    count), then the full prompt blocks of live requests whose hash is not cached (yet)."""
+    rec = records[index]
+    cfg = scenario.config
+    bs = cfg.block_size * cfg.dcp_world_size
+    _, refs = pool_state(rec, when)
+    origin: dict[int, tuple[str, int]] = {}          # block -> (request, step) of its latest cache event
+    for r in records[:index + 1]:
+        for e in r.events:
+            if e["kind"] == "cache" and e.get("group", 0) == gid:
+                for b in e["blocks"]:
+                    origin[b] = (e["req"], r.index)
+
+    def blocks_of(q):
+        return q["blocks"][gid] if q.get("blocks") and len(q["blocks"]) > gid else []
+
+    def span(i, prompt_len):
+        lo, hi = i * bs, i * bs + bs - 1
+        part = "prompt" if hi < prompt_len else ("prompt + output" if lo < prompt_len else "output")
+        return f"{lo}–{hi} ({part})"
+
     out = []
+    for b, short in sorted(rec.cached_blocks.items()):
+        req, at = origin.get(b, (None, None))
+        q = records[at].requests.get(req) if req is not None else None
+        mine = blocks_of(q) if q else []
+        i = mine.index(b) if b in mine else None
+        if i is None:
+            parent, tokens = "?", "?"
+        else:
+            parent = "NONE_HASH" if i == 0 else records[at].cached_blocks.get(mine[i - 1], "?")
+            tokens = span(i, q["prompt_len"])
+        held = [rid for rid, r in rec.requests.items() if b in blocks_of(r)
+                and (when == "launch" or r["state"] != "finished")]
+        out.append({"physical block": b, "hash": short, "parent hash": parent, "tokens": tokens,
+                    "request": req or "?", "block": i, "cached at step": at, "held by": " ".join(held),
+                    "ref count": int(refs[b]) if b < len(refs) else None, "in prefix cache": True})
+    cached_hashes = set(rec.cached_blocks.values())
+    specs = {r.req_id: r for r in scenario.requests}
     for rid, r in rec.requests.items():
-        if r["state"] not in ("running", "waiting"):
+        if r["state"] not in ("running", "waiting", "preempted"):
             continue
         root = rid
         while root not in specs and rec.requests.get(root, {}).get("parent"):
@@ -133,18 +193,15 @@ def hash_chain_frame(scenario: Scenario, rec: StepRecord) -> pd.DataFrame:
         spec = specs.get(root)
         if spec is None:
             continue
-        hashes = block_hashes_for(spec.prompt, bs, spec.extra_keys)
-        blocks = r["blocks"][0] if r["blocks"] else []
         parent = "NONE_HASH"
-        for i, h in enumerate(hashes):
+        for i, h in enumerate(block_hashes_for(spec.prompt, bs, spec.extra_keys)):
             short = h[:4].hex()
-            b = blocks[i] if i < len(blocks) else None
-            out.append({"request": rid, "block": i, "tokens": f"{i * bs}–{i * bs + bs - 1}",
-                        "parent hash": parent, "hash": short, "physical block": b,
-                        "in prefix cache": b is not None and rec.cached_blocks.get(b) == short})
+            if short not in cached_hashes:
+                out.append({"physical block": None, "hash": short, "parent hash": parent,
+                            "tokens": span(i, len(spec.prompt)), "request": rid, "block": i,
+                            "cached at step": None, "held by": "", "ref count": None, "in prefix cache": False})
             parent = short
-    return pd.DataFrame(out, columns=["request", "block", "tokens", "parent hash", "hash", "physical block",
-                                      "in prefix cache"])
+    return pd.DataFrame(out, columns=HASH_CHAIN_COLUMNS)
 
 
 PREFIX_EVENTS = ("cache", "cache_hit", "evict", "cow", "share", "fork", "free", "alloc")

@@ -9,6 +9,8 @@ ui.ensure_app_shell()
 from kvviz import explore as ex
 from kvviz import figures
 
+AUTO_RUN_PAGES = 65536   # the repack check runs by itself up to this many pages (always on a GPU)
+TABLE_ROWS, TABLE_CELLS = 48, 131072   # a table bigger than this shows TABLE_ROWS rows round the request
 tr = ui.texts("csr")
 btr = ui.texts("batch")
 S = st.session_state
@@ -45,14 +47,31 @@ kbs = step.kernel_block_size
 pages_r = int(indptr[r + 1] - indptr[r])
 with left:
     used = max(int(np.max(np.diff(indptr))) if n else 1, 1)
-    fig_t = figures.block_table_heatmap(step.block_table, num_reqs=eb.step.num_reqs, num_blocks=eb.num_kernel_blocks,
-                                        kbs=kbs, bpk=1, counts=np.diff(indptr), title=tr("table"), lang=ui.lang(),
-                                        max_cols=min(step.block_table.shape[1], used + 2))
-    for col in range(pages_r):
-        fig_t.add_shape(type="rect", x0=col - 0.5, x1=col + 0.5, y0=r - 0.5, y1=r + 0.5, line=figures.HILITE)
+    n_rows, n_cols = step.block_table.shape[0], min(step.block_table.shape[1], used + 2)
+    # a huge table: only the rows round the highlighted request (the browser chokes on millions of cells)
+    r0, r1 = 0, n_rows
+    if n_rows > TABLE_ROWS and n_rows * n_cols > TABLE_CELLS:
+        r0 = min(max(0, r - TABLE_ROWS // 2), n_rows - TABLE_ROWS)
+        r1 = r0 + TABLE_ROWS
+    fig_t = figures.block_table_heatmap(step.block_table[r0:r1], num_reqs=min(max(eb.step.num_reqs - r0, 0), r1 - r0),
+                                        num_blocks=eb.num_kernel_blocks, kbs=kbs, bpk=1,
+                                        counts=np.diff(indptr)[r0:r1], lang=ui.lang(), max_cols=n_cols,
+                                        title=tr("table") if (r0, r1) == (0, n_rows) else
+                                        tr("table_window", lo=r0, hi=r1 - 1, n=n_rows))
+    if r0:  # rows numbered as in the whole table
+        fig_t.update_traces(y=np.arange(r0, r1), selector=dict(type="heatmap"))
+        for shp in fig_t.layout.shapes:
+            if shp.yref in (None, "y"):
+                shp.y0, shp.y1 = shp.y0 + r0, shp.y1 + r0
+        for ann in fig_t.layout.annotations:
+            if ann.yref in (None, "y") and ann.y is not None:
+                ann.y = ann.y + r0
+    if pages_r:  # one outline over the request's pages (one shape per page made big tables crawl)
+        fig_t.add_shape(type="rect", x0=-0.5, x1=pages_r - 0.5, y0=r - 0.5, y1=r + 0.5, line=figures.HILITE)
     ui.plot(fig_t, "csr.tablefig", "block_table")
 with right:
-    fig_c = figures.csr_figure(indptr, indices, lpl, page_size=kbs, title=tr("csr"), lang=ui.lang(), selected_req=r)
+    fig_c = figures.csr_figure(indptr, indices, lpl, page_size=kbs, title=tr("csr"), lang=ui.lang(), selected_req=r,
+                               window_title=tr("csr_window"))
     ui.plot(fig_c, "csr.csrfig", "csr")
 per_req = pd.DataFrame({"request": np.arange(n), "seq_len (this rank)": local_seq, "pages": np.diff(indptr),
                         "indptr[r]": indptr[:-1], "indptr[r+1]": indptr[1:], "last_page_len": lpl,
@@ -65,17 +84,23 @@ st.subheader(tr("check"))
 from kvviz import backend  # noqa: E402
 
 run_key = (S.get("batch.explored_key") if S["csr.src"] == "batch" else S["csr.src"], S["csr.empty"], empty_zero)
-if S.get("csr.result_key") != run_key:
+label = ui.backend_label()
+# the CPU interpreter needs seconds for a big table: then the check waits for the button
+auto = label["mode"] != "interpreter" or len(indices) <= AUTO_RUN_PAGES
+clicked = not auto and st.button(tr("run"), key="csr.run", icon=":material/play_arrow:")
+if clicked or (auto and S.get("csr.result_key") != run_key):
     S["csr.result"] = ui.run_backend(backend.run_csr, step, local_seq, (indptr, indices, lpl),
                                      empty_last_page_len_is_zero=empty_zero, timing=True)[0]
     S["csr.result_key"] = run_key
-res = S["csr.result"]
-if res.passed:
-    st.success(tr("pass", detail=res.detail), icon=":material/check_circle:")
+if S.get("csr.result_key") == run_key:
+    res = S["csr.result"]
+    if res.passed:
+        st.success(tr("pass", detail=res.detail), icon=":material/check_circle:")
+    else:
+        st.error(tr("fail", detail=res.detail), icon=":material/cancel:")
+    st.caption(f"{ui.device_text(label)} · {res.us:.1f} µs" if res.us is not None else ui.device_text(label))
 else:
-    st.error(tr("fail", detail=res.detail), icon=":material/cancel:")
-label = ui.backend_label()
-st.caption(f"{ui.device_text(label)} · {res.us:.1f} µs" if res.us is not None else ui.device_text(label))
+    st.info(tr("run_big", n=len(indices)), icon=":material/hourglass_empty:")
 d = st.columns(3)
 with d[0]:
     ui.download_csv(per_req, "csr_per_request", "csr.dl_csv", "CSR CSV")

@@ -48,6 +48,7 @@ with right:
     parts = {s: traffic.step_bytes(shape, s) for s in traffic.STRATEGIES}
     fig_s = figures.stacked_bytes(parts, title=tr("stacked"), lang=ui.lang())
     ui.plot(fig_s, "pcie.stacked", "bytes_by_strategy")
+    ui.download_fig(fig_s, "bytes_by_strategy", "pcie.dl_fig_stacked", "figure HTML")
 
 sweeps = [
     ("num_reqs", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], tr("vs_batch"), tr("num_reqs"), shape.num_reqs),
@@ -63,7 +64,11 @@ for col, (field, values, title, xt, here) in zip(cols, sweeps):
     with col:
         fig = figures.bytes_lines(df, x=field, title=title, x_title=xt, lang=ui.lang(), marker_x=here)
         ui.plot(fig, f"pcie.sweep_{field}", f"bytes_vs_{field}")
-        ui.download_csv(df, f"bytes_vs_{field}", f"pcie.dl_{field}")
+        d = st.columns(2)
+        with d[0]:
+            ui.download_csv(df, f"bytes_vs_{field}", f"pcie.dl_{field}")
+        with d[1]:
+            ui.download_fig(fig, f"bytes_vs_{field}", f"pcie.dl_fig_{field}", "figure HTML")
 
 st.subheader(tr("measured"))
 sizes = [int(comp.loc[comp["table"] == "total", s].iloc[0]) for s in traffic.STRATEGIES]
@@ -81,3 +86,4 @@ table = pd.DataFrame({"strategy": traffic.STRATEGIES, "bytes": sizes, "model µs
                       "measured µs": measured if measured else [None] * len(sizes)})
 st.dataframe(table, hide_index=True)
 st.caption(tr("model_note", g=GBPS, l=LAT))
+ui.download_csv(table, "model_vs_measured", "pcie.dl_measured", "model vs measured CSV")

@@ -23,6 +23,8 @@ ui.keep("pre.sc", "pre.idx")
 rec = records[S["pre.idx"]]
 st.caption(scenario.description)
 
+if S.get("pre.pool") not in stepper.POOL_WHEN:
+    S["pre.pool"] = S.get("pre.pool.kept") or "after"
 left, right = st.columns([3, 2], gap="large")
 with left:
     cols = stepper.shown_columns(records, extra=0)
@@ -32,12 +34,18 @@ with left:
     ui.plot(fig, "pre.sharefig", "sharing")
     shared = sorted({int(b) for b, r in zip(blocks.ravel(), ref.ravel()) if r > 1})
     st.markdown(tr("shared_now", blocks=", ".join(map(str, shared))) if shared else tr("none_shared"))
-    st.markdown(f"**{st_tr('refs')}**")
-    ui.plot(figures.ref_count_figure(rec.ref_counts, rec.free_queue, rec.cached_blocks, lang=ui.lang(),
-                                     highlight=shared), "pre.reffig", "ref_counts")
-    st.subheader(tr("chain"))
-    chain = stepper.hash_chain_frame(scenario, rec)
-    st.dataframe(chain, hide_index=True)
+    # the pool after this step's finishes (what the events end with), or as the kernels saw it
+    st.segmented_control(st_tr("pool_when"), stepper.POOL_WHEN, key="pre.pool", required=True,
+                         format_func=lambda w: st_tr("when_" + w))
+    when = S["pre.pool"] or "after"
+    ui.keep("pre.pool")
+    queue, refs = stepper.pool_state(rec, when)
+    gone = stepper.finished_after_launch(rec)
+    st.caption(st_tr("pool_diff", reqs=", ".join(gone)) if gone else st_tr("pool_same"))
+    st.markdown(f"**{st_tr('refs')} — {st_tr('when_' + when)}**")
+    ui.plot(figures.ref_count_figure(refs, queue, rec.cached_blocks, lang=ui.lang(),
+                                     highlight=[b for b in shared if b < len(refs) and refs[b] > 1]),
+            "pre.reffig", "ref_counts")
 with right:
     st.subheader(tr("why_title"))
     st.markdown(tr("why"))
@@ -47,10 +55,15 @@ with right:
     for _, e in stepper.events_frame(rec.events, ui.lang()).iterrows():
         if e["kind"] in stepper.PREFIX_EVENTS:
             st.markdown(f"- `{e['kind']}` {e['what happened']}")
-    st.subheader(tr("log"))
-    log = stepper.prefix_events(records, ui.lang())
-    st.dataframe(log, hide_index=True, height=300)
-    ui.download_csv(chain, "hash_chain", "pre.dl_chain", "chain CSV")
-    ui.download_csv(log, "prefix_events", "pre.dl_log", "events CSV")
     ui.download_fig(fig, "sharing", "pre.dl_fig", "figure HTML")
+# the two tables full width: every cached block (where it came from, who holds it), every event
+st.subheader(tr("chain"))
+st.caption(tr("chain_help", when=st_tr("when_" + when)))
+chain = stepper.hash_chain_frame(scenario, records, int(S["pre.idx"]), when)
+st.dataframe(chain, hide_index=True)
+ui.download_csv(chain, "hash_chain", "pre.dl_chain", "chain CSV")
+st.subheader(tr("log"))
+log = stepper.prefix_events(records, ui.lang())
+st.dataframe(log, hide_index=True, height=300)
+ui.download_csv(log, "prefix_events", "pre.dl_log", "events CSV")
 st.query_params.from_dict({**share.encode_scenario(S["pre.sc"], S["pre.idx"]), "lang": ui.lang()})

@@ -87,10 +87,20 @@ with left:
                                               lang=ui.lang(), max_cols=cols, showscale=False)
         ui.plot(fig_dev, "step.devfig", "device_table")
     st.caption(tr("stale", rows=", ".join(map(str, stale))) if stale else tr("no_stale"))
-    st.markdown(f"**{tr('free_queue')}**")
-    ui.plot(figures.free_queue_figure(rec.free_queue, rec.cached_blocks, lang=ui.lang()), "step.queuefig", "free_queue")
-    st.markdown(f"**{tr('refs')}**")
-    ui.plot(figures.ref_count_figure(rec.ref_counts, rec.free_queue, rec.cached_blocks, lang=ui.lang()),
+    # the pool after this step's finishes (what the events end with), or as the kernels saw it
+    if S.get("step.pool") not in stepper.POOL_WHEN:
+        S["step.pool"] = S.get("step.pool.kept") or "after"
+    st.segmented_control(tr("pool_when"), stepper.POOL_WHEN, key="step.pool", required=True,
+                         format_func=lambda w: tr("when_" + w))
+    when = S["step.pool"] or "after"
+    ui.keep("step.pool")
+    queue, refs = stepper.pool_state(rec, when)
+    gone = stepper.finished_after_launch(rec)
+    st.caption(tr("pool_diff", reqs=", ".join(gone)) if gone else tr("pool_same"))
+    st.markdown(f"**{tr('free_queue')} — {tr('when_' + when)}**")
+    ui.plot(figures.free_queue_figure(queue, rec.cached_blocks, lang=ui.lang()), "step.queuefig", "free_queue")
+    st.markdown(f"**{tr('refs')} — {tr('when_' + when)}**")
+    ui.plot(figures.ref_count_figure(refs, queue, rec.cached_blocks, lang=ui.lang()),
             "step.reffig", "ref_counts")
 with right:
     st.subheader(tr("events"))
@@ -113,3 +123,6 @@ if "step.custom" not in S:
     st.query_params.from_dict(params)
     st.caption(tr("link"))
     st.code("?" + "&".join(f"{k}={v}" for k, v in params.items()), language=None)
+else:  # the address must not name the built-in scenario that is no longer shown
+    st.query_params.from_dict({"lang": ui.lang()})
+    st.caption(tr("no_link"))

@@ -45,7 +45,7 @@ def test_home_backend_card_and_links(at):
     assert "kvviz" in at.title[0].value
     card = _metrics(at)["Device"]
     assert card in ("CPU, Triton interpreter",) or "compiled" in card
-    assert len(at.get("page_link")) == 7
+    assert len(at.get("page_link")) == 10   # every page but home (was 7 before Guided demos, Six notations, Debug dumps)
 
 
 def test_language_follows_every_page(at):
@@ -196,10 +196,10 @@ def test_layout_encode_decode(at):
     # HND strides (64, 32, 16, 4, 1): 32 + 16 + 8 = 56 elements = 112 bytes
     text = " ".join(m.value for m in at.markdown)
     assert "NHD: byte **104**" in text and "HND: byte **112**" in text
-    at.number_input(key="lay.byte").set_value(104).run()
+    at.text_input(key="lay.byte").set_value("104").run()
     dec = at.dataframe[0].value.iloc[0]
     assert (dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == (1, 2, 1, 0)
-    at.number_input(key="lay.byte").set_value(10 ** 6).run()
+    at.text_input(key="lay.byte").set_value(str(10 ** 6)).run()
     assert "outside the cache" in at.error[0].value
     assert len(_plots(at)) == 2 and not at.exception
 
@@ -264,3 +264,128 @@ def test_step_through_bad_custom_scenario_is_one_error(at, text, msg):
     at.button(key="step.load").click().run()
     assert not at.exception
     assert any(msg in e.value for e in at.error), [e.value for e in at.error]
+
+
+def test_layout_cache_family_selector_moves_bytes_and_picture(at):
+    """The Memory layout page names the cache layout family (default flash_attn); picking another
+    changes the byte addresses, the decoding and the picture of memory order."""
+    import json
+
+    _open(at, "layout")
+    assert at.selectbox(key="lay.family").value == "flash_attn"
+    # K of block 1, offset 2, head 1, dim 0 in a 2 x 4 x 2 x 4 fp16 cache:
+    # flashinfer NHD [B,2,N,H,D] strides (64,32,8,4,1): 64 + 16 + 4 = 84 el = 168 B;
+    #            HND [B,2,H,N,D] strides (64,32,16,4,1): 64 + 16 + 8 = 88 el = 176 B
+    # flashinfer_packed NHD [B,N,H,2D] strides (64,16,8,1): 64 + 32 + 8 = 104 el = 208 B;
+    #                   HND [B,H,N,2D] strides (64,32,8,1): 64 + 32 + 16 = 112 el = 224 B
+    want = {"flash_attn": (104, 112, "FlashAttention backend"), "flashinfer": (168, 176, "before 2026-07"),
+            "flashinfer_packed": (208, 224, "since 2026-07-11")}
+    first_labels = {}
+    for fam, (nhd, hnd, whose) in want.items():
+        at.selectbox(key="lay.family").set_value(fam).run()
+        assert not at.exception
+        text = " ".join(m.value for m in at.markdown)
+        assert f"NHD: byte **{nhd}**" in text and f"HND: byte **{hnd}**" in text, fam
+        assert f"**{fam}**" in text and whose in text
+        specs = [json.loads(s) for s in _plots(at)]
+        assert len(specs) == 2
+        first_labels[fam] = [row[0] for row in specs[0]["data"][0]["text"]]  # first cell of each memory line
+        # the picked element is boxed where the family puts it: line, column of its element
+        per_line = 16 if fam == "flashinfer_packed" else 8
+        box = specs[0]["layout"]["shapes"][0]
+        assert (box["y0"] + box["y1"]) / 2 == (nhd // 2) // per_line
+        assert (box["x0"] + box["x1"]) / 2 == (nhd // 2) % per_line
+    # memory order: flash_attn puts every V after every K; flashinfer each block's V after its K;
+    # packed has K and V in every line
+    assert first_labels["flash_attn"] == ["K0"] * 8 + ["V0"] * 8
+    assert first_labels["flashinfer"] == (["K0"] * 4 + ["V0"] * 4) * 2
+    packed = json.loads(_plots(at)[0])["data"][0]["text"][0]
+    assert packed == ["K0"] * 4 + ["V0"] * 4 + ["K1"] * 4 + ["V1"] * 4
+    # decoding follows the family: byte 64 = element 32
+    at.text_input(key="lay.byte").set_value("64").run()
+    dec = at.dataframe[0].value.iloc[0]
+    assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == ("k", 0, 2, 0, 0)
+    at.selectbox(key="lay.family").set_value("flashinfer").run()
+    dec = at.dataframe[0].value.iloc[0]
+    assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == ("v", 0, 0, 0, 0)
+    at.selectbox(key="lay.family").set_value("flash_attn").run()
+    dec = at.dataframe[0].value.iloc[0]
+    assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == ("k", 1, 0, 0, 0)
+    assert not at.exception
+
+
+def test_layout_family_texts_in_every_language(at):
+    _open(at, "layout")
+    for lang, word in (("zh", "后端"), ("es", "backend")):
+        at.session_state["lang"] = lang
+        at.selectbox(key="lay.family").set_value("flashinfer_packed").run()
+        assert not at.exception
+        assert any("flashinfer_packed" in m.value and word in m.value for m in at.markdown), lang
+
+
+@pytest.mark.parametrize("text,want", [("0x68", (1, 2, 1, 0)), ("0X68", (1, 2, 1, 0)), (" 104 ", (1, 2, 1, 0)),
+                                       ("0x69", (1, 2, 1, 0)), ("0104", (1, 2, 1, 0)), ("0", (0, 0, 0, 0))])
+def test_layout_byte_input_takes_decimal_and_hex(at, text, want):
+    _open(at, "layout")
+    at.text_input(key="lay.byte").set_value(text).run()
+    assert not at.exception and not at.error
+    dec = at.dataframe[0].value.iloc[0]
+    assert (dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == want
+    assert dec["kv"] == "k" and dec["byte_in_element"] == (1 if text == "0x69" else 0)
+
+
+def test_layout_byte_input_pasted_hex_in_a_bigger_cache(at):
+    _open(at, "layout")
+    at.number_input(key="lay.blocks").set_value(4).run()
+    # 0x1a0 = 416 B = element 208 of [2, 4, 4, 2, 4] (strides 128, 32, 8, 4, 1): V, block 2, offset 2
+    at.text_input(key="lay.byte").set_value("0x1a0").run()
+    assert not at.exception and not at.error
+    dec = at.dataframe[0].value.iloc[0]
+    assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["slot"], dec["head"], dec["dim"]) == \
+        ("v", 2, 2, 10, 0, 0)
+    assert any("0x1a0" in c.value and "416" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("text,msg", [("zz", "Not a byte address"), ("0x", "Not a byte address"),
+                                      ("1.5", "Not a byte address"), ("12 34", "Not a byte address"),
+                                      ("-4", "cannot be negative"), ("-0x10", "cannot be negative"),
+                                      ("0x1a0", "outside the cache"), ("256", "outside the cache"),
+                                      ("9" * 60, "outside the cache")])
+def test_layout_byte_input_garbage_is_one_error(at, text, msg):
+    _open(at, "layout")
+    at.text_input(key="lay.byte").set_value(text).run()
+    assert not at.exception
+    assert len(at.error) == 1 and msg in at.error[0].value, [e.value for e in at.error]
+    assert len(_plots(at)) == 2  # the rest of the page still works
+
+
+def test_batch_cache_family_selector(at):
+    _open(at, "batch")
+    at.number_input(key="batch.tok").set_value(12).run()
+    assert at.selectbox(key="batch.family").value == "flash_attn"
+    # slot 18 (block 4, offset 2), K, head 0, dim 0 in 48 blocks x 4 slots x 2 heads x 8 dims fp16
+    want = {"flash_attn": ("576", "544"), "flashinfer": ("1088", "1056"), "flashinfer_packed": ("1152", "1088")}
+    for fam, (nhd, hnd) in want.items():
+        at.selectbox(key="batch.family").set_value(fam).run()
+        assert not at.exception
+        m = _metrics(at)
+        assert m["slot"] == "18" and (m["NHD byte"], m["HND byte"]) == (nhd, hnd), fam
+        assert any(f"**{fam}**" in c.value for c in at.caption)
+        link = at.query_params.get("cache_layout")
+        assert (link in (None, [])) if fam == "flash_attn" else (link in (fam, [fam]))
+    # the kernels' layout is stated, whatever family the offsets are shown in
+    assert any("kernels write and check the **flash_attn**" in c.value for c in at.caption)
+
+
+def test_batch_cache_family_link():
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params.update({"cache_layout": "flashinfer", "tok": "12"})
+    at.switch_page("pages/batch.py").run()
+    assert not at.exception and at.selectbox(key="batch.family").value == "flashinfer"
+    assert _metrics(at)["NHD byte"] == "1088"
+    bad = AppTest.from_file(APP, default_timeout=60)
+    bad.query_params.update({"cache_layout": "x" * 100})
+    bad.switch_page("pages/batch.py").run()
+    assert not bad.exception and bad.selectbox(key="batch.family").value == "flash_attn"
+    assert any("cache_layout" in w.value for w in bad.warning)

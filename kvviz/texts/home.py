@@ -76,4 +76,15 @@ STRINGS = {
     "d_kernel_lab": {"en": "Benchmark the kernels on this machine's backend.",
                      "zh": "在本机后端上对内核做基准测试。",
                      "es": "Mide los kernels en el backend de esta máquina."},
+    "d_demos": {"en": "Short lessons to present: step forward and back, with what to look at in each step.",
+                "zh": "可用于讲解的短课程：前后逐步播放，每一步都说明该看什么。",
+                "es": "Lecciones breves para presentar: avanza y retrocede, con qué mirar en cada paso."},
+    "d_notations": {"en": "One batch written the way six engines write it; one token highlighted in each.",
+                    "zh": "同一批次按六个引擎各自的记法写出；同一个 token 在每种记法中高亮。",
+                    "es": "Un lote escrito como lo escriben seis motores; un mismo token resaltado en cada uno."},
+    "d_dumps": {"en": "Load or capture table dumps; the checker names the first wrong row, and two dumps are "
+                      "compared side by side.",
+                "zh": "加载或捕获表的转储；检查器指出第一处错误的行，并可并排比较两个转储。",
+                "es": "Carga o captura volcados de tablas; el comprobador señala la primera fila errónea y compara "
+                      "dos volcados lado a lado."},
 }

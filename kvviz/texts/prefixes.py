@@ -41,8 +41,18 @@ STRINGS = {
                    "es": "Bloques que ahora tienen varias peticiones: {blocks}."},
     "none_shared": {"en": "No block is shared at this step.", "zh": "本步没有共享的块。",
                     "es": "Ningún bloque se comparte en este paso."},
-    "chain": {"en": "The hash chain of each live request's prompt", "zh": "每个活动请求提示词的哈希链",
-              "es": "La cadena de hashes del prompt de cada petición activa"},
+    "chain": {"en": "The hash chain: every block in the prefix cache", "zh": "哈希链：前缀缓存中的每个块",
+              "es": "La cadena de hashes: cada bloque de la caché de prefijos"},
+    "chain_help": {"en": "One row per cached block: hash = H(parent hash, its tokens), the request whose block it "
+                         "was when it was cached (its block index and token positions) and the step; who holds it "
+                         "and its ref count {when}. Rows not in the prefix cache: full prompt blocks of live "
+                         "requests whose hash is not cached (yet).",
+                   "zh": "每个缓存块一行：哈希 = H(父哈希, 本块 token)，缓存它时它属于哪个请求（块序号和 token 位置）"
+                         "以及在哪一步；{when}谁持有它、它的引用计数。不在前缀缓存中的行：活动请求中哈希（尚）未缓存的完整提示词块。",
+                   "es": "Una fila por bloque en caché: hash = H(hash padre, sus tokens), la petición a la que "
+                         "pertenecía al guardarse (su índice de bloque y posiciones de token) y el paso; quién lo "
+                         "tiene y sus referencias {when}. Filas fuera de la caché: bloques llenos del prompt de "
+                         "peticiones vivas cuyo hash no está (aún) en caché."},
     "log": {"en": "Every prefix-cache event of the scenario", "zh": "场景中所有前缀缓存事件",
             "es": "Todos los eventos de la caché de prefijos del escenario"},
     "this_step": {"en": "Events of this step", "zh": "本步事件", "es": "Eventos de este paso"},

@@ -49,4 +49,20 @@ STRINGS = {
              "zh": "每个块的引用计数（红：共享，橙：空闲但仍在缓存）",
              "es": "Referencias por bloque (rojo: compartido, naranja: libre pero aún en caché)"},
     "link": {"en": "Link to this step:", "zh": "指向本步的链接：", "es": "Enlace a este paso:"},
+    "no_link": {"en": "A custom scenario can't be shared by link: the address no longer names a scenario. "
+                      "Share its JSON instead.",
+                "zh": "自定义场景无法通过链接分享：地址中不再包含场景。请改为分享它的 JSON。",
+                "es": "Un escenario propio no se puede compartir por enlace: la dirección ya no nombra un "
+                      "escenario. Comparte su JSON."},
+    "pool_when": {"en": "Pool state shown", "zh": "显示的块池状态", "es": "Estado del pool mostrado"},
+    "when_after": {"en": "after this step's finishes", "zh": "本步请求结束之后", "es": "tras los finales de este paso"},
+    "when_launch": {"en": "at the kernels' launch", "zh": "内核启动时", "es": "al lanzar los kernels"},
+    "pool_diff": {"en": "After the kernels' launch these requests finished and released their blocks: {reqs}. "
+                        "The events end with that state.",
+                  "zh": "内核启动之后这些请求结束并释放了它们的块：{reqs}。事件以该状态结束。",
+                  "es": "Tras lanzar los kernels estas peticiones terminaron y liberaron sus bloques: {reqs}. "
+                        "Los eventos acaban en ese estado."},
+    "pool_same": {"en": "No request finished after the kernels' launch: the pool is the same at launch and after.",
+                  "zh": "内核启动之后没有请求结束：启动时与之后的块池相同。",
+                  "es": "Ninguna petición terminó tras lanzar los kernels: el pool es el mismo al lanzar y después."},
 }
