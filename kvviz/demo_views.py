@@ -1,10 +1,11 @@
 """What the demos and notations pages draw, without streamlit.
 
 A demo step is shown as *screens*: one topic each (a block table, the pool, the slots...).
-Normal mode stacks them; presenter mode shows one screen at a time. A screen holds one or
-more plotly charts placed side by side (e.g. the CPU table and its device mirror, or two
-DCP ranks). The chart builders come from ``kvviz.figures``; only the demo-specific ones
-(PCIe traffic, bytes per step) are defined here.
+Normal mode stacks them; a screen holds one or more plotly charts, placed by ``bands``:
+two per row, or, for a screen comparing runs (the vLLM run beside a fault, or two DCP ranks),
+one column per run with that run's charts stacked in it. Presenter mode shows one chart per
+screen (``presenter_screens``). The chart builders come from ``kvviz.figures``; only the
+demo-specific ones (PCIe traffic, bytes per step) are defined here.
 """
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import plotly.graph_objects as go
 from . import figures as F
 from .demos import DEMOS, PCIE_TABLE, DemoRun, pcie_rate, play
 from .i18n import t
+from .step import dcp_local_seq_lens
+from .texts.demos import STRINGS as DEMO_TEXTS
 
 
 @dataclass
@@ -24,10 +27,56 @@ class Screen:
     key: str                      # "block_table", "pool", ... (+ ":g<gid>" for a group)
     title: str
     charts: list = field(default_factory=list)   # [(caption, plotly figure)]
+    columns: int = 0              # >0: one column per run, charts listed column by column
+
+
+def bands(screen: Screen) -> list[list[list[tuple]]]:
+    """Where the page puts a screen's charts: a list of bands (rows of ``st.columns``), each a
+    list of columns, each a list of charts drawn top to bottom.
+
+    A comparison screen (``columns`` = number of runs) is one band with one column per run, in
+    run order: the first run (vLLM, or DCP rank 0) on the left; its charts (CPU table above the
+    device mirror) stacked. Otherwise charts go two per row."""
+    charts = list(screen.charts)
+    if screen.columns > 1 and len(charts) % screen.columns == 0:
+        per = len(charts) // screen.columns
+        return [[charts[c * per:(c + 1) * per] for c in range(screen.columns)]]
+    if len(charts) == 1:
+        return [[charts]]
+    return [[[c] for c in charts[i:i + 2]] for i in range(0, len(charts), 2)]
+
+
+def presenter_screens(screens: list[Screen], lang: str = "en") -> list[Screen]:
+    """One chart per screen (presenter mode), in reading order: band by band, left column first.
+    A chart from a comparison says which column it stands for in normal mode (the narratives
+    speak of the left and right columns)."""
+    T = _T(lang)
+    out = []
+    for s in screens:
+        k = 0
+        for band in bands(s):
+            for c, col in enumerate(band):
+                where = ""
+                if s.columns > 1 and len(band) == 2:
+                    where = " — " + T("ui.col_left" if c == 0 else "ui.col_right")
+                for chart in col:
+                    out.append(Screen(f"{s.key}#{k}", s.title + where, [chart]))
+                    k += 1
+    return out
 
 
 def _T(lang):
-    return lambda k, **f: t("demos", k, lang, **f)
+    return lambda key, **f: t("demos", key, lang, **f)
+
+
+def group_label(g, lang: str) -> str:
+    """A KV-cache group's name in ``lang`` (the scenario's own names are English)."""
+    T = _T(lang)
+    if g.kind == "sliding_window":
+        return T("group.sliding_window", w=g.sliding_window)
+    if g.kind in ("full", "state"):
+        return T(f"group.{g.kind}")
+    return g.label
 
 
 def runs_of(key: str) -> list[DemoRun]:
@@ -91,13 +140,17 @@ def block_table_screens(runs: list[DemoRun], step: int, lang: str) -> list[Scree
                 # what attention reads: the mirror's first rows, padded rows pointing at block 0
                 views.append((T("ui.attn_input"), inp.block_table, None, (), rec.num_reqs))
             for name, table, counts, marked, real in views:
-                title = f"{name}{': ' + label if label else ''}{more}"
+                # the run first (it names the column), on a line of its own so the title fits
+                title = f"{label + ' — ' if label else ''}{name}{more}"
                 fig = F.block_table_heatmap(table, num_reqs=real, num_blocks=c.num_blocks * bpk,
                                             kbs=kbs, bpk=bpk, counts=counts, stale_rows=marked,
-                                            title=title, lang=lang, max_cols=cols)
+                                            title=title.replace(" — ", "<br>", 1) if label else title,
+                                            lang=lang, max_cols=cols)
+                if label:
+                    fig.update_layout(margin=dict(t=84))
                 charts.append((title, fig))
-        title = T("fig.block_table") + (f" — {g.label}" if len(c0.groups) > 1 else "")
-        out.append(Screen(f"block_table:g{gid}", title, charts))
+        title = T("fig.block_table") + (f" — {group_label(g, lang)}" if len(c0.groups) > 1 else "")
+        out.append(Screen(f"block_table:g{gid}", title, charts, columns=len(runs)))
     return out
 
 
@@ -127,6 +180,11 @@ def slots_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
             inp = rec.inputs[gid]
             label = T(f"variant.{run.variant.key}") if len(runs) > 1 else ""
             title = "slot_mapping" + (f": {label}" if label else "")
+            if inp.dcp_world_size > 1:  # attention on a DCP rank sees only the tokens it stores
+                local = dcp_local_seq_lens(inp.seq_lens[: rec.num_reqs], block_size=inp.block_size,
+                                           dcp_world_size=inp.dcp_world_size, dcp_rank=inp.dcp_rank,
+                                           interleave=inp.interleave)
+                title += " — " + T("ui.local_seq_lens", v=local.tolist())
             if inp.num_tokens_padded == 0:
                 continue
             frame = token_frame(inp, run.scenario.config.block_size)
@@ -134,8 +192,8 @@ def slots_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
             if len(frame) <= 40:
                 fig.update_xaxes(dtick=1)
             charts.append((title, fig))
-        title = T("fig.slots") + (f" — {g.label}" if len(c0.groups) > 1 else "")
-        out.append(Screen(f"slots:g{gid}", title, charts))
+        title = T("fig.slots") + (f" — {group_label(g, lang)}" if len(c0.groups) > 1 else "")
+        out.append(Screen(f"slots:g{gid}", title, charts, columns=len(charts)))
     return out
 
 
@@ -157,7 +215,7 @@ def traffic_figure(lang: str) -> go.Figure:
     text = [f"{r / 2**30:.2f} GiB/s" if r >= 2**30 else f"{r / 2**20:.0f} MiB/s" for r in rates]
     fig = go.Figure(go.Bar(x=labels, y=rates, text=text, textposition="outside",
                            marker_color=["#1f77b4", "#d62728"], textfont=dict(size=F.FONT + 2)))
-    fig.update_yaxes(title="B/s (block table only, 50 steps/s)", type="log", gridcolor="#eee")
+    fig.update_yaxes(title=T("fig.traffic_axis"), type="log", gridcolor="#eee")
     return F.base_layout(fig, T("fig.traffic"), 380)
 
 
@@ -169,7 +227,7 @@ def bytes_figure(run: DemoRun, step: int, lang: str) -> go.Figure:
     fig = go.Figure(go.Bar(x=x, y=y, marker_color=colors, text=[f"{b / 1024:,.0f} KiB" for b in y],
                            textposition="outside", textfont=dict(size=F.FONT)))
     fig.update_xaxes(title=T("ui.step"), dtick=1)
-    fig.update_yaxes(title="bytes", gridcolor="#eee")
+    fig.update_yaxes(title=T("fig.bytes_axis"), gridcolor="#eee")
     return F.base_layout(fig, T("fig.bytes"), 360)
 
 
@@ -211,8 +269,12 @@ def padded_line(key: str, step: int, lang: str) -> str:
              tp=rec.num_tokens_padded)
 
 
-def scheduled_frame(key: str, step: int) -> pd.DataFrame:
+def scheduled_frame(key: str, step: int, lang: str = "en") -> pd.DataFrame:
+    """What the step scheduled, one request a row; ``kind`` in ``lang`` (column names are keys
+    ``col.<name>`` of the demos texts)."""
     rec = runs_of(key)[0].history[step]
-    return pd.DataFrame([{"row": s.row, "req": s.req_id, "kind": s.kind, "tokens": s.num_tokens,
+    T = _T(lang)
+    kind = lambda k: T(f"kind.{k}") if f"kind.{k}" in DEMO_TEXTS else k  # noqa: E731
+    return pd.DataFrame([{"row": s.row, "req": s.req_id, "kind": kind(s.kind), "tokens": s.num_tokens,
                           "positions": f"{s.num_computed}..{s.seq_len - 1}"} for s in rec.scheduled],
                         columns=["row", "req", "kind", "tokens", "positions"])

@@ -12,7 +12,8 @@ import ui
 ui.ensure_app_shell()
 
 from kvviz import demos  # noqa: E402
-from kvviz.demo_views import events_text, padded_line, scheduled_frame, screens_for  # noqa: E402
+from kvviz.demo_views import (bands, events_text, padded_line, presenter_screens,  # noqa: E402
+                               scheduled_frame, screens_for)
 from kvviz.i18n import LANGS  # noqa: E402
 
 lang = ui.lang()
@@ -47,7 +48,8 @@ if "demos_demo" not in st.session_state or st.session_state.get("demos_demo") no
     _from_link()
 
 
-def _on_demo():
+def _on_demo(widget_key):
+    st.session_state["demos_demo"] = st.session_state[widget_key]
     st.session_state["demos_step"] = 0
     st.session_state["demos_fig"] = 0
 
@@ -61,6 +63,15 @@ def _go(to):
 
 def _fig(delta, count):
     st.session_state["demos_fig"] = (st.session_state.get("demos_fig", 0) + delta) % max(count, 1)
+
+
+def _on_lang():
+    # the app's language lives in the plain key "lang"; the sidebar widget "lang.widget" mirrors it
+    # (app.py copies "lang" into it at the top of every run, so the sidebar agrees after this rerun)
+    choice = st.session_state.get("demos_lang")
+    if choice in LANGS:
+        st.session_state["lang"] = choice
+        st.session_state["lang.widget"] = choice
 
 
 presenter = st.session_state.get("demos_presenter", False)
@@ -79,9 +90,18 @@ if not presenter:
 if st.session_state.get("demos_bad_link"):
     st.warning(tr("ui.bad_link", what=st.session_state["demos_bad_link"]), icon=":material/link_off:")
 
-top = st.columns([3, 2, 2])
-top[0].selectbox(tr("ui.demo"), KEYS, format_func=lambda k: tr(f"{k}.title"), key="demos_demo",
-                 on_change=_on_demo)
+top = st.columns([3, 2, 2, 2] if presenter else [3, 2, 2])
+if presenter:  # the sidebar (and its language selector) is hidden in presenter mode: a compact one here
+    st.session_state["demos_lang"] = lang
+    top[3].selectbox(f":material/translate: {tr('ui.language')}", list(LANGS), format_func=LANGS.get,
+                     key="demos_lang", on_change=_on_lang)
+# The chosen demo lives in the plain key "demos_demo"; the selectbox mirrors it under a key per
+# language: a keyed widget keeps its identity when only its option labels change, and the browser
+# would go on showing the title in the language it was first drawn in.
+demo_widget = f"demos_demo.{lang}"
+st.session_state[demo_widget] = st.session_state["demos_demo"]
+top[0].selectbox(tr("ui.demo"), KEYS, format_func=lambda k: tr(f"{k}.title"), key=demo_widget,
+                 on_change=_on_demo, args=(demo_widget,))
 key = st.session_state["demos_demo"]
 n = demos.num_steps(key)
 st.session_state["demos_step"] = demos.clamp_step(key, st.session_state.get("demos_step", 0))
@@ -116,22 +136,28 @@ screens = screens_for(key, step, lang)
 
 
 def _show(screen, big: bool):
+    """A screen's charts as ``bands`` places them: in a comparison, one column per run (the first
+    run, vLLM or DCP rank 0, on the left), its charts stacked top to bottom."""
     st.subheader(screen.title)
-    charts = screen.charts
-    per_row = 1 if (big and len(charts) == 1) else 2
-    for i in range(0, len(charts), per_row):
-        cols = st.columns(per_row)
-        for j, (caption, fig) in enumerate(charts[i : i + per_row]):
-            if big:
-                fig.update_layout(height=max(fig.layout.height or 400, 520), font=dict(size=20))
-                fig.update_xaxes(tickfont=dict(size=18), title_font=dict(size=20))
-                fig.update_yaxes(tickfont=dict(size=18), title_font=dict(size=20))
-                fig.update_traces(textfont=dict(size=20), selector=dict(type="heatmap"))
-            with cols[j]:
-                ui.plot(fig, key=f"demos_{screen.key}_{i + j}", name=f"{key}_step{step}_{screen.key}_{i + j}")
+    k = 0
+    for band in bands(screen):
+        cols = st.columns(len(band))
+        for col, charts in zip(cols, band):
+            for caption, fig in charts:
+                if big:
+                    fig.update_layout(height=max(fig.layout.height or 400, 520), font=dict(size=20))
+                    fig.update_xaxes(tickfont=dict(size=18), title_font=dict(size=20))
+                    fig.update_yaxes(tickfont=dict(size=18), title_font=dict(size=20))
+                    fig.update_traces(textfont=dict(size=20), selector=dict(type="heatmap"))
+                    fig.update_layout(legend=dict(font=dict(size=18)), title=dict(font=dict(size=26)))
+                name = screen.key.replace(":", "_").replace("#", "_")
+                with col:
+                    ui.plot(fig, key=f"demos_{screen.key}_{k}", name=f"{key}_step{step}_{name}_{k}")
+                k += 1
 
 
-if presenter:
+if presenter:  # one figure per screen; the figure buttons step through them
+    screens = presenter_screens(screens, lang)
     count = len(screens)
     cur = st.session_state.get("demos_fig", 0) % max(count, 1)
     st.session_state["demos_fig"] = cur
@@ -149,7 +175,7 @@ else:
     left, right = st.columns(2)
     with left:
         st.subheader(tr("ui.scheduled"))
-        frame = scheduled_frame(key, step)
+        frame = scheduled_frame(key, step, lang)
         frame.columns = [tr(f"col.{c}") for c in frame.columns]
         if len(frame):
             st.dataframe(frame, hide_index=True, width="stretch")

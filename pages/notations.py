@@ -81,14 +81,14 @@ for start in (0, 2, 4):
                 st.warning(tr("not_representable", why=str(form)))
                 continue
             assert form.address(i, pos) == slot
-            st.markdown(f"**{tr('lookup')}:** {lookup_text(name, form, i, pos)}")
-            for label, df, marks in tables(name, form, i, pos):
+            st.markdown(f"**{tr('lookup')}:** {lookup_text(name, form, i, pos, ui.lang())}")
+            for label, df, marks in tables(name, form, i, pos, ui.lang()):
                 st.caption(f"`{label}`")
                 st.dataframe(_styled(df, marks), width="stretch")
 
 st.subheader(tr("roundtrip"))
 st.caption(tr("roundtrip_help"))
-st.dataframe(round_trip_report(c, page_size), width="stretch")
+st.dataframe(round_trip_report(c, page_size, ui.lang()), width="stretch")
 
 with st.expander(tr("arrays")):
     blob = {name: (_jsonable(f) if not isinstance(f, Exception) else str(f)) for name, f in forms.items()}

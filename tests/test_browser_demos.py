@@ -1,15 +1,28 @@
-"""Real browser: play a demo to its end in each language, then open a presenter-mode link
-and save full-page screenshots to artifacts/screenshots/ (git-ignored) for a human to look at."""
+"""Real browser: play every demo to its end (each demo in one language, the languages taking
+turns, so every demo and every language is played), then open a presenter-mode link and step
+through its figures, saving full-page screenshots to artifacts/screenshots/ (git-ignored) for a
+human to look at. Condense and hybrid get a screenshot of every presenter figure of their step."""
 import pytest
 
 from browser_support import browser, needs_chromium, server, shot, wait_idle  # noqa: F401 - fixtures
 from kvviz import demos
-from kvviz.i18n import t
+from kvviz.demo_views import presenter_screens, screens_for
+from kvviz.i18n import LANGS, t
 
 pytestmark = [pytest.mark.browser, needs_chromium()]
 
-# (language, demo played to its end, presenter step screenshotted)
-PLAN = [("en", "cudagraph", 1), ("zh", "condense", 3), ("es", "fork", 1)]
+# the step screenshotted in presenter mode (the one whose narrative points at something to see)
+SHOT_STEP = {"prefix": 0, "fork": 1, "preempt": 6, "chunked": 1, "condense": 3, "cudagraph": 1,
+             "hybrid": 3, "kernel_block": 0, "dcp": 0, "pcie": 0}
+EVERY_FIGURE = {"condense", "hybrid"}
+# (language, demo): each demo once, the languages in turn
+PLAN = [(list(LANGS)[i % len(LANGS)], key) for i, key in enumerate(demos.DEMO_KEYS)]
+
+
+def test_the_plan_covers_every_demo_and_language():
+    assert {k for _, k in PLAN} == set(demos.DEMO_KEYS)
+    assert {lang for lang, _ in PLAN} == set(LANGS)
+    assert set(SHOT_STEP) == set(demos.DEMO_KEYS)
 
 
 def _no_error(page):
@@ -17,8 +30,13 @@ def _no_error(page):
     assert page.locator('[data-testid="stAlertContentError"]').count() == 0
 
 
-@pytest.mark.parametrize("lang,key,shot_step", PLAN)
-def test_play_and_present(server, browser, lang, key, shot_step):
+def _charts(page):
+    page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
+    return page.locator('[data-testid="stPlotlyChart"]').count()
+
+
+@pytest.mark.parametrize("lang,key", PLAN)
+def test_play_and_present(server, browser, lang, key):
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1400, "height": 900})
@@ -33,22 +51,49 @@ def test_play_and_present(server, browser, lang, key, shot_step):
             wait_idle(page)
             _no_error(page)
         expect(page.get_by_role("button", name=t("demos", "ui.next", lang))).to_be_disabled()
-        page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
+        _charts(page)
         shot(page, f"demo_{key}_{lang}_end")
 
-        # the link to a presenter-mode step restores it
+        # the link to a presenter-mode step restores it; one figure per screen
+        step = SHOT_STEP[key]
+        want = presenter_screens(screens_for(key, step, lang), lang)
         page.set_viewport_size({"width": 1400, "height": 900})
-        page.goto(f"{server}/demos?demo={key}&step={shot_step}&lang={lang}&presenter=1")
+        page.goto(f"{server}/demos?demo={key}&step={step}&lang={lang}&presenter=1")
         wait_idle(page)
-        expect(page.get_by_text(t("demos", f"{key}.step{shot_step}", lang))).to_be_visible(timeout=60_000)
-        page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
+        expect(page.get_by_text(t("demos", f"{key}.step{step}", lang))).to_be_visible(timeout=60_000)
+        expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden()
+        figures = len(want) if key in EVERY_FIGURE else min(2, len(want))
+        for f in range(figures):
+            if f:
+                page.get_by_role("button", name=t("demos", "ui.fig_next", lang)).click()
+                page.wait_for_timeout(300)
+                wait_idle(page)
+            expect(page.get_by_text(f"{t('demos', 'ui.figure', lang)} {f + 1} / {len(want)}")).to_be_visible()
+            assert _charts(page) == 1
+            _no_error(page)
+            shot(page, f"presenter_{key}_{lang}_step{step}_fig{f + 1}")
+    finally:
+        page.close()
+
+
+def test_presenter_language_selector(server, browser):
+    """Presenter mode hides the sidebar; its own selector switches the whole page's language."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    try:
+        page.goto(f"{server}/demos?demo=fork&step=1&lang=en&presenter=1")
+        wait_idle(page)
+        expect(page.get_by_text(t("demos", "fork.step1", "en"))).to_be_visible(timeout=60_000)
+        page.get_by_test_id("stMain").get_by_label(t("demos", "ui.language", "en")).click()
+        page.get_by_role("option", name=LANGS["zh"], exact=True).click()
+        wait_idle(page)
+        expect(page.get_by_text(t("demos", "fork.step1", "zh"))).to_be_visible(timeout=60_000)
         _no_error(page)
-        shot(page, f"presenter_{key}_{lang}_step{shot_step}_fig1")
-        page.get_by_role("button", name=t("demos", "ui.fig_next", lang)).click()
-        page.wait_for_timeout(300)
-        wait_idle(page)
-        page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
-        shot(page, f"presenter_{key}_{lang}_step{shot_step}_fig2")
+        demo_box = page.get_by_test_id("stMain").get_by_role("combobox", name=t("demos", "ui.demo", "zh"))
+        expect(demo_box).to_have_value(t("demos", "fork.title", "zh"))       # not the English title
+        assert "lang=zh" in page.url
+        shot(page, "presenter_fork_zh_after_switch")
     finally:
         page.close()
 
@@ -58,10 +103,11 @@ def test_notations_page(server, browser):
 
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     try:
-        page.goto(f"{server}/notations?lang=zh")
-        wait_idle(page)
-        expect(page.get_by_text(t("notations", "title", "zh"))).to_be_visible(timeout=60_000)
-        _no_error(page)
-        shot(page, "notations_zh")
+        for lang in ("zh", "es"):
+            page.goto(f"{server}/notations?lang={lang}")
+            wait_idle(page)
+            expect(page.get_by_text(t("notations", "title", lang))).to_be_visible(timeout=60_000)
+            _no_error(page)
+            shot(page, f"notations_{lang}")
     finally:
         page.close()

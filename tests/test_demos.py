@@ -215,3 +215,215 @@ def test_every_event_has_a_sentence_in_every_language():
                     assert e["kind"] in EVENTS, e["kind"]
                     for lang in LANGS:
                         assert describe(e, lang) and "{" not in describe(e, lang)
+
+
+# --- what the page shows agrees with what the narratives say --------------------------------------
+
+LEFT_RIGHT = {  # how the condense narratives name the two columns, with the run each one holds
+    "en": ("Left, as vLLM does it", "Right, the fault"),
+    "zh": ("左列(vLLM 的做法)", "右列(故障)"),
+    "es": ("Izquierda, como lo hace vLLM", "Derecha, el fallo"),
+}
+LEFT_WORD = {"en": ("left", "Left"), "zh": ("左",), "es": ("izquierda", "Izquierda")}
+RIGHT_WORD = {"en": ("right", "Right"), "zh": ("右",), "es": ("derecha", "Derecha")}
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_condense_columns_are_what_the_narrative_says(lang):
+    """The narrative says left = vLLM, right = the fault, CPU above device: so does the layout."""
+    from kvviz.demo_views import bands, screens_for
+    from kvviz.i18n import t
+
+    T = lambda k: t("demos", k, lang)  # noqa: E731
+    main, fault = T("variant.main"), T("variant.no_clear")
+    for step in range(demos.num_steps("condense")):
+        (bt,) = [s for s in screens_for("condense", step, lang) if s.key.startswith("block_table")]
+        (band,) = bands(bt)                       # one band: a column per run
+        left, right = band
+        assert [c[0].split(" — ")[:2] for c in left] == [[main, T("ui.cpu")], [main, T("ui.device")]]
+        assert [c[0].split(" — ")[:2] for c in right] == [[fault, T("ui.cpu")], [fault, T("ui.device")]]
+        if step == 1:  # and the charts hold the runs they are titled with
+            assert left[0][1].data[0].z[2][:3].tolist() == [0, 0, 0]
+            assert right[0][1].data[0].z[2][:3].tolist() == [5, 6, 7]
+            assert left[1][1].data[0].z[2][:3].tolist() == right[1][1].data[0].z[2][:3].tolist() == [5, 6, 7]
+    left_says, right_says = LEFT_RIGHT[lang]
+    assert left_says in T("condense.step1") and right_says in T("condense.step1")
+    for k in ("intro", "step0", "step1", "step2", "step3"):
+        text = T(f"condense.{k}")
+        if any(w in text for w in LEFT_WORD[lang]) and k != "intro":
+            assert left_says in text, k
+        if any(w in text for w in RIGHT_WORD[lang]) and k != "intro":
+            assert right_says in text, k
+    assert "num_reqs_padded" in T("condense.step2")     # why an uncleared vacated row matters
+
+
+def test_the_dummy_run_row_the_narrative_talks_about():
+    ok, bad = demos.play("condense", 0), demos.play("condense", 1)
+    r = ok.history[2]
+    assert r.num_reqs == r.commit_rows == 2             # the ordinary commit stops before row 2
+    assert ok.history[2].cpu_tables[0][2].tolist() == [0] * ok.history[2].cpu_tables[0].shape[1]
+    assert bad.history[2].cpu_tables[0][2, :3].tolist() == [5, 6, 7]
+
+
+def test_hybrid_sliding_window_block_leaves_when_the_narrative_says():
+    """hybrid.step4: block 9 (taken at step 4) leaves the window only once 21 tokens are
+    computed; the block freed at step 5 is block 5."""
+    import copy
+
+    from kvviz.engine import Engine
+    from kvviz.scenario import parse_scenario
+
+    run = demos.play("hybrid")
+    assert run.history[4].requests["A"]["blocks"][1][-1] == 9
+    assert [e["blocks"] for e in _events(run, 5, "window_skip")] == [[5]]
+    longer = copy.deepcopy(demos.DEMOS["hybrid"].scenario)
+    longer["requests"][0]["max_tokens"] = 16
+    hist = Engine(parse_scenario(longer)).run(64)
+    skips = {tuple(e["blocks"]): [s.num_computed for s in r.scheduled][0]
+             for r in hist for e in r.events if e["kind"] == "window_skip"}
+    assert skips[(9,)] == 21
+    assert run.history[-1].scheduled[0].seq_len < 21          # A finishes before that
+    for lang in LANGS:
+        text = STRINGS["hybrid.step4"][lang]
+        assert "21" in text and "two steps" not in text
+
+
+def test_hashed_blocks_are_marked_without_hovering():
+    """The pool's ref-count chart marks every block that holds a hash (a star and an outline, with
+    a legend entry), and the narratives that say "look at the pool" point at that mark."""
+    from kvviz.demo_views import pool_screen, runs_of
+    from kvviz.i18n import t
+
+    for key, step, blocks in (("prefix", 0, [1, 2]), ("chunked", 0, [1]), ("hybrid", 3, [1, 2, 3, 4, 5, 6])):
+        for lang in LANGS:
+            fig = pool_screen(runs_of(key), step, lang).charts[0][1]
+            (star,) = [tr for tr in fig.data if tr.name == t("figures", "hashed", lang)]
+            assert list(star.x) == blocks and star.marker.symbol == "star"
+            outline = [tr for tr in fig.data if tr.type == "bar" and tr.marker.line.color == "black"]
+            assert outline and list(outline[0].x) == blocks
+            assert fig.layout.showlegend is not False
+        for lang in LANGS:
+            assert "★" in STRINGS[f"{key}.step{step}"][lang], (key, lang)
+
+
+def test_dcp_local_seq_lens_are_on_screen():
+    from kvviz.demo_views import screens_for
+    from kvviz.i18n import t
+
+    for lang in LANGS:
+        (slots,) = [s for s in screens_for("dcp", 0, lang) if s.key.startswith("slots")]
+        titles = [c[0] for c in slots.charts]
+        assert t("demos", "ui.local_seq_lens", lang, v=[6]) in titles[0]
+        assert t("demos", "ui.local_seq_lens", lang, v=[5]) in titles[1]
+        assert "6" in STRINGS["dcp.step0"][lang] and "5" in STRINGS["dcp.step0"][lang]
+
+
+def test_cudagraph_intro_does_not_claim_the_prefill_is_padded():
+    run = demos.play("cudagraph")
+    assert run.history[0].num_tokens_padded == run.history[0].num_tokens   # step 0: eager, unpadded
+    assert "every step" not in STRINGS["cudagraph.intro"]["en"]
+    for lang in LANGS:
+        assert "14" in STRINGS["cudagraph.intro"][lang]
+
+
+def test_fork_lesson_says_what_vllm_v1_does():
+    for lang in LANGS:
+        text = STRINGS["fork.intro"][lang]
+        assert "V1" in text and "V0" in text and "n > 1" in text
+
+
+def test_presenter_shows_one_chart_per_screen():
+    from kvviz.demo_views import presenter_screens, screens_for
+
+    for key in demos.DEMO_KEYS:
+        for step in range(demos.num_steps(key)):
+            screens = screens_for(key, step, "en")
+            one = presenter_screens(screens)
+            assert all(len(s.charts) == 1 for s in one)
+            assert sum(len(s.charts) for s in screens) == len(one)
+            assert len({s.key for s in one}) == len(one)
+
+
+# --- no English left in the other languages ---------------------------------------------------------
+
+ENGLISH_LEFTOVERS = ["full attention", "sliding window", "Mamba-like", "block table only", "(dummy)",
+                     "cell with pos", "its page", "= block ", "runs over", "-token pages", " of 1024",
+                     "free queue", "ref count", "physical block", "local seq_lens"]
+
+
+def _chart_strings(fig) -> list[str]:
+    d = fig.to_plotly_json()
+    lay = d["layout"]
+    out = [lay.get("title", {}).get("text") or ""]
+    for ax in [k for k in lay if k.startswith(("xaxis", "yaxis"))]:
+        out.append(((lay[ax] or {}).get("title") or {}).get("text") or "")
+    out += [a.get("text", "") for a in lay.get("annotations", [])]
+    out += [tr.get("name") or "" for tr in d["data"]]
+    return out
+
+
+@pytest.mark.parametrize("lang", ["zh", "es"])
+def test_demo_screens_have_no_english_left(lang):
+    from kvviz.demo_views import scheduled_frame, screens_for
+    from kvviz.i18n import t
+
+    for key in demos.DEMO_KEYS:
+        for step in range(demos.num_steps(key)):
+            shown = []
+            for s in screens_for(key, step, lang):
+                shown.append(s.title)
+                for caption, fig in s.charts:
+                    shown += [caption, *_chart_strings(fig)]
+            text = "\n".join(shown)
+            for en in ENGLISH_LEFTOVERS:
+                assert en not in text, (key, step, en)
+            kinds = scheduled_frame(key, step, lang)["kind"].tolist()
+            assert not {"prefill", "chunk", "decode"} & set(kinds), (key, step, kinds)
+            assert set(kinds) <= {t("demos", f"kind.{k}", lang) for k in ("prefill", "chunk", "decode")}
+
+
+@pytest.mark.parametrize("lang", ["zh", "es"])
+def test_notation_tables_have_no_english_left(lang):
+    from kvviz import notations as nt
+    from kvviz.notation_views import lookup_text, tables
+
+    from kvviz.i18n import t
+    from kvviz.notation_views import round_trip_report
+
+    c = nt.example_batch()
+    for page_size in (16, 128):
+        rt = round_trip_report(c, page_size, lang)
+        assert (rt.index.name, rt.columns.name) == (t("notations", "v.from", lang), t("notations", "v.to", lang))
+        forms = nt.all_forms(c, page_size)
+        for name, form in forms.items():
+            for i, r in enumerate(c.requests):
+                for pos in (0, r.seq_len - 1):
+                    shown = [lookup_text(name, form, i, pos, lang)]
+                    for label, df, marks in tables(name, form, i, pos, lang):
+                        shown += [label, *map(str, df.index), *map(str, df.columns)]
+                        for row, col in marks:                  # every mark names a real cell
+                            assert row in df.index and col in df.columns, (name, row, col)
+                    text = "\n".join(shown)
+                    for en in ENGLISH_LEFTOVERS + ["row ", "cell ", "run ", "request", "positions"]:
+                        assert en not in text, (name, i, pos, en)
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_presenter_says_which_column_a_compared_chart_is(lang):
+    """One chart per screen loses the columns, so each compared chart's screen title names its
+    column, and the left one is always the first run (vLLM / DCP rank 0)."""
+    from kvviz.demo_views import presenter_screens, screens_for
+    from kvviz.i18n import t
+
+    left, right = t("demos", "ui.col_left", lang), t("demos", "ui.col_right", lang)
+    for key, first, second in (("condense", "variant.main", "variant.no_clear"), ("dcp", "variant.rank0", "variant.rank1")):
+        one = presenter_screens(screens_for(key, 1, lang), lang)
+        for s in one:
+            caption = s.charts[0][0]
+            if s.title.endswith(left):
+                assert t("demos", first, lang) in caption, (key, s.title, caption)
+            elif s.title.endswith(right):
+                assert t("demos", second, lang) in caption, (key, s.title, caption)
+        assert sum(s.title.endswith(left) for s in one) == sum(s.title.endswith(right) for s in one) >= 2
+        if lang != "en":
+            assert not any(("left column" in s.title or "right column" in s.title) for s in one)

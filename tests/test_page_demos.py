@@ -1,12 +1,13 @@
 """AppTest: every demo plays to its end and back in each language, presenter mode included,
 and a link to a step restores it (links are untrusted: bad values fall back safely)."""
+import json
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from kvviz import demos
-from kvviz.demo_views import screens_for
+from kvviz.demo_views import presenter_screens, screens_for
 from kvviz.i18n import LANGS, t
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +36,43 @@ def _narrative_shown(at, key, step, lang):
     assert text in shown, (key, step, lang)
 
 
+def _charts(node, path=()):
+    """(column path, figure title) of every plotly chart under ``node``, in page order; the path
+    holds the index of each ``st.columns`` column the chart sits in."""
+    out = []
+    if getattr(node, "type", "") == "plotly_chart":
+        spec = json.loads(node.proto.spec)
+        title = (spec["layout"].get("title") or {}).get("text", "").replace("<br>", " — ")
+        return [(path, title, spec)]
+    children = getattr(node, "children", None)
+    if isinstance(children, dict):
+        for i, c in children.items():
+            out += _charts(c, path + ((i,) if type(c).__name__ == "Column" else ()))
+    return out
+
+
+ENGLISH = ["full attention", "sliding window", "Mamba-like", "block table only", "ref count",
+           "physical block", "free queue", "local seq_lens", "CPU (truth)", "device mirror"]
+
+
+def _no_english(at, key, step, lang):
+    """What the page shows in zh / es has no English labels left: screen titles, chart titles,
+    axis titles, legends, the scheduled table's kind column."""
+    shown = [s.value for s in at.subheader]
+    for _, title, spec in _charts(at.main):
+        lay = spec["layout"]
+        shown.append(title)
+        shown += [((lay[k] or {}).get("title") or {}).get("text", "") for k in lay if k.startswith(("xaxis", "yaxis"))]
+        shown += [tr.get("name") or "" for tr in spec["data"]]
+    text = "\n".join(shown)
+    for en in ENGLISH:
+        assert en not in text, (key, step, lang, en)
+    for df in at.dataframe:
+        col = t("demos", "col.kind", lang)
+        if col in df.value.columns:
+            assert not {"prefill", "chunk", "decode"} & set(df.value[col]), (key, step, lang)
+
+
 @pytest.mark.parametrize("key", demos.DEMO_KEYS)
 def test_play_every_demo_in_every_language(key):
     n = demos.num_steps(key)
@@ -43,15 +81,20 @@ def test_play_every_demo_in_every_language(key):
         assert at.session_state["demos_demo"] == key
         assert at.session_state["demos_step"] == 0
         _narrative_shown(at, key, 0, lang)
+        if lang != "en":
+            _no_english(at, key, 0, lang)
         for s in range(1, n):                       # forward, every figure on the page
             _click(at, "demos_next")
             assert at.session_state["demos_step"] == s
             _narrative_shown(at, key, s, lang)
+            if lang != "en":
+                _no_english(at, key, s, lang)
         assert at.button(key="demos_next").disabled
         assert str(at.query_params["step"]).strip("[]'") == str(n - 1)   # the URL is the link
         at.toggle(key="demos_presenter").set_value(True).run()   # back, in presenter mode
         assert not at.exception
-        for _ in range(len(screens_for(key, n - 1, lang))):   # every screen of the last step
+        for _ in range(len(presenter_screens(screens_for(key, n - 1, lang)))):   # every screen
+            assert len(at.get("plotly_chart")) == 1                               # one figure each
             _click(at, "demos_fig_next")
         for s in range(n - 2, -1, -1):
             _click(at, "demos_prev")
@@ -96,3 +139,78 @@ def test_registered_in_the_app():
         at.switch_page(page).run()
         assert not at.exception
         assert at.title[0].value in {t(*title, lang) for lang in LANGS}
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_condense_layout_is_what_the_narrative_says(lang):
+    """Left column: the vLLM run (CPU table above its device mirror); right column: the fault.
+    The narrative of the step says exactly that."""
+    at = _page(lang, demo="condense", step="1")
+    main, fault = t("demos", "variant.main", lang), t("demos", "variant.no_clear", lang)
+    tables = [(path, title) for path, title, _ in _charts(at.main) if title.startswith((main, fault))]
+    assert [(p[-1], title.split(" — ")[:2]) for p, title in tables] == [
+        (0, [main, t("demos", "ui.cpu", lang)]), (0, [main, t("demos", "ui.device", lang)]),
+        (1, [fault, t("demos", "ui.cpu", lang)]), (1, [fault, t("demos", "ui.device", lang)])]
+    assert len({p[:-1] for p, _ in tables}) == 1          # the two columns of one st.columns
+    _narrative_shown(at, "condense", 1, lang)
+
+
+@pytest.mark.parametrize("key", ["condense", "dcp", "cudagraph", "hybrid"])
+def test_presenter_mode_one_figure_per_screen(key):
+    step = 1
+    at = _page("en", demo=key, step=str(step), presenter="1")
+    want = presenter_screens(screens_for(key, step, "en"), "en")
+    titles = []
+    for i in range(len(want)):
+        charts = _charts(at.main)
+        assert len(charts) == 1, (key, i, [c[1] for c in charts])
+        titles.append(charts[0][1])
+        assert at.subheader[0].value == want[i].title
+        _click(at, "demos_fig_next")
+    assert titles == [s.charts[0][1].layout.title.text.replace("<br>", " — ") for s in want]
+    assert at.session_state["demos_fig"] == 0              # wrapped round to the first figure
+
+
+def test_presenter_mode_has_its_own_language_selector():
+    """The sidebar (with the app's language selector) is hidden in presenter mode; the page's own
+    selector sets the app's language: the plain key "lang", mirrored by the sidebar widget."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["lang"] = "en"
+    at.run()
+    at.switch_page("pages/demos.py").run()
+    assert not at.exception
+    assert not [s for s in at.main.selectbox if s.key == "demos_lang"]   # only in presenter mode
+    at.toggle(key="demos_presenter").set_value(True).run()
+    assert at.selectbox(key="demos_lang").value == "en"
+    at.selectbox(key="demos_lang").set_value("zh").run()
+    assert not at.exception
+    assert at.session_state["lang"] == "zh"
+    assert at.selectbox(key="lang.widget").value == "zh"      # the sidebar agrees
+    assert at.header[0].value.startswith(t("demos", "prefix.title", "zh"))
+    assert str(at.query_params["lang"]).strip("[]'") == "zh"
+    at.selectbox(key="demos_lang").set_value("es").run()
+    at.toggle(key="demos_presenter").set_value(False).run()    # back to normal: the sidebar says es
+    assert at.session_state["lang"] == "es" and at.selectbox(key="lang.widget").value == "es"
+    assert at.title[0].value == t("demos", "ui.title", "es")
+    at.selectbox(key="lang.widget").set_value("zh").run()      # and the sidebar still works
+    at.toggle(key="demos_presenter").set_value(True).run()
+    assert at.selectbox(key="demos_lang").value == "zh"
+
+
+def test_pick_a_demo_then_switch_language():
+    """The demo lives in the plain key "demos_demo"; the selectbox mirroring it is keyed per
+    language, so after a switch it is drawn afresh with the titles in the new language."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at.switch_page("pages/demos.py").run()
+    at.selectbox(key="demos_demo.en").set_value("dcp").run()
+    assert not at.exception
+    assert at.session_state["demos_demo"] == "dcp" and at.session_state["demos_step"] == 0
+    _click(at, "demos_next")
+    at.selectbox(key="lang.widget").set_value("es").run()
+    box = at.selectbox(key="demos_demo.es")
+    assert box.value == "dcp" and t("demos", "dcp.title", "es") in box.options
+    assert at.session_state["demos_step"] == 1                  # the language switch keeps the step
+    box.set_value("hybrid").run()
+    assert at.session_state["demos_demo"] == "hybrid" and at.session_state["demos_step"] == 0
+    assert at.header[0].value.startswith(t("demos", "hybrid.title", "es"))

@@ -54,3 +54,31 @@ def test_pick_a_token_and_a_page_size():
     at.selectbox(key="notations_req").set_value("A").run()     # A is longer: position stays valid
     at.number_input(key="notations_pos").set_value(300).run()
     assert not at.exception and _slot_in_answer(at) == c.address(0, 300)
+
+
+ENGLISH = ["cell with pos", "its page", "= block ", "runs over", "-token pages", " of 1024", "(dummy)",
+           "row 0", "cell 3", "run 0", "positions"]
+
+
+@pytest.mark.parametrize("lang", ["zh", "es"])
+def test_no_english_labels_left(lang):
+    """The lookup lines, the array captions and the table labels follow the language (array and
+    field names stay as the engines spell them)."""
+    at = _page(lang)
+    for req, pos in (("B", 255), ("C", 17), ("A", 0)):
+        at.selectbox(key="notations_req").set_value(req).run()
+        at.number_input(key="notations_pos").set_value(pos).run()
+        assert not at.exception
+        for ps in (16, 128):
+            at.segmented_control(key="notations_page_size").set_value(ps).run()
+            shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
+            for df in at.dataframe:
+                shown += [str(x) for x in df.value.index] + [str(x) for x in df.value.columns]
+            text = "\n".join(shown)
+            for en in ENGLISH:
+                assert en not in text, (lang, req, pos, ps, en)
+            lookups = [m.value for m in at.markdown if t("notations", "lookup", lang) in m.value]
+            assert len(lookups) == 6
+            rt = at.dataframe[-1].value                          # the round-trip table's axes
+            assert (rt.index.name, rt.columns.name) == (t("notations", "v.from", lang),
+                                                        t("notations", "v.to", lang))

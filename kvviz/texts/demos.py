@@ -61,6 +61,19 @@ STRINGS = {
     "col.kind": {"en": "kind", "zh": "类型", "es": "tipo"},
     "col.tokens": {"en": "tokens", "zh": "token 数", "es": "tokens"},
     "col.positions": {"en": "positions", "zh": "位置", "es": "posiciones"},
+    "kind.prefill": {"en": "prefill", "zh": "预填", "es": "prellenado"},
+    "kind.chunk": {"en": "chunk", "zh": "分块预填", "es": "trozo de prellenado"},
+    "kind.decode": {"en": "decode", "zh": "解码", "es": "decodificación"},
+    "ui.local_seq_lens": {"en": "local seq_lens = {v}", "zh": "本地 seq_lens = {v}",
+                          "es": "seq_lens locales = {v}"},
+    "ui.language": {"en": "Language", "zh": "语言", "es": "Idioma"},
+    "ui.col_left": {"en": "left column", "zh": "左列", "es": "columna izquierda"},
+    "ui.col_right": {"en": "right column", "zh": "右列", "es": "columna derecha"},
+
+    # --- KV-cache group names (hybrid models) --------------------------------------------------
+    "group.full": {"en": "full attention", "zh": "全注意力", "es": "atención completa"},
+    "group.sliding_window": {"en": "sliding window {w}", "zh": "滑窗 {w}", "es": "ventana deslizante {w}"},
+    "group.state": {"en": "state (Mamba-like)", "zh": "状态(类 Mamba)", "es": "estado (tipo Mamba)"},
 
     # --- figure names ------------------------------------------------------------------------
     "fig.block_table": {"en": "Block tables: CPU truth and device mirror", "zh": "块表:CPU 权威副本与设备镜像",
@@ -75,6 +88,9 @@ STRINGS = {
                     "es": "Tráfico de copia de la tabla de bloques: contexto de 32K frente a 1M"},
     "fig.bytes": {"en": "Bytes committed per step in this run", "zh": "本次运行每步提交的字节数",
                   "es": "Bytes copiados en cada paso de esta ejecución"},
+    "fig.traffic_axis": {"en": "B/s (block table only, 50 steps/s)", "zh": "B/s(仅块表,每秒 50 步)",
+                         "es": "B/s (solo la tabla de bloques, 50 pasos/s)"},
+    "fig.bytes_axis": {"en": "bytes", "zh": "字节", "es": "bytes"},
 
     # --- variants ----------------------------------------------------------------------------
     "variant.main": {"en": "as vLLM does it", "zh": "vLLM 的做法", "es": "como lo hace vLLM"},
@@ -91,9 +107,9 @@ STRINGS = {
         "es": "A y B empiezan con el mismo prompt de sistema de 8 tokens (bloque de 4). Los bloques llenos se hashean, así que B encuentra en la caché de prefijos los dos bloques llenos de A y solo calcula su propia cola.",
     },
     "prefix.step0": {
-        "en": "A prefills 10 tokens into blocks 1, 2, 3. Look at the pool: blocks 1 and 2 are full and get a hash; block 3 holds only 2 tokens and gets none. If a partial block were hashed and shared, the next writer would overwrite tokens another request still reads.",
-        "zh": "A 预填 10 个 token,写进块 1、2、3。看块池:块 1 和 2 已满,拿到哈希;块 3 只有 2 个 token,没有哈希。如果把残块也哈希并共享,下一个写入者就会覆盖别的请求还在读的 token。",
-        "es": "A hace el prefill de 10 tokens en los bloques 1, 2 y 3. Mira el pool: los bloques 1 y 2 están llenos y reciben un hash; el 3 solo tiene 2 tokens y no recibe ninguno. Si se hasheara y compartiera un bloque parcial, el siguiente en escribir pisaría tokens que otra petición todavía lee.",
+        "en": "A prefills 10 tokens into blocks 1, 2, 3. Look at the pool's ref-count chart: blocks 1 and 2 are full, got a hash and carry the ★ mark (outlined in black); block 3 holds only 2 tokens and has no ★. If a partial block were hashed and shared, the next writer would overwrite tokens another request still reads.",
+        "zh": "A 预填 10 个 token,写进块 1、2、3。看块池的引用计数图:块 1 和 2 已满,拿到了哈希,柱子上有 ★ 标记(黑框);块 3 只有 2 个 token,没有 ★。如果把残块也哈希并共享,下一个写入者就会覆盖别的请求还在读的 token。",
+        "es": "A hace el prefill de 10 tokens en los bloques 1, 2 y 3. Mira el gráfico de contadores del pool: los bloques 1 y 2 están llenos, recibieron un hash y llevan la marca ★ (con borde negro); el 3 solo tiene 2 tokens y no lleva ★. Si se hasheara y compartiera un bloque parcial, el siguiente en escribir pisaría tokens que otra petición todavía lee.",
     },
     "prefix.step1": {
         "en": "B arrives: its row starts with the same ids 1 and 2 as A's row — two tables, one physical copy. Its slot mapping holds only B's 3 new tokens (in its own block 4): 8 tokens were not recomputed. Ref counts of blocks 1 and 2 are now 2; freeing on the first finish must not return them to the pool.",
@@ -101,9 +117,9 @@ STRINGS = {
         "es": "Llega B: su fila empieza con los mismos ids 1 y 2 que la de A: dos tablas, una sola copia física. Su slot mapping solo contiene los 3 tokens nuevos de B (en su bloque 4): 8 tokens no se recalculan. Los contadores de referencias de 1 y 2 valen 2; al terminar la primera petición, liberarlos no debe devolverlos al pool.",
     },
     "prefix.step2": {
-        "en": "Both decode. A's block 3 is now full and gets a hash too. A finishes: only block 3 returns to the free queue; blocks 1 and 2 stay with B (ref 1). Returning a block while another row still names it would hand B's prefix to the next allocation.",
-        "zh": "两者都在解码。A 的块 3 现在满了,也拿到哈希。A 结束:只有块 3 回到空闲队列;块 1、2 仍归 B(引用计数 1)。如果在另一行仍引用时就归还块,B 的前缀就会被下一次分配拿走。",
-        "es": "Ambos decodifican. El bloque 3 de A ya está lleno y también recibe hash. A termina: solo el bloque 3 vuelve a la cola libre; los bloques 1 y 2 siguen con B (ref 1). Devolver un bloque que otra fila aún nombra entregaría el prefijo de B a la siguiente asignación.",
+        "en": "Both decode. A's block 3 is now full and gets a hash too (its ★ appears). A finishes: only block 3 returns to the free queue; blocks 1 and 2 stay with B (ref 1). Returning a block while another row still names it would hand B's prefix to the next allocation.",
+        "zh": "两者都在解码。A 的块 3 现在满了,也拿到哈希(出现了 ★)。A 结束:只有块 3 回到空闲队列;块 1、2 仍归 B(引用计数 1)。如果在另一行仍引用时就归还块,B 的前缀就会被下一次分配拿走。",
+        "es": "Ambos decodifican. El bloque 3 de A ya está lleno y también recibe hash (aparece su ★). A termina: solo el bloque 3 vuelve a la cola libre; los bloques 1 y 2 siguen con B (ref 1). Devolver un bloque que otra fila aún nombra entregaría el prefijo de B a la siguiente asignación.",
     },
     "prefix.step3": {
         "en": "B moves from row 1 to row 0 (condense) and grows into block 5. When it finishes, block 5 (no hash) goes to the front of the free queue, the hashed blocks to the back, where a later request with the same prompt can still find them.",
@@ -114,9 +130,9 @@ STRINGS = {
     # --- fork ----------------------------------------------------------------------------------
     "fork.title": {"en": "Fork with copy-on-write", "zh": "分叉与写时复制", "es": "Fork con copia en escritura"},
     "fork.intro": {
-        "en": "Parallel sampling: A (10 tokens, blocks of 4) forks into A.1 after its prefill. Full blocks are shared; the partial last block must be copied.",
-        "zh": "并行采样:A(10 个 token,块大小 4)在预填之后分叉出 A.1。满块共享,未满的最后一块必须复制。",
-        "es": "Muestreo paralelo: A (10 tokens, bloques de 4) se bifurca en A.1 tras el prefill. Los bloques llenos se comparten; el último, parcial, hay que copiarlo.",
+        "en": "In vLLM V1, parallel sampling (n > 1) does not fork: it becomes separate child requests that share the prompt's full blocks through the prefix cache, and each child computes its own partial last block. This demo shows the classic model of the design document (and of vLLM V0 and beam search): A (10 tokens, blocks of 4) forks into A.1 after its prefill; full blocks are shared, and the partial last block is copied on write.",
+        "zh": "在 vLLM V1 里,并行采样(n > 1)并不分叉:它变成几个独立的子请求,通过前缀缓存共享提示的满块,各自计算自己未满的最后一块。本演示展示的是设计文档里的经典模型(也是 vLLM V0 和 beam search 的做法):A(10 个 token,块大小 4)在预填之后分叉出 A.1;满块共享,未满的最后一块写时复制。",
+        "es": "En vLLM V1, el muestreo paralelo (n > 1) no hace fork: se convierte en peticiones hijas separadas que comparten los bloques llenos del prompt a través de la caché de prefijos, y cada hija calcula su propio último bloque parcial. Esta demostración muestra el modelo clásico del documento de diseño (y de vLLM V0 y la búsqueda en haz): A (10 tokens, bloques de 4) se bifurca en A.1 tras el prefill; los bloques llenos se comparten y el último, parcial, se copia en escritura.",
     },
     "fork.step0": {
         "en": "A prefills 10 tokens into blocks 1, 2, 3; block 3 holds positions 8 and 9 and has room for two more. Nothing is shared yet.",
@@ -186,9 +202,9 @@ STRINGS = {
         "es": "Un prompt de 14 tokens con un presupuesto de 6 tokens por paso y bloques de 4: el prompt se calcula por trozos, y los límites de los trozos no coinciden con los de los bloques.",
     },
     "chunked.step0": {
-        "en": "First chunk: positions 0–5. Block 1 is filled, block 2 holds positions 4 and 5 and is half empty. Only block 1 is hashed.",
-        "zh": "第一块:位置 0–5。块 1 写满,块 2 存了位置 4、5,还空着一半。只有块 1 被哈希。",
-        "es": "Primer trozo: posiciones 0–5. El bloque 1 se llena; el 2 guarda las posiciones 4 y 5 y está medio vacío. Solo el bloque 1 recibe hash.",
+        "en": "First chunk: positions 0–5. Block 1 is filled, block 2 holds positions 4 and 5 and is half empty. Only block 1 is hashed: in the pool's ref-count chart only block 1 carries the ★ mark.",
+        "zh": "第一块:位置 0–5。块 1 写满,块 2 存了位置 4、5,还空着一半。只有块 1 被哈希:块池的引用计数图里只有块 1 带 ★ 标记。",
+        "es": "Primer trozo: posiciones 0–5. El bloque 1 se llena; el 2 guarda las posiciones 4 y 5 y está medio vacío. Solo el bloque 1 recibe hash: en el gráfico de contadores del pool solo el bloque 1 lleva la marca ★.",
     },
     "chunked.step1": {
         "en": "Second chunk: positions 6–11. Slots 10 and 11 continue inside block 2 (offsets 2, 3), then the slots jump to 12 in the newly appended block 3. The positions restart from num_computed_tokens = 6, not 0; if the row had been rewritten in between, the first two slots would land in the wrong block.",
@@ -210,9 +226,9 @@ STRINGS = {
     "condense.title": {"en": "Condense, and why move_row clears its source", "zh": "压紧,以及 move_row 为何清空源行",
                        "es": "Condense, y por qué move_row limpia su origen"},
     "condense.intro": {
-        "en": "Three requests in rows 0, 1, 2. A finishes first, leaving a hole in row 0, and the batch is condensed: C moves from row 2 into row 0. On the right, the same run with move_row's clearing switched off.",
-        "zh": "三个请求占第 0、1、2 行。A 最先结束,在第 0 行留下空洞,批次随即压紧:C 从第 2 行搬到第 0 行。右侧是同一场景,但关掉了 move_row 的清零。",
-        "es": "Tres peticiones en las filas 0, 1 y 2. A termina primero y deja un hueco en la fila 0; el batch se compacta: C pasa de la fila 2 a la 0. A la derecha, la misma ejecución con la limpieza de move_row desactivada.",
+        "en": "Three requests in rows 0, 1, 2. A finishes first, leaving a hole in row 0, and the batch is condensed: C moves from row 2 into row 0. The block tables are drawn in two columns: on the left the run as vLLM does it, on the right the same run with move_row's clearing switched off (the fault). In each column the CPU table is on top and its device mirror below.",
+        "zh": "三个请求占第 0、1、2 行。A 最先结束,在第 0 行留下空洞,批次随即压紧:C 从第 2 行搬到第 0 行。块表分两列画:左列是 vLLM 的做法,右列是同一场景但关掉了 move_row 的清零(故障)。每列里 CPU 表在上,设备镜像在下。",
+        "es": "Tres peticiones en las filas 0, 1 y 2. A termina primero y deja un hueco en la fila 0; el batch se compacta: C pasa de la fila 2 a la 0. Las tablas de bloques van en dos columnas: a la izquierda, la ejecución como lo hace vLLM; a la derecha, la misma ejecución con la limpieza de move_row desactivada (el fallo). En cada columna, la tabla en CPU va arriba y su espejo en el dispositivo debajo.",
     },
     "condense.step0": {
         "en": "All three prefill. A asked for one token only, so it finishes at the end of this step.",
@@ -220,27 +236,27 @@ STRINGS = {
         "es": "Las tres hacen prefill. A solo pedía un token, así que termina al final de este paso.",
     },
     "condense.step1": {
-        "en": "Row 0 is cleared and C moves from row 2 to row 0. Left: row 2 of the CPU table is zeroed. Right (fault): row 2 still holds C's blocks 5, 6, 7. In both, the device mirror of row 2 is stale, because the commit copies only rows [0, 2).",
-        "zh": "第 0 行被清空,C 从第 2 行搬到第 0 行。左:CPU 表的第 2 行被清零。右(故障):第 2 行仍是 C 的块 5、6、7。两边设备镜像的第 2 行都是旧的,因为提交只拷 [0, 2) 行。",
-        "es": "La fila 0 se limpia y C pasa de la fila 2 a la 0. Izquierda: la fila 2 de la tabla en CPU queda a cero. Derecha (fallo): la fila 2 conserva los bloques 5, 6 y 7 de C. En ambos, el espejo de la fila 2 está desactualizado, porque el commit solo copia las filas [0, 2).",
+        "en": "Row 0 is cleared and C moves from row 2 to row 0. Left, as vLLM does it: row 2 of the CPU table is zeroed. Right, the fault: row 2 of the CPU table still holds C's blocks 5, 6, 7. In both columns the device mirror's row 2 still shows 5, 6, 7, because this step's commit copies only rows [0, 2); on the left, red outlines mark row 2 in both tables because they differ there.",
+        "zh": "第 0 行被清空,C 从第 2 行搬到第 0 行。左列(vLLM 的做法):CPU 表的第 2 行被清零。右列(故障):CPU 表的第 2 行仍是 C 的块 5、6、7。两列设备镜像的第 2 行都还是 5、6、7,因为这一步的提交只拷 [0, 2) 行;左列两张表的第 2 行都有红框,因为两者在这一行不一致。",
+        "es": "La fila 0 se limpia y C pasa de la fila 2 a la 0. Izquierda, como lo hace vLLM: la fila 2 de la tabla en CPU queda a cero. Derecha, el fallo: la fila 2 de la tabla en CPU conserva los bloques 5, 6 y 7 de C. En las dos columnas, la fila 2 del espejo sigue mostrando 5, 6, 7, porque el commit de este paso solo copia las filas [0, 2); a la izquierda, un borde rojo marca la fila 2 en las dos tablas porque ahí difieren.",
     },
     "condense.step2": {
-        "en": "Nothing changes in the rows; two decodes. Row 2 is unused but not empty on the right. Row 2 is exactly where a padded dummy run lands when it needs a third row.",
-        "zh": "各行没有变化;两个解码。右侧的第 2 行没人用,但并不是空的。一次需要第三行的补齐 dummy run 恰好会落到第 2 行。",
-        "es": "Las filas no cambian; dos decodes. A la derecha, la fila 2 no se usa pero no está vacía. Es justo la fila donde cae una ejecución ficticia con relleno cuando necesita una tercera fila.",
+        "en": "Nothing changes in the rows; two decodes. Right, the fault: row 2 of the CPU table is unused but not empty. That matters because vLLM's dummy run (a warm-up or padding run without real requests) commits rows [0, num_reqs_padded) of the CPU table to the device, not just [0, num_reqs): a dummy run with 3 rows copies row 2 and reads it. Left, as vLLM does it, that copies zeros (the null block); right, the fault, it copies C's blocks.",
+        "zh": "各行没有变化;两个解码。右列(故障):CPU 表的第 2 行没人用,但并不是空的。这一点很要紧:vLLM 的 dummy run(没有真实请求的预热或补齐运行)会把 CPU 表的 [0, num_reqs_padded) 行提交到设备,而不只是 [0, num_reqs) 行:一个有 3 行的 dummy run 会拷贝并读取第 2 行。左列(vLLM 的做法)拷过去的是 0(null block);右列(故障)拷过去的是 C 的块。",
+        "es": "Las filas no cambian; dos decodes. Derecha, el fallo: la fila 2 de la tabla en CPU no se usa, pero no está vacía. Eso importa porque la ejecución ficticia de vLLM (un calentamiento o una ejecución de relleno sin peticiones reales) copia al dispositivo las filas [0, num_reqs_padded) de la tabla en CPU, no solo [0, num_reqs): una ejecución ficticia con 3 filas copia la fila 2 y la lee. Izquierda, como lo hace vLLM: copia ceros (el bloque nulo); derecha, el fallo: copia los bloques de C.",
     },
     "condense.step3": {
-        "en": "C finishes and blocks 5, 6, 7 go back to the free queue, where any request can take them. Right: row 2 still names them. A dummy run that reads row 2 as Mamba state indices and writes state in place would now corrupt whoever owns those blocks next. That is the failure the clearing prevents.",
-        "zh": "C 结束,块 5、6、7 回到空闲队列,任何请求都能拿走。右:第 2 行还写着它们。把第 2 行当作 Mamba 状态下标读取并原地写状态的 dummy run,会把这些块的下一个主人写坏。清零防的就是这个故障。",
-        "es": "C termina y los bloques 5, 6 y 7 vuelven a la cola libre, donde cualquier petición puede tomarlos. Derecha: la fila 2 todavía los nombra. Una ejecución ficticia que lea la fila 2 como índices de estado Mamba y escriba el estado in situ corrompería al siguiente dueño de esos bloques. Ese es el fallo que evita la limpieza.",
+        "en": "C finishes (B too), and blocks 5, 6, 7 go back to the free queue, where any request can take them. Both device mirrors still show 5, 6, 7 in row 2; what decides is the CPU row, because a dummy run's commit of rows [0, num_reqs_padded) copies it over the mirror. Left, as vLLM does it: CPU row 2 is zeros, so the mirror becomes null blocks. Right, the fault: CPU row 2 still names 5, 6, 7. A dummy run that reads row 2 as Mamba state indices and writes state in place would corrupt whoever owns those blocks next. That is the failure the clearing prevents.",
+        "zh": "C 结束(B 也结束),块 5、6、7 回到空闲队列,任何请求都能拿走。两列设备镜像的第 2 行都还是 5、6、7;起决定作用的是 CPU 那一行,因为 dummy run 提交 [0, num_reqs_padded) 行时会用它覆盖镜像。左列(vLLM 的做法):CPU 第 2 行全是 0,镜像随之变成 null block。右列(故障):CPU 第 2 行仍写着 5、6、7。把第 2 行当作 Mamba 状态下标读取并原地写状态的 dummy run,会把这些块的下一个主人写坏。清零防的就是这个故障。",
+        "es": "C termina (B también) y los bloques 5, 6 y 7 vuelven a la cola libre, donde cualquier petición puede tomarlos. La fila 2 de los dos espejos sigue mostrando 5, 6, 7; lo que decide es la fila de la CPU, porque el commit de las filas [0, num_reqs_padded) de una ejecución ficticia la copia sobre el espejo. Izquierda, como lo hace vLLM: la fila 2 en CPU es cero, así que el espejo pasa a bloques nulos. Derecha, el fallo: la fila 2 en CPU todavía nombra 5, 6, 7. Una ejecución ficticia que lea la fila 2 como índices de estado Mamba y escriba el estado in situ corrompería al siguiente dueño de esos bloques. Ese es el fallo que evita la limpieza.",
     },
 
     # --- CUDA-graph padding ------------------------------------------------------------------------
     "cudagraph.title": {"en": "CUDA-graph padding", "zh": "CUDA Graph 补齐", "es": "Relleno para CUDA graphs"},
     "cudagraph.intro": {
-        "en": "Graphs were captured for batches of 1, 2, 4 and 8 tokens. Three requests decode, so every step is padded up to 4: a fake token, a fake row, and three different sentinels that keep them harmless.",
-        "zh": "CUDA Graph 按 1、2、4、8 个 token 的批次捕获。三个请求在解码,所以每步都补齐到 4:一个假 token、一行假请求,再加上三种不同的哨兵值让它们无害。",
-        "es": "Se capturaron grafos para batches de 1, 2, 4 y 8 tokens. Tres peticiones decodifican, así que cada paso se rellena hasta 4: un token falso, una fila falsa y tres centinelas distintos que los hacen inofensivos.",
+        "en": "Graphs were captured for batches of 1, 2, 4 and 8 tokens. The first step, a 14-token prefill, is larger than any of them and runs unpadded; after it, three requests decode, so each decode step is padded up to 4: a fake token, a fake row, and three different sentinels that keep them harmless.",
+        "zh": "CUDA Graph 按 1、2、4、8 个 token 的批次捕获。第一步是 14 个 token 的预填,比哪个都大,不补齐直接执行;之后三个请求在解码,所以每个解码步都补齐到 4:一个假 token、一行假请求,再加上三种不同的哨兵值让它们无害。",
+        "es": "Se capturaron grafos para batches de 1, 2, 4 y 8 tokens. El primer paso, un prefill de 14 tokens, es mayor que todos ellos y se ejecuta sin relleno; después, tres peticiones decodifican, así que cada paso de decode se rellena hasta 4: un token falso, una fila falsa y tres centinelas distintos que los hacen inofensivos.",
     },
     "cudagraph.step0": {
         "en": "Prefill of 14 tokens: more than the largest capture size (8), so this step runs eagerly, without a graph and without padding.",
@@ -282,14 +298,14 @@ STRINGS = {
         "es": "Un decode. Los dos grupos de atención escriben el token (slots 14 y 26); el de estado, ninguno.",
     },
     "hybrid.step3": {
-        "en": "Position 11 fills block 3 and block 6: both get a hash. The window has not moved by a whole block yet, so nothing more is freed.",
-        "zh": "位置 11 填满块 3 与块 6,两者都得到哈希。窗口还没移动满一整块,所以没有再释放。",
-        "es": "La posición 11 llena los bloques 3 y 6: ambos reciben hash. La ventana aún no ha avanzado un bloque entero, así que no se libera nada más.",
+        "en": "Position 11 fills block 3 and block 6: both get a hash, and in the pool's ref-count chart both now carry the ★ mark. The window has not moved by a whole block yet, so nothing more is freed.",
+        "zh": "位置 11 填满块 3 与块 6,两者都得到哈希:块池的引用计数图里它们现在都带 ★ 标记。窗口还没移动满一整块,所以没有再释放。",
+        "es": "La posición 11 llena los bloques 3 y 6: ambos reciben hash y en el gráfico de contadores del pool ahora llevan la marca ★. La ventana aún no ha avanzado un bloque entero, así que no se libera nada más.",
     },
     "hybrid.step4": {
-        "en": "Position 12 needs a fourth block in both attention groups (8 and 9). The sliding-window group has paid for a block it will drop two steps later; the state group never grows.",
-        "zh": "位置 12 在两个注意力组里都需要第四块(8 和 9)。滑窗组为一个两步后就会丢掉的块付了账;状态组永远不增长。",
-        "es": "La posición 12 necesita un cuarto bloque en ambos grupos de atención (8 y 9). El grupo de ventana paga un bloque que soltará dos pasos después; el de estado nunca crece.",
+        "en": "Position 12 needs a fourth block in both attention groups (8 and 9). The sliding-window group takes a new block like any other, but it also lets old ones go: at the next step the window passes position 7 and block 5 is freed. Block 9 itself leaves the window only once 21 tokens are computed (its last position, 15, plus the window of 6); A finishes long before that. The state group never grows.",
+        "zh": "位置 12 在两个注意力组里都需要第四块(8 和 9)。滑窗组和别的组一样要拿新块,但它也会放掉旧块:下一步窗口越过位置 7,块 5 被释放。块 9 本身要等算满 21 个 token(它的最后一个位置 15 加上窗口 6)才会离开窗口;A 早在那之前就结束了。状态组永远不增长。",
+        "es": "La posición 12 necesita un cuarto bloque en ambos grupos de atención (8 y 9). El grupo de ventana toma un bloque nuevo como cualquier otro, pero también suelta los viejos: en el paso siguiente la ventana pasa la posición 7 y se libera el bloque 5. El propio bloque 9 solo sale de la ventana cuando hay 21 tokens calculados (su última posición, 15, más la ventana de 6); A termina mucho antes. El de estado nunca crece.",
     },
     "hybrid.step5": {
         "en": "Block 5 leaves the window too. Then A finishes and each group frees its own blocks. Had the window freed blocks the attention still reads, the sliding-window layers would attend to someone else's KV.",
@@ -329,9 +345,9 @@ STRINGS = {
         "es": "Paralelismo de contexto en decode con 2 rangos e intercalado 1: todos los rangos tienen la misma tabla de bloques, pero un id de bloque representa 8 posiciones y cada rango guarda 4: el rango 0 las pares y el rango 1 las impares.",
     },
     "dcp.step0": {
-        "en": "11 tokens need only 2 blocks (8 positions each). Compare the slot mappings: rank 0 writes 4, -1, 5, -1, …; rank 1 the mirror image. -1 means \"the other rank stores this one\". Each rank's seq_len for attention is its local share.",
-        "zh": "11 个 token 只需 2 块(每块 8 个位置)。对比两个槽映射:rank 0 写 4, -1, 5, -1, …;rank 1 正好相反。-1 表示「这个归另一个 rank 存」。每个 rank 做注意力用的 seq_len 是本地那一份。",
-        "es": "11 tokens necesitan solo 2 bloques (8 posiciones cada uno). Compara los slot mappings: el rango 0 escribe 4, -1, 5, -1, …; el rango 1, lo contrario. -1 significa «esto lo guarda el otro rango». El seq_len de cada rango para la atención es su parte local.",
+        "en": "11 tokens need only 2 blocks (8 positions each). Compare the slot mappings: rank 0 writes 4, -1, 5, -1, …; rank 1 the mirror image. -1 means \"the other rank stores this one\". Each rank's attention uses only its local share as seq_len: 6 tokens on rank 0, 5 on rank 1 (the local seq_lens in the titles of the slot figures).",
+        "zh": "11 个 token 只需 2 块(每块 8 个位置)。对比两个槽映射:rank 0 写 4, -1, 5, -1, …;rank 1 正好相反。-1 表示「这个归另一个 rank 存」。每个 rank 的注意力只把本地那一份当作 seq_len:rank 0 是 6 个 token,rank 1 是 5 个(见槽号图标题里的本地 seq_lens)。",
+        "es": "11 tokens necesitan solo 2 bloques (8 posiciones cada uno). Compara los slot mappings: el rango 0 escribe 4, -1, 5, -1, …; el rango 1, lo contrario. -1 significa «esto lo guarda el otro rango». La atención de cada rango usa como seq_len solo su parte local: 6 tokens en el rango 0 y 5 en el rango 1 (los seq_lens locales en los títulos de las figuras de slots).",
     },
     "dcp.step1": {
         "en": "Position 11 is odd: rank 1 writes it (slot 9), rank 0 writes nothing. If both ranks wrote every token, each would hold a full copy and DCP would save no memory; if neither skipped, the local offsets would collide.",

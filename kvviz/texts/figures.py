@@ -49,6 +49,8 @@ STRINGS = {
                            "este bloque: %{customdata[5]}"},
     "null": {"en": "null block", "zh": "空块", "es": "bloque nulo"},
     "in_use": {"en": "in use", "zh": "使用中", "es": "en uso"},
+    "shared": {"en": "shared (ref ≥ 2)", "zh": "共享（引用 ≥ 2）", "es": "compartido (ref ≥ 2)"},
+    "hashed": {"en": "has a hash (prefix cache)", "zh": "有哈希（前缀缓存）", "es": "tiene hash (caché de prefijos)"},
     "free_cached": {"en": "free, still cached", "zh": "空闲，仍在缓存中", "es": "libre, aún en caché"},
     "ref_count": {"en": "ref count", "zh": "引用计数", "es": "contador de referencias"},
     "hover_ref": {"en": "block %{x}: ref count %{y:.0f}<br>%{customdata[0]}<br>place in free queue "

@@ -65,7 +65,7 @@ STRINGS = {
     },
     "d_llamacpp": {
         "en": "No pages: an array of cells, one per slot, each tagged with its position and the set of sequence ids that see it. A shared prefix is one cell with several ids.",
-        "zh": "不分页:一个 cell 数组,每个 cell 对应一个槽,标着它的位置和能看到它的序列 id 集合。共享前缀就是一个带多个 id 的 cell。",
+        "zh": "不分页:一个单元(cell)数组,每个单元对应一个槽,标着它的位置和能看到它的序列 id 集合。共享前缀就是一个带多个 id 的单元。",
         "es": "Sin páginas: un array de celdas, una por slot, cada una etiquetada con su posición y el conjunto de ids de secuencia que la ven. Un prefijo compartido es una celda con varios ids.",
     },
     "d_deepinfer": {
@@ -81,4 +81,35 @@ STRINGS = {
         "es": "Cada celda convierte el batch desde la notación de la fila a la forma canónica (un slot por token) y de ahí a la de la columna, y cuenta los tokens cuyo slot cambió. Todas las celdas deberían valer 0.",
     },
     "arrays": {"en": "All arrays (JSON)", "zh": "全部数组(JSON)", "es": "Todos los arrays (JSON)"},
+
+    # --- the arrays' labels and each notation's lookup line (kvviz/notation_views.py) -----------
+    "v.row": {"en": "row {r} ({q})", "zh": "第 {r} 行({q})", "es": "fila {r} ({q})"},
+    "v.row_n": {"en": "row {r}", "zh": "第 {r} 行", "es": "fila {r}"},
+    "v.dummy": {"en": "0 (dummy)", "zh": "0(占位)", "es": "0 (ficticia)"},
+    "v.positions": {"en": "positions", "zh": "位置", "es": "posiciones"},
+    "v.cell": {"en": "cell {c}", "zh": "单元 {c}", "es": "celda {c}"},
+    "v.cells": {"en": "cells {lo}–{hi} of {n}", "zh": "单元 {lo}–{hi}(共 {n} 个)", "es": "celdas {lo}–{hi} de {n}"},
+    "v.ubatch_cell": {"en": "ubatch cell", "zh": "ubatch 单元", "es": "celda del ubatch"},
+    "v.run": {"en": "run {k}", "zh": "区间 {k}", "es": "tramo {k}"},
+    "v.runs": {"en": "(start_page, length) runs over {p}-token pages", "zh": "(start_page, length) 区间,页大小 {p} 个 token",
+               "es": "tramos (start_page, length) sobre páginas de {p} tokens"},
+    "v.request": {"en": "request", "zh": "请求", "es": "petición"},
+    "v.from": {"en": "from", "zh": "从", "es": "desde"},
+    "v.to": {"en": "to", "zh": "到", "es": "hacia"},
+    "v.slots": {"en": "slots", "zh": "槽", "es": "slots"},
+    "v.lookup_trtllm": {
+        "en": "kv_cache_block_offsets[0, {i}, K, {j}] = {k} (V {v});  {k} // {l2} = block {b};  {b} × {tpb} + {off} = **{slot}**",
+        "zh": "kv_cache_block_offsets[0, {i}, K, {j}] = {k}(V {v});  {k} // {l2} = 块 {b};  {b} × {tpb} + {off} = **{slot}**",
+        "es": "kv_cache_block_offsets[0, {i}, K, {j}] = {k} (V {v});  {k} // {l2} = bloque {b};  {b} × {tpb} + {off} = **{slot}**",
+    },
+    "v.lookup_llamacpp": {
+        "en": "the cell with pos = {pos} and seq {i} ∈ {{{ids}}}: cell **{cell}**",
+        "zh": "pos = {pos} 且 seq {i} ∈ {{{ids}}} 的单元:单元 **{cell}**",
+        "es": "la celda con pos = {pos} y seq {i} ∈ {{{ids}}}: celda **{cell}**",
+    },
+    "v.lookup_deepinfer": {
+        "en": "run {d} = ({s}, {n}), its page {rp} → page {pg};  {pg} × {ps} + {off} = **{slot}**",
+        "zh": "区间 {d} = ({s}, {n}),其中第 {rp} 页 → 页 {pg};  {pg} × {ps} + {off} = **{slot}**",
+        "es": "tramo {d} = ({s}, {n}), su página {rp} → página {pg};  {pg} × {ps} + {off} = **{slot}**",
+    },
 }
