@@ -6,41 +6,15 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pytest
-import streamlit as st
 from streamlit.runtime.media_file_manager import MediaFileManager
-from streamlit.testing.v1 import AppTest
 
 from kvviz import stepper
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
-
-
-@pytest.fixture
-def at():
-    st.cache_resource.clear()
-    app = AppTest.from_file(APP, default_timeout=60).run()
-    assert not app.exception
-    return app
-
-
-def _open(at, page):
-    at.switch_page(f"pages/{page}.py").run()
-    assert not at.exception, at.exception
-    return at
+from test_pages import APP, _array, _open, at  # noqa: F401 - the shared AppTest fixture and helpers
 
 
 def _plots(at):
     return [json.loads(p.proto.spec) for p in at.get("plotly_chart")]
-
-
-def _array(v):
-    """A plotly JSON array: a list, or plotly's typed-array form {"dtype", "bdata"} (base64)."""
-    import base64
-
-    if isinstance(v, dict) and "bdata" in v:
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"])).tolist()
-    return list(v)
 
 
 # --- 1. FlashInfer CSR after the 256 x 2048-block preset ---------------------------------------
