@@ -331,6 +331,21 @@ def _token_frame(step: StepInputs, c: BatchConfig, q_lens: list[int]) -> pd.Data
                          "column": col, "physical_block": phys, "offset": off, "slot": slot, "kind": kind})
 
 
+MAX_TABLE_FIGURE_CELLS = 200_000   # beyond this the batch page draws a window of rows
+TABLE_WINDOW_ROWS = 48
+
+
+def table_row_window(rows: int, cols: int, center: int) -> tuple[int, int] | None:
+    """Rows [r0, r1) of the block-table heatmap to draw: all of them when the figure stays small,
+    else TABLE_WINDOW_ROWS rows around ``center`` (the selected token's row). A 256 x 2048 table
+    is 0.5 M cells: 4 MB of figure per rerun, and seconds of rendering in the browser."""
+    if rows * cols <= MAX_TABLE_FIGURE_CELLS:
+        return None
+    n = max(1, min(TABLE_WINDOW_ROWS, MAX_TABLE_FIGURE_CELLS // max(cols, 1)))
+    r0 = max(0, min(int(center) - n // 2, rows - n))
+    return r0, min(rows, r0 + n)
+
+
 def batch_key(rows: list[RequestRow], config: BatchConfig) -> str:
     blob = json.dumps([asdict(config), [asdict(r) for r in rows]], sort_keys=True)
     return hashlib.sha1(blob.encode()).hexdigest()[:16]

@@ -68,12 +68,14 @@ def _cell_box(fig, x, y, row=None, col=None):
 def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, kbs: int, bpk: int,
                          counts=None, selected: tuple[int, int] | None = None, title: str = "",
                         stale_rows=(), lang: str = "en", max_cols: int | None = None,
-                        showscale: bool = True) -> go.Figure:
-    """block_table[row, column] as a heatmap: value = physical (kernel) block id."""
+                        showscale: bool = True, row_window: tuple[int, int] | None = None) -> go.Figure:
+    """block_table[row, column] as a heatmap: value = physical (kernel) block id. ``row_window``
+    (r0, r1) draws only rows r0..r1-1 (a huge table), labelled with their real row numbers."""
     tr = _tr(lang)
     rows, width = bt.shape
+    r0, r1 = (0, rows) if row_window is None else (max(0, row_window[0]), min(rows, row_window[1]))
     shown = width if max_cols is None else max(1, min(width, max_cols))
-    z = bt[:, :shown]
+    z = bt[r0:r1, :shown]
     cells = z.size
     logical = np.broadcast_to(np.arange(shown) // bpk, z.shape)
     hover_head = tr("hover_table")
@@ -84,29 +86,34 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, kbs: 
         custom = logical[..., None]
         hover = hover_head + tr("hover_table_formula", k=kbs, km=kbs - 1)
     fig = go.Figure(go.Heatmap(
-        z=z, customdata=custom, colorscale=block_colorscale(num_blocks), zmin=0, zmax=max(num_blocks - 1, 1),
+        z=z, y=np.arange(r0, r1), customdata=custom, colorscale=block_colorscale(num_blocks), zmin=0,
+        zmax=max(num_blocks - 1, 1),
         xgap=1 if cells <= 20000 else 0, ygap=1 if cells <= 20000 else 0,
         texttemplate="%{z}" if cells <= MAX_TEXT_CELLS else None, textfont=dict(size=FONT - 2),
         hovertemplate=hover + "<extra></extra>", showscale=showscale,
         colorbar=dict(title=dict(text=tr("physical_block"), side="right"), thickness=14)))
     if counts is not None:  # entries past a row's count are leftovers or null: outline the valid prefix
-        for r in range(min(num_reqs, rows)):
+        for r in range(r0, min(num_reqs, r1)):
             n = int(counts[r])
-            if 0 < n <= shown and rows * shown <= 20000:
+            if 0 < n <= shown and cells <= 20000:
                 fig.add_shape(type="rect", x0=-0.5, x1=n - 0.5, y0=r - 0.5, y1=r + 0.5,
                               line=dict(color="#333", width=1, dash="dot"))
     for r in stale_rows:
-        fig.add_shape(type="rect", x0=-0.5, x1=shown - 0.5, y0=r - 0.5, y1=r + 0.5,
-                      line=dict(color="crimson", width=3))
-    if num_reqs < rows:  # CUDA-graph padded rows
-        fig.add_hrect(y0=num_reqs - 0.5, y1=rows - 0.5, fillcolor="gray", opacity=0.15, line_width=0,
-                      annotation_text=tr("padded_rows"), annotation_position="bottom right",
-                      annotation_font_size=FONT - 2)
-    if selected is not None and selected[1] < shown:
+        if r0 <= r < r1:
+            fig.add_shape(type="rect", x0=-0.5, x1=shown - 0.5, y0=r - 0.5, y1=r + 0.5,
+                          line=dict(color="crimson", width=3))
+    if num_reqs < r1:  # CUDA-graph padded rows
+        fig.add_hrect(y0=max(num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="gray", opacity=0.15, line_width=0)
+        # the label sits inside the padded band, at its lowest row (the y axis is reversed)
+        fig.add_annotation(x=shown - 0.5, y=r1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
+                           text=tr("padded_rows"), font=dict(size=FONT - 2, color="#333"),
+                           bgcolor="rgba(255,255,255,0.75)")
+    if selected is not None and selected[1] < shown and r0 <= selected[0] < r1:
         _cell_box(fig, selected[1], selected[0])
-    fig.update_yaxes(autorange="reversed", title=tr("row"), dtick=1 if rows <= 32 else None)
+    n_rows = r1 - r0
+    fig.update_yaxes(autorange="reversed", title=tr("row"), dtick=1 if n_rows <= 32 else None)
     fig.update_xaxes(title=tr("column"), dtick=1 if shown <= 40 else None)
-    h = int(min(900, max(320, 90 + 40 * rows)))
+    h = int(min(900, max(320, 90 + 40 * n_rows)))
     return base_layout(fig, title, h)
 
 

@@ -153,13 +153,17 @@ step = eb.step
 used_cols = int(eb.requests["num_blocks"].max()) * eb.bpk
 shown = min(eb.width, max(used_cols + 2, 8))
 selected_cell = (ch["row"], ch["column"]) if ch["slot"] >= 0 else None
+rows_window = ex.table_row_window(step.block_table.shape[0], shown, ch["row"])
 fig_table = figures.block_table_heatmap(step.block_table, num_reqs=step.num_reqs, num_blocks=eb.num_kernel_blocks,
                                         kbs=cfg.kernel_block_size, bpk=eb.bpk, selected=selected_cell,
                                         counts=eb.requests["num_blocks"].to_numpy() * eb.bpk,
-                                        title=tr("fig_table"), lang=ui.lang(), max_cols=shown)
+                                        title=tr("fig_table"), lang=ui.lang(), max_cols=shown, row_window=rows_window)
 ui.plot(fig_table, "batch.tablefig", "block_table")
 if shown < eb.width:
     st.caption(tr("table_cols", shown=shown - 1, width=eb.width))
+if rows_window is not None:
+    st.caption(tr("table_rows", r0=rows_window[0], r1=rows_window[1] - 1, rows=step.block_table.shape[0],
+                  row=ch["row"]))
 
 fig_slots = figures.slot_mapping_figure(eb.tokens, num_reqs=step.num_reqs, selected=tok, title=tr("fig_slots"),
                                         lang=ui.lang())

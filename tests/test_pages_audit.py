@@ -188,3 +188,42 @@ def test_pcie_figure_and_table_downloads(at, monkeypatch):
         assert "plotly" in made[name]()[:20000].lower(), name
     csv = made["model_vs_measured.csv"]().splitlines()
     assert csv[0] == "strategy,bytes,model µs,measured µs" and len(csv) == 1 + len(at.dataframe[-1].value)
+
+
+def test_table_row_window_bounds():
+    from kvviz.explore import MAX_TABLE_FIGURE_CELLS, table_row_window
+
+    assert table_row_window(8, 100, 3) is None                       # small: the whole table
+    assert table_row_window(258, 2050, 0) == (0, 48)
+    assert table_row_window(258, 2050, 200) == (176, 224)
+    assert table_row_window(258, 2050, 257) == (210, 258)            # clamped at the end
+    r0, r1 = table_row_window(1024, 100_000, 500)
+    assert r0 <= 500 < r1 and (r1 - r0) * 100_000 <= max(MAX_TABLE_FIGURE_CELLS, 100_000)
+
+
+def test_batch_page_big_table_draws_a_window_that_follows_the_token(at):
+    """256 x 2048 blocks: the heatmap draws 48 rows around the selected token's row (it was the
+    whole 0.5 M-cell table, 4.3 MB per rerun), labelled with the real row numbers."""
+    _open(at, "batch")
+    at.selectbox(key="batch.preset").set_value("big").run()
+    assert not at.exception
+    spec = at.get("plotly_chart")[0].proto.spec
+    assert len(spec) < 1_500_000
+    ys = _array(json.loads(spec)["data"][0]["y"])
+    assert ys[0] == 0 and len(ys) == 48
+    assert any("Rows 0–47 of" in c.value for c in at.caption)
+    at.number_input(key="batch.tok").set_value(200).run()
+    assert not at.exception
+    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    ys = _array(fig["data"][0]["y"])
+    row = [c.value for c in at.caption if "around row" in c.value][0]
+    picked = int(row.split("around row ")[1].split()[0])
+    assert ys[0] <= picked <= ys[-1] and picked > 47
+    boxes = [s for s in fig["layout"].get("shapes", []) if s.get("line", {}).get("color") == figures_hilite()]
+    assert len(boxes) == 1 and boxes[0]["y0"] == picked - 0.5
+
+
+def figures_hilite():
+    from kvviz.figures import HILITE
+
+    return HILITE["color"]

@@ -57,6 +57,13 @@ STRINGS = {
     "bad_batch": {"en": "This batch cannot be built: {msg}", "zh": "无法构建该批次：{msg}",
                   "es": "No se puede construir este lote: {msg}"},
     "allocated": {"en": "What each request got", "zh": "每个请求得到的块", "es": "Lo que recibió cada petición"},
+    "table_rows": {"en": "Rows {r0}–{r1} of {rows} shown, around row {row} of the selected token (the whole table "
+                         "would be too big to draw at every rerun); pick another token to move the window.",
+                   "zh": "显示第 {r0}–{r1} 行（共 {rows} 行），以所选 token 所在的第 {row} 行为中心（整张表太大，无法每次重绘）；"
+                         "选择另一个 token 可移动窗口。",
+                   "es": "Se muestran las filas {r0}–{r1} de {rows}, alrededor de la fila {row} del token elegido (la "
+                         "tabla entera es demasiado grande para dibujarla en cada ejecución); elige otro token para "
+                         "mover la ventana."},
     "pick": {"en": "Follow one token", "zh": "跟踪一个 token", "es": "Sigue un token"},
     "token": {"en": "Token of the step (or click a marker in the slot mapping)",
               "zh": "本步的 token（或点击槽位映射中的点）",
