@@ -15,6 +15,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from . import interpreted
+
 TOKENS_PER_PROGRAM = 4
 MAX_ELEMS_PER_PROGRAM = 1024
 
@@ -22,9 +24,10 @@ MAX_ELEMS_PER_PROGRAM = 1024
 @triton.jit(do_not_specialize=["num_tokens", "num_slots"])
 def _kv_write_kernel(key_ptr, value_ptr, k_stride_t, k_stride_h, v_stride_t, v_stride_h,
                      cache_ptr, plane_stride, block_stride, tok_stride, head_stride,
-                     slot_ptr, num_tokens, num_slots, k_inv_scale, v_inv_scale,
+                     slot_ptr, num_tokens, num_slots, k_scale, v_scale,
                      BLOCK_SIZE: tl.constexpr, HEAD_DIM: tl.constexpr, NUM_HEADS: tl.constexpr,
-                     TOK_TILE: tl.constexpr, ELEM_TILE: tl.constexpr, QUANT: tl.constexpr):
+                     TOK_TILE: tl.constexpr, ELEM_TILE: tl.constexpr, QUANT: tl.constexpr,
+                     FP8_MAX: tl.constexpr = 448.0):
     t = tl.program_id(0).to(tl.int64) * TOK_TILE + tl.arange(0, TOK_TILE)
     e = tl.program_id(1) * ELEM_TILE + tl.arange(0, ELEM_TILE)
     head = (e // HEAD_DIM).to(tl.int64)
@@ -37,9 +40,9 @@ def _kv_write_kernel(key_ptr, value_ptr, k_stride_t, k_stride_h, v_stride_t, v_s
     dst = (block * block_stride + off * tok_stride)[:, None] + (head * head_stride + dim)[None, :]
     k = tl.load(key_ptr + (t * k_stride_t)[:, None] + (head * k_stride_h + dim)[None, :], mask=m)
     v = tl.load(value_ptr + (t * v_stride_t)[:, None] + (head * v_stride_h + dim)[None, :], mask=m)
-    if QUANT:
-        k = k.to(tl.float32) * k_inv_scale
-        v = v.to(tl.float32) * v_inv_scale
+    if QUANT:  # as vLLM: x / scale (IEEE division), saturated to e4m3's finite range
+        k = tl.clamp(tl.math.div_rn(k.to(tl.float32), k_scale), -FP8_MAX, FP8_MAX)
+        v = tl.clamp(tl.math.div_rn(v.to(tl.float32), v_scale), -FP8_MAX, FP8_MAX)
     tl.store(cache_ptr + dst, k.to(cache_ptr.dtype.element_ty), mask=m)
     tl.store(cache_ptr + plane_stride + dst, v.to(cache_ptr.dtype.element_ty), mask=m)
 
@@ -86,13 +89,20 @@ def kv_write(key, value, cache, slot_mapping, *, layout: str = "NHD",
         raise ValueError(f"a {cache.dtype} cache needs {cache.dtype} K/V")
     if num_tokens == 0:
         return cache
+    if quant and interpreted():
+        # Triton's interpreter rounds fp32 -> e4m3 wrongly (1000 -> 256, 1.959 -> 1.0 with triton
+        # 3.9): quantise with torch's exact cast here and let the kernel copy the bytes
+        from kvviz.attention_ref import quantize_fp8
+
+        key, value = quantize_fp8(key[:num_tokens], k_scale), quantize_fp8(value[:num_tokens], v_scale)
+        quant = False
     hd = num_heads * head_dim
     elem_tile = min(triton.next_power_of_2(hd), MAX_ELEMS_PER_PROGRAM)
     grid = (triton.cdiv(num_tokens, TOKENS_PER_PROGRAM), triton.cdiv(hd, elem_tile))
     _kv_write_kernel[grid](
         key, value, key.stride(0), key.stride(1), value.stride(0), value.stride(1),
         cache, plane_s, block_s, tok_s, head_s, slot_mapping, num_tokens, num_blocks * block_size,
-        1.0 / k_scale, 1.0 / v_scale,
+        float(k_scale), float(v_scale),
         BLOCK_SIZE=block_size, HEAD_DIM=head_dim, NUM_HEADS=num_heads,
         TOK_TILE=TOKENS_PER_PROGRAM, ELEM_TILE=elem_tile, QUANT=quant)
     return cache

@@ -93,6 +93,10 @@ def flashinfer_csr(block_table, seq_lens, seq_lens_host, page_size: int, *,
         last_page_len_out = torch.empty(num_reqs, dtype=torch.int32, device=dev)
     if num_reqs:
         max_pages = int(np.max(np.diff(indptr_np)))
+        if max_pages > block_table.shape[1]:
+            r = int(np.argmax(np.diff(indptr_np)))
+            raise ValueError(f"request {r} needs {max_pages} pages of {page_size} tokens but a block-table row "
+                             f"holds only {block_table.shape[1]}")
         ny = max(1, min(triton.cdiv(max_pages, PAGE_TILE), MAX_TILES_PER_ROW))
         _csr_kernel[(num_reqs, ny)](
             block_table, block_table.stride(0), block_table.stride(1), block_table.shape[1],

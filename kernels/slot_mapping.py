@@ -93,7 +93,7 @@ def _slot_mapping_per_request_kernel(qsl_ptr, pos_ptr, bt_ptr, bt_stride0, bt_st
         row_ptr = bt_ptr + pid.to(tl.int64) * bt_stride0
         for i in range(start, end, TILE):
             offs = i + lanes
-            m = offs < end
+            m = (offs < end) & (offs < num_tokens_padded)   # a corrupt query_start_loc cannot write past out
             pos = tl.load(pos_ptr + offs, mask=m, other=0).to(tl.int64)
             slot = _slots_of(pos, row_ptr, bt_stride1, bt_width, m, BLOCK_SIZE, KERNEL_BLOCK_SIZE,
                              DCP_WORLD, DCP_RANK, INTERLEAVE, PAD_ID)
@@ -170,7 +170,7 @@ def _slot_mapping_grid2d_kernel(qsl_ptr, pos_ptr, bt_ptr, bt_stride0, bt_stride1
         start = tl.load(qsl_ptr + r).to(tl.int64)
         end = tl.load(qsl_ptr + r + 1).to(tl.int64)
         offs = start + j * TILE + lanes
-        m = offs < end
+        m = (offs < end) & (offs < num_tokens_padded)   # a corrupt query_start_loc cannot write past out
         pos = tl.load(pos_ptr + offs, mask=m, other=0).to(tl.int64)
         row_ptr = bt_ptr + r.to(tl.int64) * bt_stride0
         slot = _slots_of(pos, row_ptr, bt_stride1, bt_width, m, BLOCK_SIZE, KERNEL_BLOCK_SIZE,

@@ -10,12 +10,16 @@ import numpy as np
 from .constants import PAD_SLOT_ID
 
 
+FP8_E4M3_MAX = 448.0
+
+
 def quantize_fp8(x, scale: float):
-    """What an fp8 (e4m3) cache stores for ``x``: ``x * (1/scale)`` in fp32, rounded to e4m3."""
+    """What an fp8 (e4m3) cache stores for ``x``, as vLLM's cache kernel computes it: ``x / scale``
+    in fp32, saturated to e4m3's finite range (+-448), rounded to nearest e4m3."""
     import torch
 
-    inv = torch.tensor(1.0 / scale, dtype=torch.float32)
-    return (x.to(torch.float32) * inv).to(torch.float8_e4m3fn)
+    y = x.to(torch.float32) / torch.tensor(scale, dtype=torch.float32)
+    return y.clamp(-FP8_E4M3_MAX, FP8_E4M3_MAX).to(torch.float8_e4m3fn)
 
 
 def kv_write_ref(cache, key, value, slot_mapping, *, layout: str = "NHD",

@@ -53,6 +53,24 @@ def test_compute_cross_check_is_loud_on_a_mismatch():
         kernel_backend_for_compute(step)
 
 
+def test_compute_cross_check_takes_the_empty_rule_from_the_profile_not_the_arrays():
+    """An empty (padded) request's last_page_len of page_size is the pre-2025-11 rule: under the
+    current profile the cross-check must call it a mismatch (it used to infer the rule from the very
+    array it checks, and passed)."""
+    batch = {"block_size": 16, "num_reqs_padded": 3,
+             "requests": [{"block_ids": [7, 3], "seq_len": 20, "query_len": 4},
+                          {"block_ids": [9], "seq_len": 5, "query_len": 1}]}
+    step = build_step_from_batch(batch)
+    assert step.paged_kv_last_page_len.tolist() == [4, 5, 0]
+    step.paged_kv_last_page_len = step.paged_kv_last_page_len.copy()
+    step.paged_kv_last_page_len[2] = 16
+    with pytest.raises(KernelMismatch, match="paged_kv_last_page_len"):
+        kernel_backend_for_compute(step)
+    assert kernel_backend_for_compute(step, empty_last_page_len_is_zero=False)   # the old rule: consistent
+    old = build_step_from_batch(batch, empty_last_page_len_is_zero=False)
+    assert old.paged_kv_last_page_len.tolist() == [4, 5, 16]
+
+
 def test_compute_command_with_triton_backend(tmp_path, capsys):
     batch = {"block_size": 16, "num_reqs_padded": 4, "num_tokens_padded": 40,
              "requests": [{"block_ids": [7, 3], "seq_len": 20, "query_len": 20},

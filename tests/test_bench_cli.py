@@ -27,8 +27,13 @@ def test_bench_quick_writes_table_json_and_progress(tmp_path, capsys):
     # the table names every kernel; the bar counts up to the total on stderr
     for k in ("slot_mapping", "csr", "kv_write", "paged_decode"):
         assert k in stdout
-    total = len(d["rows"])
-    assert f"{total}/{total}" in stderr or "/" in stderr
+    import re
+
+    steps = [(int(a), int(b)) for a, b in re.findall(r"\] (\d+)/(\d+) ", stderr)]
+    assert steps, stderr
+    done, total = steps[-1]
+    assert done == total == len(d["rows"]) + 1            # one step per row, plus the floors
+    assert [a for a, _ in steps] == sorted(a for a, _ in steps)
 
 
 def test_bench_bad_output_path_exits_2(capsys):

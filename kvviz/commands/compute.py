@@ -41,7 +41,8 @@ def run(args) -> int:
         from ..backend import KernelMismatch, kernel_backend_for_compute
 
         try:
-            backend = kernel_backend_for_compute(step)
+            backend = kernel_backend_for_compute(
+                step, empty_last_page_len_is_zero=profile.empty_last_page_len_is_zero)
         except KernelMismatch as e:  # loud, never hidden: nothing printed on stdout
             print(f"kvviz compute: {e}", file=sys.stderr)
             return 1
