@@ -663,7 +663,13 @@ def _number(v, where: str):
 
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v) or v < 0:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise BadInput(f"{where} must be a finite number >= 0 or null, not {str(v)[:40]!r}")
+    try:
+        f = float(v)
+    except OverflowError:   # a 400-digit integer
+        raise BadInput(f"{where} is too large a number") from None
+    if not np.isfinite(f) or f < 0:
         raise BadInput(f"{where} must be a finite number >= 0 or null, not {str(v)[:40]!r}")
     return v
 

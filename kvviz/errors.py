@@ -7,9 +7,14 @@ def parse_json(raw: bytes, name: str, *, not_text: str | None = None):
     import json
 
     try:
-        return json.loads(raw.decode("utf-8"))
+        obj = json.loads(raw.decode("utf-8"))
+        # lone surrogates ("\ud800") parse but cannot be encoded for display later: refuse them now
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+        return obj
     except UnicodeDecodeError:
         raise BadInput(not_text or f"{name} is not UTF-8 text") from None
+    except UnicodeEncodeError:
+        raise BadInput(f"{name} holds an escaped lone surrogate (like \\ud800), which is not text") from None
     except json.JSONDecodeError as err:
         raise BadInput(f"{name} is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})") from None
     except RecursionError:

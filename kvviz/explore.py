@@ -229,6 +229,9 @@ def explore(rows: list[RequestRow], config: BatchConfig) -> ExploredBatch:
     for i, r in enumerate(rows):
         if r.prompt_len < 1:
             raise BadInput(f"row {i}: the prompt needs at least 1 token")
+        if r.prompt_len > c.max_model_len or r.prompt_len > LIMITS["tokens_per_req"]:
+            raise BadInput(f"row {i}: a prompt of {r.prompt_len} tokens exceeds the max model length "
+                           f"{min(c.max_model_len, LIMITS['tokens_per_req'])}")
         if r.computed < 0 or r.new_tokens < 0:
             raise BadInput(f"row {i}: computed and new tokens cannot be negative")
         if r.computed + r.new_tokens < 1:
@@ -240,6 +243,8 @@ def explore(rows: list[RequestRow], config: BatchConfig) -> ExploredBatch:
             pass  # a prefill that runs into the first output tokens: allowed (speculative-like)
     if sum(r.new_tokens for r in rows) > LIMITS["step_tokens"]:
         raise BadInput(f"more than {LIMITS['step_tokens']} new tokens in one step")
+    if sum(r.new_tokens for r in rows) == 0:
+        raise BadInput("no request has a new token in this step: give at least one request new tokens")
 
     groups = {r.prefix_group for r in rows if r.prefix_group}
     shared_len = {g: min(r.prompt_len for r in rows if r.prefix_group == g) for g in groups}

@@ -65,6 +65,8 @@ else:
             S.pop("lab.upload_error", None)
         except BadInput as e:   # one message; the last good file stays on screen
             S["lab.upload_error"] = str(e)
+        except Exception as e:  # noqa: BLE001 - never a traceback for a file someone uploaded
+            S["lab.upload_error"] = f"{up.name} could not be read ({type(e).__name__})"
         S["lab.upload_id"] = up.file_id
     if S.get("lab.upload_error"):
         st.error(tr("bad_file", msg=S["lab.upload_error"]), icon=":material/error:")

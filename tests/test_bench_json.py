@@ -84,3 +84,12 @@ def test_unreadable_bench_files(raw, msg):
 def test_unknown_recorded_run():
     with pytest.raises(BadInput, match="no recorded run"):
         bench.load_example_run("../../etc/passwd")
+
+
+def test_huge_integers_and_lone_surrogates_are_one_message():
+    raw = json.dumps(_good()).replace('"us": 5.472', '"us": 1' + "0" * 400, 1).encode()
+    with pytest.raises(BadInput, match="too large a number"):
+        bench.load_bench_json(raw, "b.json")
+    raw = json.dumps(_good()).replace('"NVIDIA H200"', '"\\ud800"', 1).encode()
+    with pytest.raises(BadInput, match="lone surrogate"):
+        bench.load_bench_json(raw, "b.json")

@@ -120,3 +120,27 @@ def test_a_table_too_big_to_hold_is_refused():
     cfg = ex.BatchConfig(block_size=1, kernel_block_size=1, num_blocks=1 << 20, max_model_len=1 << 18)
     with pytest.raises(BadInput, match="the limit is"):
         ex.explore(rows, cfg)
+
+
+@pytest.mark.parametrize("rows,msg", [
+    ([ex.RequestRow(8, 8, 0), ex.RequestRow(4, 4, 0)], "no request has a new token"),       # used to crash the page
+    ([ex.RequestRow(10 ** 12, 0, 1)], "exceeds the max model length"),                          # used to allocate TiB
+    ([ex.RequestRow(100, 0, 1)], "a prompt of 100 tokens exceeds the max model length 64"),
+])
+def test_batches_that_cannot_be_a_step_are_refused(rows, msg):
+    with pytest.raises(BadInput, match=msg):
+        ex.explore(rows, ex.BatchConfig())
+
+
+def test_batch_page_survives_an_all_zero_new_tokens_link():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(__import__("pathlib").Path(__file__).resolve().parents[1] / "app.py"),
+                           default_timeout=60)
+    at.query_params["reqs"] = "8.8.0"
+    at.run()
+    at.switch_page("pages/batch.py").run()
+    assert not at.exception, at.exception
+    assert any("no request has a new token" in e.value for e in at.error)
+    at.run()
+    assert not at.exception
