@@ -126,7 +126,7 @@ def download_json(obj_fn, name: str, key: str, label: str = "JSON"):
 
 # --- scenarios: replayed once per text, shared safely (each caller gets its own copy) ---------
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@st.cache_data(max_entries=8, ttl=1800, show_spinner=False)   # a replay may hold up to 256 MiB
 def replay(source: str):
     """(scenario, records) of a built-in name or a JSON text; BadInput propagates."""
     from kvviz import stepper

@@ -23,7 +23,7 @@ from .scenario import EngineConfig, Scenario, sampled_token
 from .step import StepInputs, build_step
 
 FAULTS = ("skip_commit", "commit_too_few_rows", "move_row_no_clear")
-MAX_HISTORY_BYTES = 1 << 30   # block-table copies kept for replaying back and forth
+MAX_HISTORY_BYTES = 256 << 20   # step records kept for replaying back and forth (per replay; the app caches a few)
 
 
 @dataclass

@@ -30,7 +30,8 @@ VOCAB = 32000
 MAX_TABLE_ENTRIES = 1 << 22   # per KV-cache group: 16 MiB of int32, copied into every step's record
 LIMITS = {"num_blocks": 1 << 20, "block_size": 1 << 12, "max_num_reqs": 4096,
           "max_num_batched_tokens": 1 << 20, "max_model_len": 1 << 21, "requests": 4096,
-          "prompt_len": 1 << 20, "max_tokens": 1 << 16, "actions": 4096, "steps": 100000}
+          "prompt_len": 1 << 20, "max_tokens": 1 << 16, "actions": 4096, "steps": 100000,
+          "total_tokens": 1 << 21}   # prompts + outputs of all requests: bounds the token lists built
 
 
 def token_stream(key: str, n: int, offset: int = 0) -> list[int]:
@@ -266,6 +267,19 @@ def parse_scenario(data) -> Scenario:
             raise BadInput(f"{where}: duplicate id {rid!r}")
         seen.add(rid)
         ids.append(rid)
+    # before any token list is built: the total a scenario may ask for (each length is checked below)
+    claimed = 0
+    for r in reqs_raw:
+        if not isinstance(r, dict):
+            continue   # refused with its own sentence below
+        n = r.get("prompt_len") if "prompt" not in r else r.get("prompt")
+        n = len(n) if isinstance(n, list) else n
+        m = r.get("max_tokens", 1)
+        claimed += (n if isinstance(n, int) and not isinstance(n, bool) and n > 0 else 0) + \
+            (m if isinstance(m, int) and not isinstance(m, bool) and m > 0 else 0)
+    if claimed > LIMITS["total_tokens"]:
+        raise BadInput(f"the requests ask for {claimed} tokens in all (prompts + max_tokens); the limit is "
+                       f"{LIMITS['total_tokens']}")
     requests = []
     for i, (r, rid) in enumerate(zip(reqs_raw, ids)):
         where = f"request {i} ({rid})"

@@ -291,3 +291,17 @@ def test_cli_compute_refuses_the_audit_example(tmp_path, capsys):
     refused(capsys, "compute", p, "request 0: unknown key 'bogus'")
     refused(capsys, "compute", ROOT / "examples" / "scenarios" / "hybrid.json", "but this is a scenario")
     refused(capsys, "compute", ROOT / "examples" / "dumps" / "clean.json", "but this is a table dump")
+
+
+def test_a_scenario_asking_for_billions_of_tokens_is_refused_before_building_them():
+    import time
+
+    from kvviz.errors import BadInput
+    from kvviz.scenario import parse_scenario
+
+    sc = {"config": {"max_model_len": 1 << 21, "num_blocks": 1 << 20, "block_size": 16},
+          "requests": [{"id": f"R{i}", "prompt_len": 1 << 20, "max_tokens": 1} for i in range(4096)]}
+    t0 = time.perf_counter()
+    with pytest.raises(BadInput, match="ask for 4294971392 tokens in all"):
+        parse_scenario(sc)
+    assert time.perf_counter() - t0 < 2      # refused before 4 G token ids were generated
