@@ -17,6 +17,15 @@ def move(delta):
 
 
 def load_custom():
+    """Replay the pasted scenario once here; only a good one replaces what is on screen."""
+    try:
+        _, records = ui.replay(S["step.custom_text"])
+        if not records:
+            raise BadInput("the scenario has no step (no request ever arrives)")
+    except BadInput as e:
+        S["step.custom_error"] = str(e)      # the scenario and step on screen stay as they were
+        return
+    S.pop("step.custom_error", None)
     S["step.custom"] = S["step.custom_text"]
     S["step.idx"] = 0
 
@@ -40,6 +49,8 @@ with top[1].expander(tr("custom")):
     b = st.columns(2)
     b[0].button(tr("load"), on_click=load_custom, key="step.load")
     b[1].button(tr("unload"), on_click=unload_custom, key="step.unload", disabled="step.custom" not in S)
+if S.get("step.custom_error"):
+    st.error(tr("bad_scenario", msg=S["step.custom_error"]), icon=":material/error:")
 source = S.get("step.custom", S["step.sc"])
 try:
     scenario, records = ui.replay(source)

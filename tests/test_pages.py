@@ -150,6 +150,7 @@ def test_step_through_forward_back_and_custom(at):
     at.text_area(key="step.custom_text").set_value('{"config": {"num_blocks": 1}}').run()
     at.button(key="step.load").click().run()
     assert "cannot be loaded" in at.error[0].value
+    assert "Step 3 of 8" in at.info[0].value and len(_plots(at)) == 4   # the scenario on screen stays
     at.text_area(key="step.custom_text").set_value(
         '{"config": {"num_blocks": 8, "block_size": 4}, "requests": [{"id": "Z", "prompt_len": 6, "max_tokens": 2}]}').run()
     at.button(key="step.load").click().run()
