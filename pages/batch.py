@@ -80,13 +80,16 @@ with st.expander(tr("geometry")):
     g[2].selectbox(tr("dtype"), ["float16", "bfloat16", "fp8"], key="batch.dtype")
     g[3].segmented_control(tr("layout"), ["NHD", "HND"], key="batch.layout")
 
-editor_key = f"batch.editor.{S['batch.editor_ver']}"
-if editor_key not in S:  # the editor was cleared (page left): start from the last edit
+# the language is part of the key: translated column labels make a new editor, which must start
+# from the last edit (not the rows the page began with)
+editor_key = f"batch.editor.{S['batch.editor_ver']}.{ui.lang()}"
+if editor_key not in S:  # a new editor (page left, language switched): start from the last edit
     S["batch.rows"] = S.get("batch.rows_edited", S["batch.rows"])
 edited = st.data_editor(
     ex.rows_to_frame(S["batch.rows"]), key=editor_key, num_rows="dynamic", hide_index=False,
     column_config={
-        "prompt_len": st.column_config.NumberColumn(tr("col_prompt"), min_value=1, step=1, default=8),
+        "prompt_len": st.column_config.NumberColumn(tr("col_prompt"), min_value=1, max_value=ex.LIMITS["tokens_per_req"],
+                                                    step=1, default=8),
         "computed": st.column_config.NumberColumn(tr("col_computed"), min_value=0, step=1, default=0),
         "new_tokens": st.column_config.NumberColumn(tr("col_new"), min_value=0, step=1, default=8),
         "prefix_group": st.column_config.TextColumn(tr("col_group"), max_chars=16, help=tr("group_help")),

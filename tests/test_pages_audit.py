@@ -227,3 +227,19 @@ def figures_hilite():
     from kvviz.figures import HILITE
 
     return HILITE["color"]
+
+
+def test_batch_edits_survive_a_language_switch(at):
+    """Translated column labels make a new data editor: it must start from the last edit."""
+    _open(at, "batch")
+    ver = at.session_state["batch.editor_ver"]
+    at.session_state[f"batch.editor.{ver}.en"] = {"edited_rows": {0: {"prompt_len": 11}},
+                                                  "added_rows": [], "deleted_rows": []}
+    at.run()
+    edited = at.session_state["batch.rows_edited"]
+    assert edited[0].prompt_len == 11
+    at.selectbox(key="lang.widget").set_value("zh").run()
+    assert not at.exception
+    assert at.session_state["batch.rows_edited"] == edited
+    at.selectbox(key="lang.widget").set_value("en").run()
+    assert at.session_state["batch.rows_edited"] == edited and not at.exception
