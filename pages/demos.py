@@ -74,6 +74,9 @@ def _on_lang():
         st.session_state["lang.widget"] = choice
 
 
+for _k, _default in (("demos_step", 0), ("demos_presenter", False)):  # widgets forget when the page is left
+    if _k not in st.session_state:
+        st.session_state[_k] = st.session_state.get(_k + ".kept", _default)
 presenter = st.session_state.get("demos_presenter", False)
 if presenter:
     st.markdown("""<style>
@@ -107,6 +110,7 @@ n = demos.num_steps(key)
 st.session_state["demos_step"] = demos.clamp_step(key, st.session_state.get("demos_step", 0))
 top[1].slider(tr("ui.step"), 0, n - 1, key="demos_step")
 top[2].toggle(tr("ui.presenter"), key="demos_presenter", help=tr("ui.presenter_help"))
+ui.keep("demos_step", "demos_presenter")
 step = st.session_state["demos_step"]
 
 nav = st.columns(4)

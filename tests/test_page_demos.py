@@ -214,3 +214,17 @@ def test_pick_a_demo_then_switch_language():
     box.set_value("hybrid").run()
     assert at.session_state["demos_demo"] == "hybrid" and at.session_state["demos_step"] == 0
     assert at.header[0].value.startswith(t("demos", "hybrid.title", "es"))
+
+
+def test_demo_step_and_presenter_survive_leaving_the_page():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60).run()
+    at.switch_page("pages/demos.py").run()
+    at.slider(key="demos_step").set_value(2).run()
+    at.toggle(key="demos_presenter").set_value(True).run()
+    assert not at.exception
+    at.switch_page("pages/home.py").run()
+    at.switch_page("pages/demos.py").run()
+    assert not at.exception
+    assert at.slider(key="demos_step").value == 2 and at.toggle(key="demos_presenter").value is True
