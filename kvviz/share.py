@@ -57,6 +57,17 @@ def encode_batch(rows: list[RequestRow], config: BatchConfig, token: int | None 
     return out
 
 
+def link_losses(rows: list[RequestRow]) -> dict:
+    """What encode_batch cannot carry: {"dropped_groups": [...], "rows_cut": n} (empty if nothing)."""
+    out = {}
+    bad = sorted({r.prefix_group for r in rows[:MAX_SHARED_REQS] if r.prefix_group and not GROUP_RE.match(r.prefix_group)})
+    if bad:
+        out["dropped_groups"] = bad
+    if len(rows) > MAX_SHARED_REQS:
+        out["rows_cut"] = len(rows) - MAX_SHARED_REQS
+    return out
+
+
 def decode_batch(params) -> tuple[list[RequestRow] | None, BatchConfig | None, int | None, list[str]]:
     """(rows, config, token, warnings) from query parameters; None for what the link does
     not carry (the page keeps its current value)."""

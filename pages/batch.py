@@ -244,4 +244,8 @@ if family != DEFAULT_CACHE_LAYOUT:
 st.query_params.from_dict(params)
 st.caption(tr("link"))
 st.code("?" + "&".join(f"{k}={v}" for k, v in params.items()), language=None)
+lost = share.link_losses(rows)
+if lost:
+    st.warning(tr("link_lossy", groups=", ".join(lost.get("dropped_groups", [])) or "—",
+                  cut=lost.get("rows_cut", 0), max=share.MAX_SHARED_REQS), icon=":material/link_off:")
 ui.keep(*[f"batch.{k}" for k in WIDGETS])

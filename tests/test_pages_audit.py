@@ -243,3 +243,20 @@ def test_batch_edits_survive_a_language_switch(at):
     assert at.session_state["batch.rows_edited"] == edited
     at.selectbox(key="lang.widget").set_value("en").run()
     assert at.session_state["batch.rows_edited"] == edited and not at.exception
+
+
+def test_batch_link_says_what_it_cannot_carry(at):
+    from kvviz import share
+    from kvviz.explore import RequestRow
+
+    assert share.link_losses([RequestRow(8, 0, 8, "sys")]) == {}
+    assert share.link_losses([RequestRow(8, 0, 8, "sys-1"), RequestRow(8, 0, 8, "a b")] + [RequestRow(1, 0, 1)] * 300) \
+        == {"dropped_groups": ["a b", "sys-1"], "rows_cut": 302 - share.MAX_SHARED_REQS}
+    _open(at, "batch")
+    assert not [w for w in at.warning if "does not carry" in w.value]
+    ver = at.session_state["batch.editor_ver"]
+    at.session_state[f"batch.editor.{ver}.en"] = {"edited_rows": {0: {"prefix_group": "sys-1"}},
+                                                  "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception
+    assert [w for w in at.warning if "does not carry" in w.value and "sys-1" in w.value]

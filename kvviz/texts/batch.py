@@ -164,6 +164,14 @@ STRINGS = {
                       "es": "una llamada interpretada cada uno (no es la velocidad del kernel)"},
     "timing_gpu": {"en": "CUDA-event medians", "zh": "CUDA 事件中位数", "es": "medianas con eventos CUDA"},
     "downloads": {"en": "Downloads", "zh": "下载", "es": "Descargas"},
+    "link_lossy": {"en": "This link does not carry everything: prefix groups it cannot spell (letters, digits, _; "
+                         "at most 16) are left out: {groups}; rows past the first {max} are cut: {cut}. Opening it "
+                         "gives a different batch.",
+                   "zh": "此链接无法携带全部内容：无法表示的前缀组（仅限字母、数字、_，最多 16 个字符）被省略：{groups}；"
+                         "超过前 {max} 行的行被截去：{cut}。打开它会得到不同的批次。",
+                   "es": "Este enlace no lo lleva todo: se omiten los grupos de prefijo que no puede escribir (letras, "
+                         "dígitos, _; como mucho 16): {groups}; se cortan las filas tras las primeras {max}: {cut}. "
+                         "Abrirlo da otro lote."},
     "link": {"en": "Link to this batch and token (also in the address bar):",
              "zh": "指向该批次和 token 的链接（地址栏中也有）：",
              "es": "Enlace a este lote y token (también en la barra de direcciones):"},
