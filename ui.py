@@ -100,6 +100,27 @@ def restore_scenario_link(prefix: str, names: list[str], default_name: str, defa
         st.warning(w, icon=":material/link_off:")
 
 
+def pool_view(prefix: str, rec):
+    """The "pool after this step's finishes / at the kernels' launch" selector of the scenario pages
+    (key ``prefix.pool``, kept across page visits) and its caption; returns (when, free queue, ref
+    counts) of ``rec`` for the chosen moment."""
+    from kvviz import stepper
+
+    S = st.session_state
+    key = f"{prefix}.pool"
+    tr = texts("step_through")
+    if S.get(key) not in stepper.POOL_WHEN:
+        S[key] = S.get(key + ".kept") or "after"
+    st.segmented_control(tr("pool_when"), stepper.POOL_WHEN, key=key, required=True,
+                         format_func=lambda w: tr("when_" + w))
+    when = S[key] or "after"
+    keep(key)
+    queue, refs = stepper.pool_state(rec, when)
+    gone = stepper.finished_after_launch(rec)
+    st.caption(tr("pool_diff", reqs=", ".join(gone)) if gone else tr("pool_same"))
+    return when, queue, refs
+
+
 # --- output ------------------------------------------------------------------------------------
 
 def plot(fig, key: str, name: str, **kwargs):

@@ -104,6 +104,13 @@ def _get_int(d: dict, key: str, default, lo: int, hi: int, where: str) -> int:
     return v
 
 
+def _get_bool(d: dict, key: str, default: bool, where: str) -> bool:
+    v = d.get(key, default)
+    if not isinstance(v, bool):
+        raise BadInput(f"{where}: {key!r} must be true or false, got {_json_type(v)}")
+    return v
+
+
 def _json_type(v) -> str:
     """The JSON name of a decoded value's type, for messages ("a string", "true", "null")."""
     if v is None:
@@ -198,12 +205,8 @@ def parse_scenario(data) -> Scenario:
     profile = cfg.get("profile", "current")
     if not isinstance(profile, str) or profile not in PROFILES:
         raise BadInput(f"config: unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
-    caching = cfg.get("enable_prefix_caching", True)
-    if not isinstance(caching, bool):
-        raise BadInput(f"config: 'enable_prefix_caching' must be true or false, got {_json_type(caching)}")
-    reorder = cfg.get("reorder_decodes_first", False)
-    if not isinstance(reorder, bool):
-        raise BadInput(f"config: 'reorder_decodes_first' must be true or false, got {_json_type(reorder)}")
+    caching = _get_bool(cfg, "enable_prefix_caching", True, "config")
+    reorder = _get_bool(cfg, "reorder_decodes_first", False, "config")
     groups_raw = cfg.get("groups", [{"kind": "full"}])
     if not isinstance(groups_raw, list) or not groups_raw or len(groups_raw) > 8:
         raise BadInput("config: 'groups' must be a list of 1 to 8 group objects")

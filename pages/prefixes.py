@@ -23,8 +23,6 @@ ui.keep("pre.sc", "pre.idx")
 rec = records[S["pre.idx"]]
 st.caption(scenario.description)
 
-if S.get("pre.pool") not in stepper.POOL_WHEN:
-    S["pre.pool"] = S.get("pre.pool.kept") or "after"
 left, right = st.columns([3, 2], gap="large")
 with left:
     cols = stepper.shown_columns(records, extra=0)
@@ -35,13 +33,7 @@ with left:
     shared = sorted({int(b) for b, r in zip(blocks.ravel(), ref.ravel()) if r > 1})
     st.markdown(tr("shared_now", blocks=", ".join(map(str, shared))) if shared else tr("none_shared"))
     # the pool after this step's finishes (what the events end with), or as the kernels saw it
-    st.segmented_control(st_tr("pool_when"), stepper.POOL_WHEN, key="pre.pool", required=True,
-                         format_func=lambda w: st_tr("when_" + w))
-    when = S["pre.pool"] or "after"
-    ui.keep("pre.pool")
-    queue, refs = stepper.pool_state(rec, when)
-    gone = stepper.finished_after_launch(rec)
-    st.caption(st_tr("pool_diff", reqs=", ".join(gone)) if gone else st_tr("pool_same"))
+    when, queue, refs = ui.pool_view("pre", rec)
     st.markdown(f"**{st_tr('refs')} — {st_tr('when_' + when)}**")
     ui.plot(figures.ref_count_figure(refs, queue, rec.cached_blocks, lang=ui.lang(),
                                      highlight=[b for b in shared if b < len(refs) and refs[b] > 1]),

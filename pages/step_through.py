@@ -99,15 +99,7 @@ with left:
         ui.plot(fig_dev, "step.devfig", "device_table")
     st.caption(tr("stale", rows=", ".join(map(str, stale))) if stale else tr("no_stale"))
     # the pool after this step's finishes (what the events end with), or as the kernels saw it
-    if S.get("step.pool") not in stepper.POOL_WHEN:
-        S["step.pool"] = S.get("step.pool.kept") or "after"
-    st.segmented_control(tr("pool_when"), stepper.POOL_WHEN, key="step.pool", required=True,
-                         format_func=lambda w: tr("when_" + w))
-    when = S["step.pool"] or "after"
-    ui.keep("step.pool")
-    queue, refs = stepper.pool_state(rec, when)
-    gone = stepper.finished_after_launch(rec)
-    st.caption(tr("pool_diff", reqs=", ".join(gone)) if gone else tr("pool_same"))
+    when, queue, refs = ui.pool_view("step", rec)
     st.markdown(f"**{tr('free_queue')} — {tr('when_' + when)}**")
     ui.plot(figures.free_queue_figure(queue, rec.cached_blocks, lang=ui.lang()), "step.queuefig", "free_queue")
     st.markdown(f"**{tr('refs')} — {tr('when_' + when)}**")
