@@ -21,7 +21,7 @@ if not _has_cuda():
 
 import streamlit as st  # noqa: E402
 
-from kvviz.i18n import DEFAULT_LANG, LANGS, t  # noqa: E402
+from kvviz.texts.i18n import DEFAULT_LANG, LANGS, t  # noqa: E402
 from kvviz.texts.app import STRINGS as APP_STRINGS  # noqa: E402
 
 # (file, title: a key of kvviz/texts/app.py or a plain title, icon)

@@ -12,7 +12,7 @@ import threading
 
 import streamlit as st
 
-from kvviz.i18n import DEFAULT_LANG, t
+from kvviz.texts.i18n import DEFAULT_LANG, t
 
 
 def ensure_app_shell() -> None:
@@ -48,13 +48,13 @@ def _backend_lock() -> threading.Lock:
 
 @st.cache_resource
 def backend_label() -> dict:
-    from kvviz import backend
+    from kvviz.gpu import harness as backend
 
     return backend.device_label()
 
 
 def run_backend(fn, *args, **kwargs):
-    """Call a kvviz.backend / kvviz.bench function under the process-wide lock."""
+    """Call a kvviz.gpu.harness / kvviz.gpu.bench function under the process-wide lock."""
     with _backend_lock():
         return fn(*args, **kwargs)
 
@@ -84,7 +84,7 @@ def restore_scenario_link(prefix: str, names: list[str], default_name: str, defa
     ``&step=``; validated, with warnings for what was refused); then put the page's scenario and
     step widgets (``prefix.sc``, ``prefix.idx``) back to what the user last chose, and show the
     link's warnings."""
-    from kvviz import share
+    from kvviz.views import links as share
 
     S = st.session_state
     if f"{prefix}.visited" not in S:
@@ -104,7 +104,7 @@ def pool_view(prefix: str, rec):
     """The "pool after this step's finishes / at the kernels' launch" selector of the scenario pages
     (key ``prefix.pool``, kept across page visits) and its caption; returns (when, free queue, ref
     counts) of ``rec`` for the chosen moment."""
-    from kvviz import stepper
+    from kvviz.views import scenarios as stepper
 
     S = st.session_state
     key = f"{prefix}.pool"
@@ -150,7 +150,7 @@ def download_json(obj_fn, name: str, key: str, label: str = "JSON"):
 @st.cache_data(max_entries=8, ttl=1800, show_spinner=False)   # a replay may hold up to 256 MiB
 def replay(source: str):
     """(scenario, records) of a built-in name or a JSON text; BadInput propagates."""
-    from kvviz import stepper
+    from kvviz.views import scenarios as stepper
 
     sc = stepper.load(source)
     return sc, stepper.replay(sc)

@@ -92,7 +92,7 @@ def kv_write(key, value, cache, slot_mapping, *, layout: str = "NHD",
     if quant and interpreted():
         # Triton's interpreter rounds fp32 -> e4m3 wrongly (1000 -> 256, 1.959 -> 1.0 with triton
         # 3.9): quantise with torch's exact cast here and let the kernel copy the bytes
-        from kvviz.attention_ref import quantize_fp8
+        from kvviz.gpu.attention_ref import quantize_fp8
 
         key, value = quantize_fp8(key[:num_tokens], k_scale), quantize_fp8(value[:num_tokens], v_scale)
         quant = False

@@ -2,6 +2,6 @@
 
 The core (this package) never imports streamlit and needs no GPU.
 """
-from .constants import NULL_BLOCK_ID, PAD_SLOT_ID  # noqa: F401
+from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID  # noqa: F401
 
 __version__ = "0.1.0"

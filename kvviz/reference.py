@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constants import PAD_SLOT_ID
+from kvviz.constants import PAD_SLOT_ID
 
 
 def slot_of_position(pos: int, row, *, block_size: int, kernel_block_size: int | None = None,

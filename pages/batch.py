@@ -6,10 +6,11 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
-from kvviz import explore as ex
-from kvviz import figures, share
+from kvviz.views import batch as ex
+from kvviz.views import figures
+from kvviz.views import links as share
 from kvviz.errors import BadInput
-from kvviz.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT, LAYOUTS
+from kvviz.core.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT, LAYOUTS
 
 tr = ui.texts("batch")
 S = st.session_state
@@ -197,7 +198,7 @@ context_tokens = int(eb.requests["seq_len"].sum())
 auto = context_tokens <= 4096
 if st.button(tr("run"), key="batch.run", icon=":material/play_arrow:") or (
         auto and S.get("batch.kernel_key") != run_key):
-    from kvviz import backend
+    from kvviz.gpu import harness as backend
 
     try:
         res = ui.run_backend(backend.run_batch, step, layout=S["batch.layout"] or "NHD", dtype=cfg.dtype,

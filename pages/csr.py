@@ -6,8 +6,8 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
-from kvviz import explore as ex
-from kvviz import figures
+from kvviz.views import batch as ex
+from kvviz.views import figures
 
 AUTO_RUN_PAGES = 65536   # the repack check runs by itself up to this many pages (always on a GPU)
 TABLE_ROWS, TABLE_CELLS = 48, 131072   # a table bigger than this shows TABLE_ROWS rows round the request
@@ -81,7 +81,7 @@ st.subheader(tr("per_req"))
 st.dataframe(per_req, hide_index=True, height=min(360, 38 + 35 * n))
 
 st.subheader(tr("check"))
-from kvviz import backend  # noqa: E402
+from kvviz.gpu import harness as backend  # noqa: E402
 
 run_key = (S.get("batch.explored_key") if S["csr.src"] == "batch" else S["csr.src"], S["csr.empty"], empty_zero)
 label = ui.backend_label()

@@ -11,10 +11,10 @@ import ui
 
 ui.ensure_app_shell()
 
-from kvviz import demos  # noqa: E402
-from kvviz.demo_views import (bands, events_text, padded_line, presenter_screens,  # noqa: E402
+from kvviz.views import demo_catalogue as demos  # noqa: E402
+from kvviz.views.demos import (bands, events_text, padded_line, presenter_screens,  # noqa: E402
                                scheduled_frame, screens_for)
-from kvviz.i18n import LANGS  # noqa: E402
+from kvviz.texts.i18n import LANGS  # noqa: E402
 
 lang = ui.lang()
 tr = ui.texts("demos")

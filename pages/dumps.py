@@ -7,10 +7,10 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
-from kvviz import dump_view as view
-from kvviz.check import first_wrong_row
-from kvviz.diff import diff_dumps
-from kvviz.dump import dump_to_npz_bytes, load_dump_bytes
+from kvviz.views import dumps as view
+from kvviz.dumps.check import first_wrong_row
+from kvviz.dumps.diff import diff_dumps
+from kvviz.dumps.format import dump_to_npz_bytes, load_dump_bytes
 from kvviz.errors import BadInput
 
 tr = ui.texts("dumps")

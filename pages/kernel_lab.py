@@ -1,11 +1,12 @@
-"""Kernel lab: run kvviz.bench on this machine's backend with a progress bar, and plot it."""
+"""Kernel lab: run kvviz.gpu.bench on this machine's backend with a progress bar, and plot it."""
 import pandas as pd
 import streamlit as st
 
 import ui
 
 ui.ensure_app_shell()
-from kvviz import bench, figures
+from kvviz.gpu import bench
+from kvviz.views import figures
 from kvviz.errors import BadInput
 
 tr = ui.texts("kernel_lab")
@@ -30,7 +31,7 @@ if source == "run":
     run = c[1].button(tr("run"), key="lab.run", icon=":material/speed:", type="primary")
     ui.keep("lab.quick")
     if run:
-        from kvviz.backend import KernelMismatch
+        from kvviz.gpu.harness import KernelMismatch
 
         bar = st.progress(0.0, text=tr("running"))
 

@@ -7,8 +7,8 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
-from kvviz import figures
-from kvviz.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT, CacheGeometry
+from kvviz.views import figures
+from kvviz.core.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT, CacheGeometry
 
 tr = ui.texts("layout")
 S = st.session_state

@@ -9,8 +9,8 @@ import ui
 
 ui.ensure_app_shell()
 
-from kvviz import notations as nt  # noqa: E402
-from kvviz.notation_views import lookup_text, round_trip_report, tables  # noqa: E402
+from kvviz.notations import models as nt  # noqa: E402
+from kvviz.views.notations import lookup_text, round_trip_report, tables  # noqa: E402
 
 tr = ui.texts("notations")
 HILITE = "background-color: #ffd54f; color: black; font-weight: 700; border: 2px solid black"

@@ -6,7 +6,8 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
-from kvviz import figures, traffic
+from kvviz.views import figures
+from kvviz.gpu import traffic
 from kvviz.errors import BadInput
 
 tr = ui.texts("pcie")

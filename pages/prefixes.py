@@ -4,7 +4,9 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
-from kvviz import figures, share, stepper
+from kvviz.views import figures
+from kvviz.views import links as share
+from kvviz.views import scenarios as stepper
 
 tr = ui.texts("prefixes")
 st_tr = ui.texts("step_through")

@@ -4,9 +4,11 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
-from kvviz import figures, share, stepper
+from kvviz.views import figures
+from kvviz.views import links as share
+from kvviz.views import scenarios as stepper
 from kvviz.errors import BadInput
-from kvviz.report import step_to_json
+from kvviz.views.report import step_to_json
 
 tr = ui.texts("step_through")
 S = st.session_state

@@ -24,10 +24,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from kvviz.check import run_checks  # noqa: E402
-from kvviz.diff import diff_dumps  # noqa: E402
-from kvviz.dump import Dump, load_dump, save_dump  # noqa: E402
-from kvviz.step import compute_csr, compute_slot_mapping  # noqa: E402
+from kvviz.dumps.check import run_checks  # noqa: E402
+from kvviz.dumps.diff import diff_dumps  # noqa: E402
+from kvviz.dumps.format import Dump, load_dump, save_dump  # noqa: E402
+from kvviz.core.step import compute_csr, compute_slot_mapping  # noqa: E402
 
 R, W, B = 1024, 65536, 16
 

@@ -94,8 +94,8 @@ def run_config(step, layout: str, dtype: str, tensor_cores: bool, *, kv_heads: i
     from kernels.page_indices import flashinfer_csr
     from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
     from kernels.slot_mapping import slot_mapping_flat
-    from kvviz.attention_ref import decode_attention_ref
-    from kvviz.backend import _full_sequence_slots, torch_device
+    from kvviz.gpu.attention_ref import decode_attention_ref
+    from kvviz.gpu.harness import _full_sequence_slots, torch_device
 
     dev = torch_device()
     cdt = {"float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
@@ -206,8 +206,8 @@ def run_config(step, layout: str, dtype: str, tensor_cores: bool, *, kv_heads: i
 
 def run_oracle(*, quick: bool = False, cpu_smoke: bool = False, seed: int = 0, progress=print) -> dict:
     import torch
-    from kvviz.backend import device_label, torch_device
-    from kvviz.step import build_step_from_batch
+    from kvviz.gpu.harness import device_label, torch_device
+    from kvviz.core.step import build_step_from_batch
 
     out = {"label": device_label(), "torch": torch.__version__, "configs": [], "seed": seed}
     import triton

@@ -4,9 +4,9 @@
 
 On a GPU every figure is timed as kvviz/bench.py times it: ``triton.testing.do_bench``
 median (CUDA events, L2 cleared before each call) of one launch on the bench's own inputs
-(``kvviz.bench._slot_case``); the empty-launch floor is measured in the same run, at the start
+(``kvviz.gpu.bench._slot_case``); the empty-launch floor is measured in the same run, at the start
 and again at the end. Every configuration's output is first compared with
-``kvviz.step.compute_slot_mapping`` on the same inputs (poisoned output buffer): a wrong one
+``kvviz.core.step.compute_slot_mapping`` on the same inputs (poisoned output buffer): a wrong one
 stops the sweep. The fastest few configurations of each (design, shape) are timed a second
 time at the end and ranked by the mean of both figures, so one lucky figure cannot win.
 Without a GPU (``--smoke`` or no CUDA) the shapes are scaled down and the figures are
@@ -59,9 +59,9 @@ def main(argv=None) -> int:
     from kernels.empty import empty_launch
     from kernels.slot_mapping import (flat_config, grid2d_config, slot_mapping, slot_mapping_flat,
                                       slot_mapping_grid2d, slot_mapping_per_request)
-    from kvviz.backend import device_label, torch_device
-    from kvviz.bench import CPU_SCALE, SLOT_SHAPES, _slot_case, slot_inputs
-    from kvviz.step import compute_slot_mapping
+    from kvviz.gpu.harness import device_label, torch_device
+    from kvviz.gpu.bench import CPU_SCALE, SLOT_SHAPES, _slot_case, slot_inputs
+    from kvviz.core.step import compute_slot_mapping
 
     dev = torch_device()
     on_gpu = dev == "cuda"

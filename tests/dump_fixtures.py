@@ -10,7 +10,7 @@ Blocks 1..5 have ref 1; the free list is 6..15.
 """
 import numpy as np
 
-from kvviz.dump import dump_from_mapping
+from kvviz.dumps.format import dump_from_mapping
 
 
 def base_mapping() -> dict:

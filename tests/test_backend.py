@@ -8,10 +8,10 @@ import pytest
 import torch
 
 import kernels
-from kvviz import backend
-from kvviz.backend import KernelMismatch, device_label, kernel_backend_for_compute, run_batch
+from kvviz.gpu import harness as backend
+from kvviz.gpu.harness import KernelMismatch, device_label, kernel_backend_for_compute, run_batch
 from kvviz.cli import main
-from kvviz.step import build_step_from_batch
+from kvviz.core.step import build_step_from_batch
 
 from test_kernels import fresh_seed, random_step
 
@@ -201,8 +201,8 @@ def test_run_batch_refuses_a_cache_too_big():
 
 
 def test_compute_command_exits_1_and_prints_nothing_on_a_mismatch(tmp_path, capsys, monkeypatch):
-    import kvviz.commands.compute as compute_cmd
-    from kvviz.step import build_step_from_batch
+    import kvviz.cli.compute as compute_cmd
+    from kvviz.core.step import build_step_from_batch
 
     def corrupted(spec, **kw):
         step = build_step_from_batch(spec, **kw)
@@ -221,7 +221,7 @@ def test_compute_command_exits_1_and_prints_nothing_on_a_mismatch(tmp_path, caps
 def test_bench_h2d_strategies_copy_what_they_claim():
     """Each block-table commit strategy (full, valid prefix, three dirty-row ways) is checked
     inside the bench against the host table; off a GPU it runs on the CPU, unpinned."""
-    from kvviz.bench import bench_h2d
+    from kvviz.gpu.bench import bench_h2d
 
     rows = bench_h2d([(32, 64)], {"empty_us": 1.0}, lambda m: None, repeats=1)
     variants = [r["variant"] for r in rows if r["kernel"] == "h2d_commit"]
@@ -245,8 +245,8 @@ def test_rows_sharing_blocks_pass_the_whole_chain():
 
 
 def test_bench_slot_rows_include_auto_and_its_pick(monkeypatch):
-    from kvviz import bench
-    from kvviz.bench import bench_slot_mapping, measure_floors
+    from kvviz.gpu import bench
+    from kvviz.gpu.bench import bench_slot_mapping, measure_floors
 
     # no graph capture here: under compute-sanitizer (caching allocator off) the torch variant's
     # allocations inside a capture are reported as CUDA API errors (seen on the H200, 2026-11-30)

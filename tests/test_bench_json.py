@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from kvviz import bench
+from kvviz.gpu import bench
 from kvviz.cli import main
 from kvviz.errors import BadInput
 

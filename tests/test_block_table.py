@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from kvviz.block_table import BlockTable, MultiGroupBlockTable, get_block_table_width, map_to_kernel_blocks
+from kvviz.core.block_table import BlockTable, MultiGroupBlockTable, get_block_table_width, map_to_kernel_blocks
 
 
 @pytest.mark.parametrize("args,kw,expected", [

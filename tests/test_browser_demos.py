@@ -5,9 +5,9 @@ human to look at. Condense and hybrid get a screenshot of every presenter figure
 import pytest
 
 from browser_support import browser, needs_chromium, server, shot, wait_idle  # noqa: F401 - fixtures
-from kvviz import demos
-from kvviz.demo_views import presenter_screens, screens_for
-from kvviz.i18n import LANGS, t
+from kvviz.views import demo_catalogue as demos
+from kvviz.views.demos import presenter_screens, screens_for
+from kvviz.texts.i18n import LANGS, t
 
 pytestmark = [pytest.mark.browser, needs_chromium()]
 

@@ -1,8 +1,8 @@
 """Every injectable bug: the clean dump is clean, the broken one raises exactly its checks."""
 import pytest
 
-from kvviz.bugs import BUGS, bug_pair
-from kvviz.check import first_wrong_row, run_checks
+from kvviz.dumps.faults import BUGS, bug_pair
+from kvviz.dumps.check import first_wrong_row, run_checks
 
 # (bug, first wrong row or None, the checks) worked out from the scenario in kvviz/bugs.py
 EXPECTED = {

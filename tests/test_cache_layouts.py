@@ -6,7 +6,7 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from kvviz.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT, LAYOUTS, CacheGeometry
+from kvviz.core.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT, LAYOUTS, CacheGeometry
 
 DTYPES = ["float16", "bfloat16", "float32", "fp8"]
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
@@ -172,7 +172,7 @@ def test_decode_encode_round_trip(geo, data):
 
 def _framework_tensor(fam, layout, n, b, h, d, dtype):
     """(physical storage tensor, write(kv, block, off, head, dim, value)) built independently of
-    kvviz.layout: each framework's logical shape, allocated in its stride order (physical = logical
+    kvviz.core.layout: each framework's logical shape, allocated in its stride order (physical = logical
     dims taken in that order, contiguous), then viewed back through the inverse permutation."""
     if fam == "flash_attn":      # vLLM FlashAttention: (2, B, N, H, D); HND stride order (0, 1, 3, 2, 4)
         logical, order = (2, n, b, h, d), ((0, 1, 2, 3, 4) if layout == "NHD" else (0, 1, 3, 2, 4))
@@ -253,7 +253,7 @@ def test_page_texts_complete_and_consistent():
     same placeholders in each."""
     import string
 
-    from kvviz.i18n import LANGS, missing_translations
+    from kvviz.texts.i18n import LANGS, missing_translations
     from kvviz.texts import batch, layout
 
     assert missing_translations(["layout", "batch"]) == []

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from dump_fixtures import base_dump, base_mapping
-from kvviz import check
-from kvviz.check import CHECKS, CONCEPTS, applicable_checks, first_wrong_row, run_checks
+from kvviz.dumps import check
+from kvviz.dumps.check import CHECKS, CONCEPTS, applicable_checks, first_wrong_row, run_checks
 
 
 def ids(findings):
@@ -268,8 +268,8 @@ def _extra_dumps():
 def _all_findings():
     """(label, limit, findings) for every dump the tests above check, the bug pairs, the example dumps and
     the extra dumps, each at the default limit and at limit 1 (the "... more rows" findings)."""
-    from kvviz.bugs import BUGS, bug_pair
-    from kvviz.dump import load_dump
+    from kvviz.dumps.faults import BUGS, bug_pair
+    from kvviz.dumps.format import load_dump
 
     dumps = []
 
@@ -313,8 +313,8 @@ def test_messages_match_the_recorded_english():
 
 def test_finding_texts_in_every_language():
     import re
-    from kvviz.check import render
-    from kvviz.i18n import LANGS, missing_translations
+    from kvviz.dumps.check import render
+    from kvviz.texts.i18n import LANGS, missing_translations
     from kvviz.texts.findings import STRINGS
 
     assert missing_translations(["findings"]) == []

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 
 from dump_fixtures import base_dump, base_mapping
-from kvviz import dump_view as view
-from kvviz.bugs import SCENARIO
-from kvviz.capture import dump_from_step
-from kvviz.check import applicable_checks, resolve_profile, run_checks
-from kvviz.diff import diff_dumps
-from kvviz.dump import dump_to_npz_bytes, load_dump, load_dump_bytes, save_dump
-from kvviz.engine import Engine
+from kvviz.views import dumps as view
+from kvviz.dumps.faults import SCENARIO
+from kvviz.dumps.capture import dump_from_step
+from kvviz.dumps.check import applicable_checks, resolve_profile, run_checks
+from kvviz.dumps.diff import diff_dumps
+from kvviz.dumps.format import dump_to_npz_bytes, load_dump, load_dump_bytes, save_dump
+from kvviz.core.engine import Engine
 from kvviz.errors import BadInput
-from kvviz.scenario import parse_scenario
+from kvviz.core.scenario import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -64,7 +64,7 @@ def test_vacated_row_without_padding_is_flagged():
                                    "table (block 5 at column 0)")
     # the same without a device mirror and without num_reqs_padded
     m2 = {k: v for k, v in m.items() if k not in ("block_table_device", "num_reqs_padded")}
-    from kvviz.dump import dump_from_mapping
+    from kvviz.dumps.format import dump_from_mapping
     assert ids(run_checks(dump_from_mapping(m2))) == [("pad-row", 2, 0)]
     assert "pad-row" in applicable_checks(dump_from_mapping(m2))
     # cleared (count 0, prefix zeroed): clean

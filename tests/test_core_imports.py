@@ -5,9 +5,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CORE = ["kvviz.constants", "kvviz.profiles", "kvviz.reference", "kvviz.layout", "kvviz.block_table",
-        "kvviz.step", "kvviz.pool", "kvviz.manager", "kvviz.batch", "kvviz.scenario", "kvviz.engine",
-        "kvviz.report", "kvviz.cli"]
+CORE = ["kvviz.constants", "kvviz.core.versions", "kvviz.reference", "kvviz.core.layout", "kvviz.core.block_table",
+        "kvviz.core.step", "kvviz.core.pool", "kvviz.core.manager", "kvviz.core.batch", "kvviz.core.scenario", "kvviz.core.engine",
+        "kvviz.views.report", "kvviz.cli"]
 
 
 def test_core_modules_import_no_streamlit_torch_or_triton():

@@ -3,9 +3,9 @@ narratives claim really happens in the engine."""
 import numpy as np
 import pytest
 
-from kvviz import demos
+from kvviz.views import demo_catalogue as demos
 from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID
-from kvviz.i18n import LANGS, missing_translations
+from kvviz.texts.i18n import LANGS, missing_translations
 from kvviz.texts.demos import STRINGS
 
 REQUIRED = {"prefix", "fork", "preempt", "chunked", "condense", "cudagraph", "hybrid",
@@ -206,7 +206,7 @@ def test_pcie_commit_bytes_and_model():
 
 
 def test_every_event_has_a_sentence_in_every_language():
-    from kvviz.demo_views import describe
+    from kvviz.views.demos import describe
     from kvviz.texts.events import STRINGS as EVENTS
     for key in demos.DEMO_KEYS:
         for vi in range(len(demos.DEMOS[key].variants)):
@@ -231,8 +231,8 @@ RIGHT_WORD = {"en": ("right", "Right"), "zh": ("右",), "es": ("derecha", "Derec
 @pytest.mark.parametrize("lang", list(LANGS))
 def test_condense_columns_are_what_the_narrative_says(lang):
     """The narrative says left = vLLM, right = the fault, CPU above device: so does the layout."""
-    from kvviz.demo_views import bands, screens_for
-    from kvviz.i18n import t
+    from kvviz.views.demos import bands, screens_for
+    from kvviz.texts.i18n import t
 
     T = lambda k: t("demos", k, lang)  # noqa: E731
     main, fault = T("variant.main"), T("variant.no_clear")
@@ -270,8 +270,8 @@ def test_hybrid_sliding_window_block_leaves_when_the_narrative_says():
     computed; the block freed at step 5 is block 5."""
     import copy
 
-    from kvviz.engine import Engine
-    from kvviz.scenario import parse_scenario
+    from kvviz.core.engine import Engine
+    from kvviz.core.scenario import parse_scenario
 
     run = demos.play("hybrid")
     assert run.history[4].requests["A"]["blocks"][1][-1] == 9
@@ -291,8 +291,8 @@ def test_hybrid_sliding_window_block_leaves_when_the_narrative_says():
 def test_hashed_blocks_are_marked_without_hovering():
     """The pool's ref-count chart marks every block that holds a hash (a star and an outline, with
     a legend entry), and the narratives that say "look at the pool" point at that mark."""
-    from kvviz.demo_views import pool_screen, runs_of
-    from kvviz.i18n import t
+    from kvviz.views.demos import pool_screen, runs_of
+    from kvviz.texts.i18n import t
 
     for key, step, blocks in (("prefix", 0, [1, 2]), ("chunked", 0, [1]), ("hybrid", 3, [1, 2, 3, 4, 5, 6])):
         for lang in LANGS:
@@ -307,8 +307,8 @@ def test_hashed_blocks_are_marked_without_hovering():
 
 
 def test_dcp_local_seq_lens_are_on_screen():
-    from kvviz.demo_views import screens_for
-    from kvviz.i18n import t
+    from kvviz.views.demos import screens_for
+    from kvviz.texts.i18n import t
 
     for lang in LANGS:
         (slots,) = [s for s in screens_for("dcp", 0, lang) if s.key.startswith("slots")]
@@ -333,7 +333,7 @@ def test_fork_lesson_says_what_vllm_v1_does():
 
 
 def test_presenter_shows_one_chart_per_screen():
-    from kvviz.demo_views import presenter_screens, screens_for
+    from kvviz.views.demos import presenter_screens, screens_for
 
     for key in demos.DEMO_KEYS:
         for step in range(demos.num_steps(key)):
@@ -364,8 +364,8 @@ def _chart_strings(fig) -> list[str]:
 
 @pytest.mark.parametrize("lang", ["zh", "es"])
 def test_demo_screens_have_no_english_left(lang):
-    from kvviz.demo_views import scheduled_frame, screens_for
-    from kvviz.i18n import t
+    from kvviz.views.demos import scheduled_frame, screens_for
+    from kvviz.texts.i18n import t
 
     for key in demos.DEMO_KEYS:
         for step in range(demos.num_steps(key)):
@@ -384,11 +384,11 @@ def test_demo_screens_have_no_english_left(lang):
 
 @pytest.mark.parametrize("lang", ["zh", "es"])
 def test_notation_tables_have_no_english_left(lang):
-    from kvviz import notations as nt
-    from kvviz.notation_views import lookup_text, tables
+    from kvviz.notations import models as nt
+    from kvviz.views.notations import lookup_text, tables
 
-    from kvviz.i18n import t
-    from kvviz.notation_views import round_trip_report
+    from kvviz.texts.i18n import t
+    from kvviz.views.notations import round_trip_report
 
     c = nt.example_batch()
     for page_size in (16, 128):
@@ -412,8 +412,8 @@ def test_notation_tables_have_no_english_left(lang):
 def test_presenter_says_which_column_a_compared_chart_is(lang):
     """One chart per screen loses the columns, so each compared chart's screen title names its
     column, and the left one is always the first run (vLLM / DCP rank 0)."""
-    from kvviz.demo_views import presenter_screens, screens_for
-    from kvviz.i18n import t
+    from kvviz.views.demos import presenter_screens, screens_for
+    from kvviz.texts.i18n import t
 
     left, right = t("demos", "ui.col_left", lang), t("demos", "ui.col_right", lang)
     for key, first, second in (("condense", "variant.main", "variant.no_clear"), ("dcp", "variant.rank0", "variant.rank1")):

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from dump_fixtures import base_dump, base_mapping
-from kvviz.diff import diff_dumps
+from kvviz.dumps.diff import diff_dumps
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,7 +75,7 @@ def _cli(*args):
 
 
 def test_cli_key_in_one_dump_only_exits_1(tmp_path):
-    from kvviz.dump import save_dump
+    from kvviz.dumps.format import save_dump
     m = base_mapping()
     dev = m["block_table_device"]
     dev[1, 0] = 0                         # a live stale row in A
@@ -95,7 +95,7 @@ def test_cli_key_in_one_dump_only_exits_1(tmp_path):
 
 
 def test_cli_rows_past_num_reqs_are_not_listed_as_stale(tmp_path):
-    from kvviz.dump import save_dump
+    from kvviz.dumps.format import save_dump
     m = base_mapping()
     dev = m["block_table_device"]
     dev[3, 2] = 7                         # an unused row: not live, the kernel does not read it
@@ -126,7 +126,7 @@ def test_cli_names_the_file_with_a_bad_array(tmp_path):
 
 
 def test_cli_exit_codes(tmp_path):
-    from kvviz.dump import save_dump
+    from kvviz.dumps.format import save_dump
     pa, pb = str(tmp_path / "a.npz"), str(tmp_path / "b.json")
     save_dump(base_dump(), pa)
     save_dump(base_dump(slot_mapping=np.array([12, 13, 20, 0])), pb)

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from dump_fixtures import base_dump, base_mapping
-from kvviz.capture import capture
-from kvviz.check import run_checks
-from kvviz.dump import Dump, dump_to_npz_bytes, load_dump, load_dump_bytes, save_dump
+from kvviz.dumps.capture import capture
+from kvviz.dumps.check import run_checks
+from kvviz.dumps.format import Dump, dump_to_npz_bytes, load_dump, load_dump_bytes, save_dump
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -210,9 +210,9 @@ def test_capture_marks_a_state_group():
 
 
 def test_dump_from_block_table_knows_state_groups():
-    from kvviz.block_table import BlockTable
-    from kvviz.capture import dump_from_block_table
-    from kvviz.step import build_step
+    from kvviz.core.block_table import BlockTable
+    from kvviz.dumps.capture import dump_from_block_table
+    from kvviz.core.step import build_step
     state = BlockTable(4, 1, 4, has_slot_mapping=False)
     state.add_row([5], 0)
     state.device[:] = state.cpu

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dump_fixtures import base_dump, base_mapping
-from kvviz.dump import dump_to_npz_bytes, load_dump, load_dump_bytes
+from kvviz.dumps.format import dump_to_npz_bytes, load_dump, load_dump_bytes
 from kvviz.errors import BadInput
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -232,7 +232,7 @@ def test_json_integer_past_the_digit_limit():
 
 def test_cli_never_prints_a_traceback_even_for_an_unexpected_error(monkeypatch, capsys):
     from kvviz import cli
-    from kvviz.commands import check as check_cmd
+    from kvviz.cli import check as check_cmd
 
     def boom(*a, **k):
         raise ZeroDivisionError("internal slip")

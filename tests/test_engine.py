@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from kvviz.engine import Engine, run_scenario
+from kvviz.core.engine import Engine, run_scenario
 from kvviz.errors import BadInput
-from kvviz.scenario import parse_scenario
+from kvviz.core.scenario import parse_scenario
 
 SHARED = {"config": {"num_blocks": 16, "block_size": 4, "max_num_reqs": 4, "max_num_batched_tokens": 16,
                      "cudagraph_capture_sizes": [1, 2, 4, 8]},
@@ -142,8 +142,8 @@ def test_replay_is_deterministic():
 
 
 def test_every_event_kind_reads_as_a_sentence_in_three_languages():
-    from kvviz.i18n import missing_translations
-    from kvviz.report import describe_event
+    from kvviz.texts.i18n import missing_translations
+    from kvviz.views.report import describe_event
 
     assert missing_translations(["events"]) == []
     seen = {}
@@ -167,7 +167,7 @@ def test_every_event_kind_reads_as_a_sentence_in_three_languages():
 
 
 def test_history_has_a_memory_bound(monkeypatch):
-    import kvviz.engine as engine_mod
+    import kvviz.core.engine as engine_mod
 
     monkeypatch.setattr(engine_mod, "MAX_HISTORY_BYTES", 10_000)
     sc = {"config": {"num_blocks": 64, "block_size": 4, "max_model_len": 256},
@@ -192,7 +192,7 @@ def test_run_output_shows_a_vacated_row_that_was_not_cleared():
     """The move_row_no_clear fault leaves the vacated row counting its blocks; `run` (text and JSON)
     must show it, although this step's commit of num_reqs rows never copies it. The clean run has
     no such row."""
-    from kvviz.report import step_to_json, step_to_text
+    from kvviz.views.report import step_to_json, step_to_text
 
     sc = parse_scenario({"config": {"num_blocks": 32, "block_size": 4, "max_num_reqs": 4},
                          "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 6},
@@ -215,7 +215,7 @@ def test_2025_profile_keeps_removed_rows_and_takes_slots_from_the_cpu_table():
     """2025-11: no clear_row on removal (the vacated row keeps its ids and count), and the slot
     mapping comes from the CPU table — so a skipped commit leaves slots right but the attention's
     table stale. The current profile clears the row and reads slots from the mirror."""
-    from kvviz.report import step_to_json
+    from kvviz.views.report import step_to_json
 
     base = {"config": {"num_blocks": 32, "block_size": 4, "max_num_reqs": 4},
             "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 1}, {"id": "B", "prompt_len": 6, "max_tokens": 4}]}
@@ -260,7 +260,7 @@ def test_a_request_too_big_for_now_but_not_forever_still_runs():
 def test_history_bound_counts_the_pool_lists(monkeypatch):
     """A big pool with a tiny table: the free queue and ref counts (kept per step) dominate the
     memory and must count against the bound (they used to be left out)."""
-    import kvviz.engine as engine_mod
+    import kvviz.core.engine as engine_mod
 
     sc = parse_scenario({"config": {"num_blocks": 20000, "block_size": 16, "max_model_len": 64},
                          "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 30}]})
@@ -299,8 +299,8 @@ def test_reorder_decodes_first_property():
     row, each request keeps its blocks, and no more swaps than needed happen."""
     from hypothesis import given, settings, strategies as st
 
-    from kvviz.batch import PersistentBatch
-    from kvviz.block_table import BlockTable, MultiGroupBlockTable
+    from kvviz.core.batch import PersistentBatch
+    from kvviz.core.block_table import BlockTable, MultiGroupBlockTable
 
     @settings(max_examples=300, deadline=None)
     @given(st.lists(st.integers(1, 5), min_size=1, max_size=8))

@@ -3,7 +3,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from kvviz import explore as ex
+from kvviz.views import batch as ex
 from kvviz.constants import PAD_SLOT_ID
 from kvviz.errors import BadInput
 
@@ -102,7 +102,7 @@ def test_csr_view_adds_empty_rows_with_either_rule():
 
 
 def test_block_colorscale_is_valid_for_any_pool_size():
-    from kvviz.figures import block_colorscale
+    from kvviz.views.figures import block_colorscale
 
     for n in range(1, 3000):
         stops = block_colorscale(n)
@@ -113,7 +113,7 @@ def test_block_colorscale_is_valid_for_any_pool_size():
 def test_a_table_too_big_to_hold_is_refused():
     import pytest
 
-    from kvviz import explore as ex
+    from kvviz.views import batch as ex
     from kvviz.errors import BadInput
 
     rows = [ex.RequestRow(prompt_len=4, computed=0, new_tokens=4, prefix_group="") for _ in range(1024)]

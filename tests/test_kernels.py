@@ -17,10 +17,10 @@ from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
 from kernels.slot_mapping import (slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request,
                                   slot_mapping_torch)
 from kvviz import reference
-from kvviz.attention_ref import decode_attention_ref, kv_write_ref, quantize_fp8
-from kvviz.block_table import cdiv, get_block_table_width, map_to_kernel_blocks
+from kvviz.gpu.attention_ref import decode_attention_ref, kv_write_ref, quantize_fp8
+from kvviz.core.block_table import cdiv, get_block_table_width, map_to_kernel_blocks
 from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID
-from kvviz.step import build_step, dcp_local_seq_lens
+from kvviz.core.step import build_step, dcp_local_seq_lens
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 TRITON_SLOT_KERNELS = [slot_mapping_per_request, slot_mapping_flat, slot_mapping_grid2d]

@@ -16,8 +16,8 @@ from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
 from kernels.slot_mapping import (slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request,
                                   slot_mapping_torch)
 from kvviz import reference
-from kvviz.attention_ref import decode_attention_ref
-from kvviz.backend import device_label, run_batch
+from kvviz.gpu.attention_ref import decode_attention_ref
+from kvviz.gpu.harness import device_label, run_batch
 from kvviz.constants import PAD_SLOT_ID
 
 from test_kernels import _fp8_quant_case, decode_case, fresh_seed, garbage, random_step, run_slots
@@ -165,7 +165,7 @@ def test_device_timing_hides_the_host_and_sees_the_work():
     import triton.testing
 
     from kernels.empty import empty_launch
-    from kvviz.bench import time_us_device
+    from kvviz.gpu.bench import time_us_device
 
     buf = torch.zeros(16, device="cuda")
 

@@ -1,7 +1,7 @@
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kvviz.layout import CacheGeometry
+from kvviz.core.layout import CacheGeometry
 
 
 def test_hand_worked_offsets():

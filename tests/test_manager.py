@@ -1,4 +1,4 @@
-from kvviz.manager import GroupSpec, KVCacheManager, Request
+from kvviz.core.manager import GroupSpec, KVCacheManager, Request
 
 
 def req(rid, tokens, max_tokens=4):

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvviz import notations as nt
+from kvviz.notations import models as nt
 from kvviz.errors import BadInput
 
 NAMES = list(nt.NOTATIONS)
@@ -138,8 +138,8 @@ def test_canonical_rejects_a_cell_at_two_positions():
 
 
 def test_from_engine_step_matches_slot_mapping():
-    from kvviz.engine import Engine
-    from kvviz.scenario import parse_scenario
+    from kvviz.core.engine import Engine
+    from kvviz.core.scenario import parse_scenario
     sc = parse_scenario({"config": {"num_blocks": 16, "block_size": 4},
                          "requests": [{"id": "A", "prompt_len": 10, "max_tokens": 3},
                                       {"id": "B", "arrival": 1, "prompt_len": 6, "max_tokens": 2}]})

@@ -8,12 +8,12 @@ import sys
 import pytest
 
 from kvviz.cli import main
-from kvviz.layout import CACHE_LAYOUTS, CacheGeometry
+from kvviz.core.layout import CACHE_LAYOUTS, CacheGeometry
 
 SMALL = "--layout {lay} --block-size 4 --num-kv-heads 2 --head-dim 8 --dtype float16 --num-blocks 48"
 BIG = "--layout {lay} --block-size 16 --num-kv-heads 8 --head-dim 128 --dtype {dt} --num-blocks 100"
 
-# stdout of the command before --cache-layout existed (kvviz.layout without families)
+# stdout of the command before --cache-layout existed (kvviz.core.layout without families)
 RECORDED = [
     (SMALL.format(lay="NHD") + " --slot 18 --head 0 --dim 0",
      '{"element_offset":288,"byte_offset":576,"block":4,"offset_in_block":2}\n'),

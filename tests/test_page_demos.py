@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kvviz import demos
-from kvviz.demo_views import presenter_screens, screens_for
-from kvviz.i18n import LANGS, t
+from kvviz.views import demo_catalogue as demos
+from kvviz.views.demos import presenter_screens, screens_for
+from kvviz.texts.i18n import LANGS, t
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kvviz import dump_view as view
-from kvviz.bugs import BUGS, make_dump
-from kvviz.check import run_checks
-from kvviz.i18n import LANGS, missing_translations, t
+from kvviz.views import dumps as view
+from kvviz.dumps.faults import BUGS, make_dump
+from kvviz.dumps.check import run_checks
+from kvviz.texts.i18n import LANGS, missing_translations, t
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -32,8 +32,8 @@ def first_callouts(at) -> list[str]:
 
 
 def test_texts_complete():
-    from kvviz.check import CHECKS, CONCEPTS
-    from kvviz.engine import FAULTS
+    from kvviz.dumps.check import CHECKS, CONCEPTS
+    from kvviz.core.engine import FAULTS
     from kvviz.texts.dumps import STRINGS
 
     assert missing_translations(["dumps", "app"]) == []
@@ -207,10 +207,10 @@ def test_finding_messages_follow_the_language(at):
 def _old_profile_dump_json(profile: str, keep_key: bool) -> str:
     """Step 2 of the bugs scenario run under an older profile (a vacated row keeps its blocks)."""
     import copy
-    from kvviz.bugs import SCENARIO
-    from kvviz.capture import dump_from_step
-    from kvviz.engine import Engine
-    from kvviz.scenario import parse_scenario
+    from kvviz.dumps.faults import SCENARIO
+    from kvviz.dumps.capture import dump_from_step
+    from kvviz.core.engine import Engine
+    from kvviz.core.scenario import parse_scenario
     sc = copy.deepcopy(SCENARIO)
     sc["config"]["profile"] = profile
     engine = Engine(parse_scenario(sc))

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from kvviz import notations as nt
-from kvviz.i18n import LANGS, t
+from kvviz.notations import models as nt
+from kvviz.texts.i18n import LANGS, t
 
 PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "notations.py")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from streamlit.runtime.media_file_manager import MediaFileManager
 
-from kvviz import stepper
+from kvviz.views import scenarios as stepper
 
 from test_pages import APP, _array, _open, at  # noqa: F401 - the shared AppTest fixture and helpers
 
@@ -56,7 +56,7 @@ def test_csr_page_after_big_batch_is_light_and_fast(at):
 
 
 def test_csr_figure_windows_and_labels():
-    from kvviz import figures
+    from kvviz.views import figures
 
     n, per = 256, 2048
     indptr = np.arange(n + 1) * per
@@ -191,7 +191,7 @@ def test_pcie_figure_and_table_downloads(at, monkeypatch):
 
 
 def test_table_row_window_bounds():
-    from kvviz.explore import MAX_TABLE_FIGURE_CELLS, table_row_window
+    from kvviz.views.batch import MAX_TABLE_FIGURE_CELLS, table_row_window
 
     assert table_row_window(8, 100, 3) is None                       # small: the whole table
     assert table_row_window(258, 2050, 0) == (0, 48)
@@ -224,7 +224,7 @@ def test_batch_page_big_table_draws_a_window_that_follows_the_token(at):
 
 
 def figures_hilite():
-    from kvviz.figures import HILITE
+    from kvviz.views.figures import HILITE
 
     return HILITE["color"]
 
@@ -246,8 +246,8 @@ def test_batch_edits_survive_a_language_switch(at):
 
 
 def test_batch_link_says_what_it_cannot_carry(at):
-    from kvviz import share
-    from kvviz.explore import RequestRow
+    from kvviz.views import links as share
+    from kvviz.views.batch import RequestRow
 
     assert share.link_losses([RequestRow(8, 0, 8, "sys")]) == {}
     assert share.link_losses([RequestRow(8, 0, 8, "sys-1"), RequestRow(8, 0, 8, "a b")] + [RequestRow(1, 0, 1)] * 300) \

@@ -1,7 +1,7 @@
 import pytest
 
-from kvviz.pool import NONE_HASH, BlockPool, block_hashes_for, hash_block_tokens
-from kvviz.profiles import V2025_11
+from kvviz.core.pool import NONE_HASH, BlockPool, block_hashes_for, hash_block_tokens
+from kvviz.core.versions import V2025_11
 
 
 def test_null_block_is_taken_out_first():

@@ -5,11 +5,11 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from kvviz import reference
-from kvviz.batch import PersistentBatch
-from kvviz.block_table import BlockTable, MultiGroupBlockTable
-from kvviz.engine import Engine
+from kvviz.core.batch import PersistentBatch
+from kvviz.core.block_table import BlockTable, MultiGroupBlockTable
+from kvviz.core.engine import Engine
 from kvviz.errors import BadInput
-from kvviz.scenario import parse_scenario
+from kvviz.core.scenario import parse_scenario
 
 request_st = st.fixed_dictionaries({
     "arrival": st.integers(0, 6),

@@ -1,6 +1,6 @@
 """Links: encode/decode of page state; untrusted values fall back with a warning."""
-from kvviz import share
-from kvviz.explore import BatchConfig, RequestRow, default_rows
+from kvviz.views import links as share
+from kvviz.views.batch import BatchConfig, RequestRow, default_rows
 
 
 def test_round_trip():

@@ -4,7 +4,7 @@ from hypothesis import given, settings, strategies as st
 
 from kvviz import reference
 from kvviz.errors import BadInput
-from kvviz.step import build_step, build_step_from_batch, compute_csr, dcp_local_seq_lens
+from kvviz.core.step import build_step, build_step_from_batch, compute_csr, dcp_local_seq_lens
 
 
 def test_hand_worked_batch():

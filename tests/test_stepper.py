@@ -1,5 +1,5 @@
 """The built-in step-through scenarios do what their descriptions say."""
-from kvviz import stepper
+from kvviz.views import scenarios as stepper
 
 
 def _replay(name):

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from kvviz.cli import main
-from kvviz.engine import Engine
-import kvviz.scenario as scenario_module
+from kvviz.core.engine import Engine
+import kvviz.core.scenario as scenario_module
 from kvviz.errors import BadInput
-from kvviz.scenario import parse_scenario
-from kvviz.step import build_step_from_batch
+from kvviz.core.scenario import parse_scenario
+from kvviz.core.step import build_step_from_batch
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = {"name": "base", "config": {"num_blocks": 16, "block_size": 4, "max_model_len": 64},
@@ -215,7 +215,10 @@ def test_cli_run_refuses_typos_and_mistyped_values(tmp_path, capsys):
 # --- every shipped scenario still loads ------------------------------------------------------
 
 def shipped_scenarios():
-    from kvviz import bugs, demos, notations, stepper
+    from kvviz.dumps import faults as bugs
+    from kvviz.views import demo_catalogue as demos
+    from kvviz.notations import models as notations
+    from kvviz.views import scenarios as stepper
 
     out = {f"examples/{p.name}": json.loads(p.read_text())
            for p in sorted((ROOT / "examples" / "scenarios").glob("*.json"))}
@@ -297,7 +300,7 @@ def test_a_scenario_asking_for_billions_of_tokens_is_refused_before_building_the
     import time
 
     from kvviz.errors import BadInput
-    from kvviz.scenario import parse_scenario
+    from kvviz.core.scenario import parse_scenario
 
     sc = {"config": {"max_model_len": 1 << 21, "num_blocks": 1 << 20, "block_size": 16},
           "requests": [{"id": f"R{i}", "prompt_len": 1 << 20, "max_tokens": 1} for i in range(4096)]}

@@ -1,7 +1,7 @@
 """PCIe traffic model, against hand-worked byte counts."""
 import pytest
 
-from kvviz import traffic as tf
+from kvviz.gpu import traffic as tf
 from kvviz.errors import BadInput
 
 S = tf.StepShape(num_reqs=64, context_len=2048, block_size=16, max_model_len=32768, query_len=1)

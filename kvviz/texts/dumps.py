@@ -5,17 +5,17 @@ STRINGS = {
     "title": {"en": "Debug dumps", "zh": "调试转储", "es": "Volcados de depuración"},
     "intro": {"en": "A dump holds the tables of one step: block_table, its device mirror, slot_mapping, the "
                     "FlashInfer page table, ref counts and the free queue. The checker tests every invariant "
-                    "and names the **first wrong row**. Capture one from a broken run (`kvviz.capture`, "
+                    "and names the **first wrong row**. Capture one from a broken run (`kvviz.dumps.capture`, "
                     "`python -m kvviz check`), or inject a classic bug into the simulator, and compare it "
                     "with a healthy one. Format: README.md (Table dumps).",
               "zh": "一个转储保存某一步的全部表：block_table 及其设备镜像、slot_mapping、FlashInfer 页表、"
                     "引用计数和空闲队列。检查器逐条检验不变量，并指出**第一个出错的行**。可以从出错的运行中"
-                    "采集转储（`kvviz.capture`、`python -m kvviz check`），也可以向模拟器注入经典 bug，"
+                    "采集转储（`kvviz.dumps.capture`、`python -m kvviz check`），也可以向模拟器注入经典 bug，"
                     "再与正常的转储对比。格式见 README.md (Table dumps)。",
               "es": "Un volcado guarda las tablas de un paso: block_table, su copia en el dispositivo, "
                     "slot_mapping, la tabla de páginas de FlashInfer, los contadores de referencias y la cola "
                     "libre. El verificador comprueba cada invariante y señala la **primera fila errónea**. "
-                    "Captura uno de una ejecución defectuosa (`kvviz.capture`, `python -m kvviz check`) o "
+                    "Captura uno de una ejecución defectuosa (`kvviz.dumps.capture`, `python -m kvviz check`) o "
                     "inyecta un error clásico en el simulador, y compáralo con uno sano. Formato: "
                     "README.md (Table dumps)."},
     "source": {"en": "Where the dumps come from", "zh": "转储来源", "es": "Origen de los volcados"},
@@ -43,11 +43,11 @@ STRINGS = {
                   "zh": "步骤 A 取自不含该故障的同一运行",
                   "es": "Tomar el paso A de la misma ejecución sin el fallo"},
     "sim_help": {"en": "The scenario is replayed by the simulator ({n} steps, 0 to {last}); each step's tables "
-                       "become a dump (`kvviz.capture.dump_from_step`). A fault is active from step 0.",
+                       "become a dump (`kvviz.dumps.capture.dump_from_step`). A fault is active from step 0.",
                  "zh": "模拟器重放该场景（共 {n} 步，0 到 {last}）；每一步的表构成一个转储"
-                       "（`kvviz.capture.dump_from_step`）。故障从第 0 步起生效。",
+                       "（`kvviz.dumps.capture.dump_from_step`）。故障从第 0 步起生效。",
                  "es": "El simulador reproduce el escenario ({n} pasos, de 0 a {last}); las tablas de cada paso "
-                       "forman un volcado (`kvviz.capture.dump_from_step`). El fallo actúa desde el paso 0."},
+                       "forman un volcado (`kvviz.dumps.capture.dump_from_step`). El fallo actúa desde el paso 0."},
     "name_step": {"en": "step {i}", "zh": "第 {i} 步", "es": "paso {i}"},
     "name_step_fault": {"en": "step {i}, fault {fault}", "zh": "第 {i} 步，故障 {fault}",
                         "es": "paso {i}, fallo {fault}"},
@@ -179,7 +179,7 @@ STRINGS = {
                                 "zh": "move_row_no_clear：压缩后未清空腾出的行",
                                 "es": "move_row_no_clear: al compactar, la fila vaciada conserva sus bloques"},
 
-    # --- the injected bugs (kvviz.bugs) ----------------------------------------------------------
+    # --- the injected bugs (kvviz.dumps.faults) ----------------------------------------------------------
     "bug.move_row_no_clear": {"en": "move_row without clearing the source", "zh": "move_row 后未清空源行",
                               "es": "move_row sin limpiar la fila de origen"},
     "bugdesc.move_row_no_clear": {
@@ -239,7 +239,7 @@ STRINGS = {
         "zh": "slot_mapping 使用块大小 8，而表中的块只容纳 4 个 token。",
         "es": "slot_mapping usa un tamaño de bloque de 8 mientras que los bloques de la tabla guardan 4 tokens."},
 
-    # --- the checker's concepts (kvviz.check.CONCEPTS) ---------------------------------------------
+    # --- the checker's concepts (kvviz.dumps.check.CONCEPTS) ---------------------------------------------
     "concept.mirror": {"en": "CPU table and device mirror", "zh": "CPU 表与设备镜像",
                        "es": "Tabla de CPU y copia en el dispositivo"},
     "concept_text.mirror": {
@@ -293,7 +293,7 @@ STRINGS = {
         "es": "paged_kv_indptr es el total acumulado de páginas, paged_kv_indices los prefijos de bloques de las "
               "filas y paged_kv_last_page_len el llenado de cada última página."},
 
-    # --- the checks (kvviz.check.CHECKS): title and explanation ------------------------------------
+    # --- the checks (kvviz.dumps.check.CHECKS): title and explanation ------------------------------------
     "check.mirror-stale": {"en": "Device mirror is stale", "zh": "设备镜像已过期",
                            "es": "La copia del dispositivo está obsoleta"},
     "explain.mirror-stale": {

@@ -1,5 +1,5 @@
 """Engine events as one sentence each, in English, Chinese and Spanish (fields as the engine records
-them; see kvviz.report.describe_event)."""
+them; see kvviz.views.report.describe_event)."""
 
 STRINGS = {
     "group": {"en": " (group {group})", "zh": "(组 {group})", "es": " (grupo {group})"},

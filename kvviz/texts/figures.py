@@ -1,4 +1,4 @@
-"""Axis titles, legends and hover texts of kvviz.figures (plotly %{...} placeholders kept as is)."""
+"""Axis titles, legends and hover texts of kvviz.views.figures (plotly %{...} placeholders kept as is)."""
 STRINGS = {
     "row": {"en": "request row", "zh": "请求行", "es": "fila de la petición"},
     "column": {"en": "column (kernel block index in the row)", "zh": "列（行内的内核块序号）",

@@ -1,0 +1,48 @@
+"""`kvviz check DUMP`: every invariant a dump of a step's tables can be tested against."""
+from __future__ import annotations
+
+from kvviz.dumps.check import CHECKS, PROFILE_NAMES, first_wrong_row, findings_to_json, resolve_profile, run_checks
+from kvviz.cli import dump_json
+from kvviz.dumps.format import load_dump
+from kvviz.errors import BadInput
+
+PROFILE_SOURCE = {"option": "--profile", "dump": "the dump's profile key",
+                  "default": "the default; the dump names none"}
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "check", help="check a dump (.npz or .json) of one step's tables",
+        description="Load a dump (format: README.md, section Table dumps) and run every check its tables allow: "
+        + ", ".join(CHECKS) + ". Findings are ordered by row, so the first one names the first wrong "
+        "row. Exit 0 when clean, 1 with findings, 2 when the file cannot be read.")
+    p.add_argument("dump", metavar="DUMP")
+    p.add_argument("--json", action="store_true",
+                   help='print {"findings": [{"check", "row"?, "index"?, "message"}], "profile": P}')
+    p.add_argument("--profile", metavar="P", default=None,
+                   help="check under the rules of vLLM profile P (" + ", ".join(PROFILE_NAMES) + "); "
+                   "default: the dump's own profile key, else current")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    dump = load_dump(args.dump)
+    try:
+        profile, source = resolve_profile(dump, args.profile)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    findings = run_checks(dump, profile=profile)
+    if args.json:
+        print(dump_json(findings_to_json(findings, profile)))
+    elif not findings:
+        print(f"{args.dump}: clean ({dump.num_reqs} live rows)")
+    else:
+        first = first_wrong_row(findings)
+        head = f"first wrong row: {first}" if first is not None else "no row is wrong; see below"
+        print(f"{args.dump}: {len(findings)} finding(s); {head}")
+        for f in findings:
+            where = f"row {f.row}" if f.row is not None else "-"
+            print(f"  [{f.check}] {where}: {f.message}")
+    if not args.json:
+        print(f"profile: {profile.name} ({PROFILE_SOURCE[source]})")
+    return 1 if findings else 0

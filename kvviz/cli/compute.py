@@ -1,0 +1,50 @@
+"""`kvviz compute BATCH.json`: one step's tables for a user-defined batch."""
+from __future__ import annotations
+
+import sys
+
+from kvviz.cli import dump_json, read_json_file
+from kvviz.core.versions import get_profile
+from kvviz.core.step import build_step_from_batch
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "compute", help="tables of one step for a batch file",
+        description="Print one JSON object with query_start_loc, positions, seq_lens, slot_mapping, "
+        "block_table (padded rows all 0) and the FlashInfer CSR arrays (omitted with DCP > 1). "
+        'BATCH: {"block_size": B, "requests": [{"block_ids": [...], "seq_len": S, "query_len": Q}], '
+        '"num_reqs_padded": R?, "num_tokens_padded": T?, "dcp_world_size": 1?, "dcp_rank": 0?, '
+        '"cp_kv_cache_interleave_size": 1?, "kernel_block_size": K?}. Any other key (top level or in a request) '
+        'is refused (exit 2), naming the closest known key.')
+    p.add_argument("batch", metavar="BATCH.json")
+    p.add_argument("--profile", default="current", help="behaviour profile (current, 2025-11, 2025-early)")
+    p.epilog = "Exit codes: 0 ok, 1 a kernel disagreed with the reference, 2 bad input."
+    p.add_argument("--backend", default="reference", choices=["reference", "auto", "triton"],
+                   help="reference: numpy (default); auto/triton: run the Triton kernels "
+                        "(GPU, or the interpreter on a CPU) and cross-check them")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from kvviz.errors import BadInput
+
+    try:
+        profile = get_profile(args.profile)
+    except ValueError as e:
+        raise BadInput(str(e)) from None
+    spec = read_json_file(args.batch)
+    step = build_step_from_batch(spec, empty_last_page_len_is_zero=profile.empty_last_page_len_is_zero,
+                                 width_alignment=profile.width_alignment)
+    backend = "reference (numpy)"
+    if args.backend != "reference":
+        from kvviz.gpu.harness import KernelMismatch, kernel_backend_for_compute
+
+        try:
+            backend = kernel_backend_for_compute(
+                step, empty_last_page_len_is_zero=profile.empty_last_page_len_is_zero)
+        except KernelMismatch as e:  # loud, never hidden: nothing printed on stdout
+            print(f"kvviz compute: {e}", file=sys.stderr)
+            return 1
+    print(dump_json(step.to_json(backend)))
+    return 0

@@ -1,0 +1,58 @@
+"""`kvviz diff A B`: where two dumps of a step's tables differ."""
+from __future__ import annotations
+
+from kvviz.cli import dump_json
+from kvviz.dumps.diff import diff_dumps
+from kvviz.dumps.format import load_dump
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "diff", help="compare two dumps table by table",
+        description="For every table both dumps carry, list the rows that differ with the first "
+        "differing column and both values (a 1-D array is one row), then each dump's stale rows "
+        "(CPU table vs device mirror). Equal means the same keys with the same values: a table only "
+        "one dump carries is a difference. Exit 0 when equal, 1 when different, 2 when a file cannot "
+        "be read.")
+    p.add_argument("a", metavar="A")
+    p.add_argument("b", metavar="B")
+    p.add_argument("--json", action="store_true",
+                   help='print {"differences": [{"table", "row", "col", "a", "b"}], "stale_rows": '
+                        '{"a": [...], "b": [...]}, "only_in"?: {...}, "equal": bool}')
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    a, b = load_dump(args.a), load_dump(args.b)
+    res = diff_dumps(a, b)
+    if args.json:
+        print(dump_json(res.to_json()))
+        return 0 if res.equal else 1
+    if res.equal:
+        print("equal")
+    else:
+        n_only = sum(len(v) for v in res.only_in.values())
+        parts = [f"{len(res.differences)} difference(s)"] if res.differences else []
+        if n_only:
+            parts.append(f"{n_only} table(s) in one dump only")
+        print("; ".join(parts) if res.differences else "different: " + parts[0])
+    for d in res.differences:
+        where = "" if d.row is None else f" row {d.row} col {d.col}"
+        print(f"  {d.table}{where}: a={d.a} b={d.b}")
+    for k, n in res.truncated.items():
+        print(f"  {k}: {n} more differing rows not listed")
+    for side, only in res.only_in.items():
+        print(f"  only {side.upper()} has: {', '.join(only)}")
+    for side, path in (("a", args.a), ("b", args.b)):
+        rows = res.stale_rows[side]
+        live = [s for s in rows if s["live"]]
+        rest = [s for s in rows if not s["live"]]
+        if live:
+            print(f"stale rows in {path} (live rows whose device mirror differs from the CPU table):")
+            for s in live:
+                print(f"  row {s['row']} (live) col {s['col']}: cpu={s['cpu']} device={s['device']}")
+        if rest:
+            print(f"rows past num_reqs in {path} where the device copy differs from the CPU table "
+                  f"(not live, so not stale; `kvviz check` judges the padded ones): "
+                  + ", ".join(str(s["row"]) for s in rest))
+    return 0 if res.equal else 1

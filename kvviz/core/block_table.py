@@ -1,0 +1,172 @@
+"""Block tables: the CPU array is the truth, the device mirror changes only on commit.
+
+Row operations act on the CPU array alone (as vLLM's ``BlockTable`` does). The
+mirror is a separate array standing in for the GPU copy; ``commit(n)`` copies
+the first ``n`` rows at full width. Until then the mirror is stale, and that is
+something the user is meant to see.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kvviz.constants import NULL_BLOCK_ID
+from kvviz.core.geometry import Geometry, cdiv  # noqa: F401 (cdiv re-exported)
+
+
+def get_block_table_width(max_num_blocks: int, block_size: int, kernel_block_size: int | None = None,
+                          *, alignment: str = "lcm") -> int:
+    """Row width in kernel blocks (``Geometry.table_width``)."""
+    return _geometry(block_size, kernel_block_size).table_width(max_num_blocks, alignment)
+
+
+def map_to_kernel_blocks(block_ids, blocks_per_kv_block: int) -> list[int]:
+    """Manager block m covers kernel blocks m*bpk .. m*bpk+bpk-1 (``Geometry.kernel_blocks``)."""
+    return Geometry(blocks_per_kv_block, 1).kernel_blocks(block_ids)
+
+
+def _geometry(block_size: int, kernel_block_size: int | None) -> Geometry:
+    kbs = kernel_block_size or block_size
+    if block_size % kbs:
+        raise ValueError(f"kernel block size {kbs} does not divide block size {block_size}")
+    return Geometry(block_size, kbs)
+
+
+class BlockTable:
+    """One KV-cache group's table: ``[max_num_reqs, width]`` int32 in kernel blocks."""
+
+    def __init__(self, max_num_reqs: int, max_num_blocks_per_req: int, block_size: int,
+                 kernel_block_size: int | None = None, *, has_slot_mapping: bool = True,
+                 move_row_clears_source: bool = True, alignment: str = "lcm"):
+        kbs = kernel_block_size or block_size
+        if block_size % kbs:
+            raise ValueError(f"kernel block size {kbs} does not divide block size {block_size}")
+        self.manager_block_size = block_size
+        self.block_size = kbs  # what the kernels see
+        self.blocks_per_kv_block = block_size // kbs
+        self.has_slot_mapping = has_slot_mapping
+        self.move_row_clears_source = move_row_clears_source
+        if has_slot_mapping:
+            width = get_block_table_width(max_num_blocks_per_req, block_size, kbs, alignment=alignment)
+        else:  # state tables (Mamba-like) hold state indices and are not token-aligned
+            width = get_block_table_width(max_num_blocks_per_req, block_size, kbs, alignment="none")
+        self.max_num_reqs = max_num_reqs
+        self.width = width
+        self.cpu = np.zeros((max_num_reqs, width), dtype=np.int32)
+        self.device = np.zeros((max_num_reqs, width), dtype=np.int32)
+        self.num_blocks_per_row = np.zeros(max_num_reqs, dtype=np.int32)
+        self.dirty = np.zeros(max_num_reqs, dtype=bool)  # rows changed since the last commit
+        self.last_commit_rows = 0
+
+    # --- row operations (CPU only) -------------------------------------------------
+    def append_row(self, block_ids, row: int) -> None:
+        if len(block_ids) == 0:
+            return
+        ids = map_to_kernel_blocks(block_ids, self.blocks_per_kv_block)
+        start = int(self.num_blocks_per_row[row])
+        end = start + len(ids)
+        if end > self.width:
+            raise ValueError(f"row {row} would hold {end} blocks; the table is {self.width} wide")
+        self.cpu[row, start:end] = ids
+        self.num_blocks_per_row[row] = end
+        self.dirty[row] = True
+
+    def add_row(self, block_ids, row: int) -> None:
+        # Resets the count only: entries past the new prefix keep their old values.
+        self.num_blocks_per_row[row] = 0
+        self.dirty[row] = True
+        self.append_row(block_ids, row)
+
+    def clear_row(self, row: int) -> None:
+        n = int(self.num_blocks_per_row[row])
+        self.cpu[row, :n] = NULL_BLOCK_ID
+        self.num_blocks_per_row[row] = 0
+        self.dirty[row] = True
+
+    def move_row(self, src: int, tgt: int) -> None:
+        n = int(self.num_blocks_per_row[src])
+        self.cpu[tgt, :n] = self.cpu[src, :n]
+        self.num_blocks_per_row[tgt] = n
+        if self.move_row_clears_source:
+            # A dummy run may dereference the vacated row after its blocks were reused.
+            self.cpu[src, :n] = NULL_BLOCK_ID
+            self.num_blocks_per_row[src] = 0
+        self.dirty[[src, tgt]] = True
+
+    def swap_row(self, a: int, b: int) -> None:
+        self.cpu[[a, b]] = self.cpu[[b, a]]
+        self.num_blocks_per_row[[a, b]] = self.num_blocks_per_row[[b, a]]
+        self.dirty[[a, b]] = True
+
+    def clear(self) -> None:
+        self.cpu[:] = NULL_BLOCK_ID
+        self.device[:] = NULL_BLOCK_ID
+        self.num_blocks_per_row[:] = 0
+        self.dirty[:] = False
+
+    # --- the one boundary between truth and mirror ----------------------------------
+    def commit(self, num_rows: int) -> int:
+        """Copy rows [0, num_rows) at full width to the mirror; returns the bytes moved."""
+        self.device[:num_rows] = self.cpu[:num_rows]
+        self.dirty[:num_rows] = False
+        self.last_commit_rows = num_rows
+        return num_rows * self.width * self.cpu.itemsize
+
+    def stale_rows(self, num_rows: int | None = None) -> np.ndarray:
+        """Rows (among the first ``num_rows``) whose mirror differs from the CPU table."""
+        n = self.max_num_reqs if num_rows is None else num_rows
+        return np.nonzero((self.cpu[:n] != self.device[:n]).any(axis=1))[0]
+
+    def row_prefix(self, row: int) -> np.ndarray:
+        return self.cpu[row, : int(self.num_blocks_per_row[row])]
+
+    def device_view(self, num_reqs: int, num_reqs_padded: int | None = None) -> np.ndarray:
+        """What the attention kernel reads: mirror rows [0, num_reqs_padded), padded rows NULL."""
+        n_pad = num_reqs if num_reqs_padded is None else num_reqs_padded
+        view = self.device[:n_pad].copy()
+        view[num_reqs:n_pad] = NULL_BLOCK_ID
+        return view
+
+    def cpu_view(self, num_reqs: int, num_reqs_padded: int | None = None) -> np.ndarray:
+        """The CPU table laid out like device_view (the 2025 CPU-side slot mapping read this)."""
+        n_pad = num_reqs if num_reqs_padded is None else num_reqs_padded
+        view = self.cpu[:n_pad].copy()
+        view[num_reqs:n_pad] = NULL_BLOCK_ID
+        return view
+
+
+class MultiGroupBlockTable:
+    """One BlockTable per KV-cache group; every row operation fans out."""
+
+    def __init__(self, tables: list[BlockTable]):
+        if not tables:
+            raise ValueError("at least one KV-cache group is needed")
+        self.tables = tables
+
+    def __getitem__(self, gid: int) -> BlockTable:
+        return self.tables[gid]
+
+    def __len__(self) -> int:
+        return len(self.tables)
+
+    def append_row(self, block_ids_per_group, row: int) -> None:
+        for t, ids in zip(self.tables, block_ids_per_group):
+            t.append_row(ids, row)
+
+    def add_row(self, block_ids_per_group, row: int) -> None:
+        for t, ids in zip(self.tables, block_ids_per_group):
+            t.add_row(ids, row)
+
+    def clear_row(self, row: int) -> None:
+        for t in self.tables:
+            t.clear_row(row)
+
+    def move_row(self, src: int, tgt: int) -> None:
+        for t in self.tables:
+            t.move_row(src, tgt)
+
+    def swap_row(self, a: int, b: int) -> None:
+        for t in self.tables:
+            t.swap_row(a, b)
+
+    def commit(self, num_rows: int) -> int:
+        return sum(t.commit(num_rows) for t in self.tables)

@@ -1,0 +1,366 @@
+"""The step engine: a small vLLM-V1-like scheduler + worker replaying a scenario.
+
+Each step: apply the scenario's actions, admit arrivals, schedule (running
+requests first, then waiting ones, within the token budget, preempting the
+newest running request when the pool is short), update the persistent batch
+(remove, append, add, condense), commit the block tables, and build the step's
+attention inputs from the device mirror. Every change is recorded as an event,
+and every step as a snapshot that can be replayed forward and back.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kvviz.core.batch import PersistentBatch
+from kvviz.core.block_table import BlockTable, MultiGroupBlockTable, cdiv
+from kvviz.errors import BadInput
+from kvviz.core.manager import KVCacheManager, Request
+from kvviz.core.versions import get_profile
+from kvviz.core.scenario import EngineConfig, Scenario, sampled_token
+from kvviz.core.step import StepInputs, build_step
+
+FAULTS = ("skip_commit", "commit_too_few_rows", "move_row_no_clear")
+MAX_HISTORY_BYTES = 256 << 20   # step records kept for replaying back and forth (per replay; the app caches a few)
+
+
+@dataclass
+class ScheduledRequest:
+    req_id: str
+    row: int
+    num_tokens: int       # scheduled this step
+    num_computed: int     # before this step
+    seq_len: int          # after this step
+    kind: str             # prefill | chunk | decode
+
+
+@dataclass
+class StepRecord:
+    index: int
+    scheduled: list[ScheduledRequest]
+    events: list[dict]
+    inputs: list[StepInputs | None]          # per group, built from the device mirror
+    cpu_tables: list[np.ndarray]             # per group, after the row operations
+    device_before_commit: list[np.ndarray]
+    device_tables: list[np.ndarray]          # mirror after commit
+    num_blocks_per_row: list[np.ndarray]
+    commit_rows: int
+    commit_bytes: int
+    free_queue: list[int]
+    ref_counts: list[int]
+    cached_blocks: dict[int, str]            # block id -> short hash
+    requests: dict[str, dict]                # per request: state, row, tokens, blocks
+    rows: list[str | None]
+    num_reqs: int
+    num_reqs_padded: int
+    num_tokens_padded: int
+    dirty_rows: list[int] = field(default_factory=list)
+    free_queue_after: list[int] = field(default_factory=list)   # after this step's finishes
+    ref_counts_after: list[int] = field(default_factory=list)
+
+    @property
+    def num_tokens(self) -> int:
+        return sum(s.num_tokens for s in self.scheduled)
+
+
+class Engine:
+    def __init__(self, scenario: Scenario, *, faults: set[str] | None = None):
+        self.scenario = scenario
+        self.config: EngineConfig = scenario.config
+        self.profile = get_profile(self.config.profile)
+        self.faults = set(faults or ())
+        bad = self.faults - set(FAULTS)
+        if bad:
+            raise ValueError(f"unknown fault(s) {sorted(bad)}; known: {FAULTS}")
+        c = self.config
+        self.events: list[dict] = []
+        self.manager = KVCacheManager(c.num_blocks, c.block_size, c.groups,
+                                      enable_caching=c.enable_prefix_caching, profile=self.profile,
+                                      dcp_world_size=c.dcp_world_size, events=self.events)
+        max_blocks = cdiv(c.max_model_len, c.block_size * c.dcp_world_size)
+        clears = self.profile.move_row_clears_source and "move_row_no_clear" not in self.faults
+        # state groups hold state indices: never split into kernel blocks
+        tables = [BlockTable(c.max_num_reqs, 1 if g.kind == "state" else max_blocks, c.block_size,
+                             c.block_size if g.kind == "state" else c.kbs, has_slot_mapping=g.kind != "state", move_row_clears_source=clears,
+                             alignment=self.profile.width_alignment)
+                  for g in c.groups]
+        self.batch = PersistentBatch(MultiGroupBlockTable(tables), events=self.events,
+                                     remove_clears_row=self.profile.remove_clears_row)
+        self.requests: dict[str, Request] = {}
+        self.waiting: list[str] = []
+        self.running: list[str] = []
+        self.finished: list[str] = []
+        self.state: dict[str, str] = {}
+        self._to_remove: list[str] = []      # finished/preempted since the last worker update
+        self._new_in_batch: set[str] = set()
+        self.step_index = 0
+        self.history: list[StepRecord] = []
+        self._history_bytes = 0
+        self._pending = sorted(scenario.requests, key=lambda r: r.arrival)
+
+    # --- scenario actions -------------------------------------------------------------
+    def _finish(self, rid: str, why: str) -> None:
+        req = self.requests[rid]
+        self.manager.free(req)
+        if rid in self.running:
+            self.running.remove(rid)
+        if rid in self.waiting:
+            self.waiting.remove(rid)
+        self.state[rid] = "finished"
+        self.finished.append(rid)
+        self._to_remove.append(rid)
+        self.events.append({"kind": "finish", "req": rid, "why": why})
+
+    def _preempt(self, rid: str, why: str) -> None:
+        req = self.requests[rid]
+        self.manager.free(req)
+        req.num_computed_tokens = 0
+        req.num_preemptions += 1
+        self.running.remove(rid)
+        self.waiting.insert(0, rid)
+        self.state[rid] = "preempted"
+        self._to_remove.append(rid)
+        self.events.append({"kind": "preempt", "req": rid, "why": why,
+                            "recompute_tokens": req.num_tokens})
+
+    def _fork(self, rid: str, n: int) -> None:
+        parent = self.requests[rid]
+        for k in range(1, n + 1):
+            cid = f"{rid}.{k}"
+            while cid in self.requests:
+                cid += "'"
+            child = Request(cid, list(parent.prompt), parent.max_tokens, list(parent.output),
+                            parent.num_computed_tokens, parent.extra_keys, parent=rid)
+            if len(self.running) >= self.config.max_num_reqs:
+                self.events.append({"kind": "fork_failed", "req": rid, "child": cid,
+                                    "why": "no free row in the batch"})
+                return
+            ids = self.manager.fork(parent, child)
+            if ids is None:
+                self.events.append({"kind": "fork_failed", "req": rid, "child": cid,
+                                    "why": "no free block for the copy-on-write"})
+                return
+            self.requests[cid] = child
+            self.running.append(cid)
+            self.state[cid] = "running"
+            self.events.append({"kind": "fork", "req": rid, "child": cid})
+
+    def _apply_actions(self) -> None:
+        for a in self.scenario.actions:
+            if a.step != self.step_index or a.req not in self.requests:
+                continue
+            st = self.state.get(a.req)
+            if a.kind == "finish" and st != "finished":
+                self._finish(a.req, "scenario")
+            elif a.kind == "preempt" and st == "running":
+                self._preempt(a.req, "scenario")
+            elif a.kind == "fork" and st == "running" and a.req in self.batch.req_id_to_index:
+                self._fork(a.req, a.n)
+
+    def _may_finish_later(self, rid: str) -> bool:
+        return any(a.step > self.step_index and a.req == rid and a.kind == "finish" for a in self.scenario.actions)
+
+    def _never_fits(self, rid: str, tokens: int) -> str:
+        c = self.config
+        return (f"the scenario can never finish: at step {self.step_index} request {rid} needs room for {tokens} "
+                f"tokens, more than the whole pool holds with nothing else running ({c.num_blocks - 1} usable "
+                f"blocks of {c.block_size} tokens, shared by {len(c.groups)} group(s)); give it fewer tokens "
+                "or the pool more blocks")
+
+    # --- one step -----------------------------------------------------------------------
+    def done(self) -> bool:
+        return not self._pending and not self.waiting and not self.running
+
+    def step(self) -> StepRecord:
+        c = self.config
+        self.events.clear()
+        while self._pending and self._pending[0].arrival <= self.step_index:
+            spec = self._pending.pop(0)
+            self.requests[spec.req_id] = Request(spec.req_id, list(spec.prompt), spec.max_tokens,
+                                                 extra_keys=spec.extra_keys)
+            self.waiting.append(spec.req_id)
+            self.state[spec.req_id] = "waiting"
+            self.events.append({"kind": "arrive", "req": spec.req_id, "prompt_len": len(spec.prompt)})
+        self._apply_actions()
+
+        budget = c.max_num_batched_tokens
+        scheduled: dict[str, tuple[int, int, list[list[int]]]] = {}  # rid -> (tokens, computed, new ids)
+        # running requests first, oldest first
+        i = 0
+        preempted = False
+        while i < len(self.running) and budget > 0:
+            rid = self.running[i]
+            req = self.requests[rid]
+            n = min(req.num_tokens - req.num_computed_tokens, budget)
+            if n <= 0:
+                i += 1
+                continue
+            while True:
+                ids = self.manager.allocate_slots(req, n)
+                if ids is not None:
+                    break
+                victim = self.running[-1]
+                if victim == rid and len(self.running) == 1:
+                    # it holds every block in use and still does not fit: it would be preempted,
+                    # re-admitted and preempted again forever (vLLM refuses such a model length)
+                    raise BadInput(self._never_fits(rid, req.num_computed_tokens + n))
+                self._preempt(victim, "pool exhausted")
+                preempted = True
+                scheduled.pop(victim, None)
+                if victim == rid:
+                    break
+            if ids is None:
+                break
+            scheduled[rid] = (n, req.num_computed_tokens, ids)
+            budget -= n
+            i += 1
+        # then waiting requests, in order, while rows and budget last (none after a preemption:
+        # the pool just ran short, as in vLLM's scheduler)
+        while self.waiting and not preempted and budget > 0 and len(self.running) < c.max_num_reqs:
+            rid = self.waiting[0]
+            req = self.requests[rid]
+            hits, n_hit = self.manager.get_computed_blocks(req)
+            n = min(req.num_tokens - n_hit, budget)
+            ids = self.manager.allocate_slots(req, n, hits, n_hit)
+            if ids is None:
+                if not self.running and not scheduled and not self._may_finish_later(rid):
+                    raise BadInput(self._never_fits(rid, n_hit + n))
+                break
+            self.waiting.pop(0)
+            req.num_computed_tokens = n_hit
+            self.running.append(rid)
+            self.state[rid] = "running"
+            scheduled[rid] = (n, n_hit, ids)
+            budget -= n
+
+        # --- worker side: the persistent batch --------------------------------------------
+        for rid in self._to_remove:
+            if rid in self.batch.req_id_to_index:
+                self.batch.remove_request(rid)
+        self._to_remove = []
+        for rid in list(self.batch.req_id_to_index):  # running but not scheduled: leaves the batch
+            if rid not in scheduled:
+                self.batch.remove_request(rid)
+        added = []
+        for rid, (n, done, ids) in scheduled.items():
+            if rid in self.batch.req_id_to_index:
+                self.batch.append_blocks(rid, ids)
+            else:
+                added.append(rid)
+        for rid in added:
+            self.batch.add_request(rid, self.manager.block_ids(rid), scheduled[rid][1])
+        self.batch.condense()
+        if c.reorder_decodes_first:
+            self.batch.reorder_decodes_first({rid: v[0] for rid, v in scheduled.items()})
+        num_reqs = self.batch.num_reqs
+        cpu_tables = [t.cpu.copy() for t in self.batch.tables.tables]
+        before = [t.device.copy() for t in self.batch.tables.tables]
+        dirty = sorted(set(np.nonzero(self.batch.tables[0].dirty[:max(num_reqs, 1)])[0].tolist()))
+        commit_rows = num_reqs
+        if "commit_too_few_rows" in self.faults:
+            commit_rows = max(0, num_reqs - 1)
+        commit_bytes = 0
+        if "skip_commit" not in self.faults:
+            commit_bytes = self.batch.tables.commit(commit_rows)
+        else:
+            commit_rows = 0
+        self.events.append({"kind": "commit", "rows": commit_rows, "bytes": commit_bytes})
+
+        # --- attention inputs, row order ---------------------------------------------------
+        rows = self.batch.rows()
+        sched_list, seq_lens, q_lens = [], [], []
+        for row, rid in rows:
+            n, done, _ = scheduled[rid]
+            req = self.requests[rid]
+            if done >= len(req.prompt):
+                kind = "decode"
+            else:  # a chunk leaves part of the prompt for later steps
+                kind = "prefill" if done + n >= len(req.prompt) else "chunk"
+            sched_list.append(ScheduledRequest(rid, row, n, done, done + n, kind))
+            seq_lens.append(done + n)
+            q_lens.append(n)
+        num_tokens = sum(q_lens)
+        r_pad, t_pad = self._padding(num_reqs, num_tokens, sched_list)
+        inputs = []
+        for gid, (g, t) in enumerate(zip(c.groups, self.batch.tables.tables)):
+            kw = dict(block_size=c.block_size, kernel_block_size=t.block_size, num_reqs_padded=r_pad,
+                      num_tokens_padded=t_pad, dcp_world_size=c.dcp_world_size, dcp_rank=c.dcp_rank,
+                      interleave=c.cp_kv_cache_interleave_size, has_slot_mapping=g.kind != "state",
+                      empty_last_page_len_is_zero=self.profile.empty_last_page_len_is_zero)
+            step_in = build_step(t.device_view(num_reqs, r_pad), seq_lens, q_lens, **kw)
+            if not self.profile.slot_mapping_from_device_table and step_in.slot_mapping is not None:
+                # the 2025 rule: slots from the CPU table (numpy), attention from the device mirror
+                step_in.slot_mapping = build_step(t.cpu_view(num_reqs, r_pad), seq_lens, q_lens,
+                                                  **kw).slot_mapping
+            inputs.append(step_in)
+
+        # --- "execute": tokens computed, one sampled when a request reaches its end ---------
+        for s in sched_list:
+            req = self.requests[s.req_id]
+            req.num_computed_tokens += s.num_tokens
+            if req.num_computed_tokens >= req.num_tokens:
+                req.output.append(sampled_token(s.req_id, req.num_tokens))
+        # the pool as the kernels of this step see it (rows and blocks agree) ...
+        record = self._snapshot(sched_list, cpu_tables, before, commit_rows, commit_bytes,
+                                r_pad, t_pad, dirty, inputs)
+        for s in sched_list:
+            if self.requests[s.req_id].finished and self.state[s.req_id] == "running":
+                self._finish(s.req_id, "max_tokens")
+                record.requests[s.req_id]["state"] = "finished"
+        # ... and after the requests that finished this step released their blocks
+        record.free_queue_after = self.manager.pool.free_block_ids()
+        record.ref_counts_after = self.manager.pool.ref_counts()
+        record.events = list(self.events)
+        # the tables, and the pool's free queue and ref counts (Python lists, kept twice per step:
+        # at kernel time and after the finishes; ~36 bytes an entry: a pointer and an int object)
+        pool_entries = sum(len(x) for x in (record.free_queue, record.ref_counts, record.free_queue_after,
+                                            record.ref_counts_after))
+        self._history_bytes += sum(a.nbytes for a in (*record.cpu_tables, *record.device_tables,
+                                                      *record.device_before_commit)) + 36 * pool_entries
+        if self._history_bytes > MAX_HISTORY_BYTES:
+            raise BadInput(f"the replay's step records passed {MAX_HISTORY_BYTES >> 20} MiB at step "
+                           f"{self.step_index}; use fewer steps or smaller tables")
+        self.history.append(record)
+        self.step_index += 1
+        return record
+
+    def _padding(self, num_reqs: int, num_tokens: int, sched: list[ScheduledRequest]) -> tuple[int, int]:
+        sizes = self.config.cudagraph_capture_sizes
+        uniform_decode = bool(sched) and all(s.num_tokens == 1 for s in sched)
+        if not sizes or num_tokens == 0 or num_tokens > sizes[-1]:
+            return num_reqs, num_tokens
+        t_pad = next(s for s in sizes if s >= num_tokens)
+        r_pad = min(t_pad, self.config.max_num_reqs) if uniform_decode else num_reqs
+        return max(r_pad, num_reqs), t_pad
+
+    def _snapshot(self, sched, cpu_tables, before, commit_rows, commit_bytes, r_pad, t_pad, dirty,
+                  inputs) -> StepRecord:
+        pool = self.manager.pool
+        reqs = {}
+        for rid, req in self.requests.items():
+            reqs[rid] = {"state": self.state[rid], "row": self.batch.req_id_to_index.get(rid),
+                         "prompt_len": len(req.prompt), "output_len": len(req.output),
+                         "num_computed_tokens": req.num_computed_tokens, "num_tokens": req.num_tokens,
+                         "blocks": self.manager.block_ids(rid), "parent": req.parent,
+                         "preemptions": req.num_preemptions}
+        cached = {b.block_id: b.block_hash[:4].hex() for b in pool.blocks if b.block_hash is not None}
+        return StepRecord(
+            index=self.step_index, scheduled=sched, events=[], inputs=inputs,
+            cpu_tables=cpu_tables, device_before_commit=before,
+            device_tables=[t.device.copy() for t in self.batch.tables.tables],
+            num_blocks_per_row=[t.num_blocks_per_row.copy() for t in self.batch.tables.tables],
+            commit_rows=commit_rows, commit_bytes=commit_bytes, free_queue=pool.free_block_ids(),
+            ref_counts=pool.ref_counts(), cached_blocks=cached, requests=copy.deepcopy(reqs),
+            rows=list(self.batch.req_ids), num_reqs=self.batch.num_reqs, num_reqs_padded=r_pad,
+            num_tokens_padded=t_pad, dirty_rows=dirty)
+
+    def run(self, max_steps: int = 10000) -> list[StepRecord]:
+        while not self.done() and self.step_index < max_steps:
+            self.step()
+        return self.history
+
+
+def run_scenario(scenario: Scenario, *, max_steps: int = 10000, faults=None) -> list[StepRecord]:
+    return Engine(scenario, faults=faults).run(max_steps)

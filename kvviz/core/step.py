@@ -1,0 +1,245 @@
+"""One step's attention inputs, built from per-request block ids and lengths.
+
+Everything here is vectorised numpy; ``kvviz.reference`` is the loop version it
+is tested against, and the Triton kernels are tested against both.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kvviz.core.block_table import cdiv, get_block_table_width, map_to_kernel_blocks
+from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID
+from kvviz.errors import BadInput
+from kvviz.core.geometry import Geometry
+
+
+@dataclass
+class StepInputs:
+    block_size: int               # manager block size
+    kernel_block_size: int        # what the table entries and slots are counted in
+    num_reqs: int
+    num_reqs_padded: int
+    num_tokens: int
+    num_tokens_padded: int
+    query_start_loc: np.ndarray   # int32 [num_reqs_padded + 1], padded with its last value
+    positions: np.ndarray         # int64 [num_tokens_padded], padded with 0
+    seq_lens: np.ndarray          # int32 [num_reqs_padded], padded with 0
+    block_table: np.ndarray       # int32 [num_reqs_padded, width], padded rows NULL
+    slot_mapping: np.ndarray | None  # int64 [num_tokens_padded], -1 tail; None for state groups
+    dcp_world_size: int = 1
+    dcp_rank: int = 0
+    interleave: int = 1
+    paged_kv_indptr: np.ndarray | None = None
+    paged_kv_indices: np.ndarray | None = None
+    paged_kv_last_page_len: np.ndarray | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def geometry(self) -> Geometry:
+        return Geometry(self.block_size, self.kernel_block_size, self.dcp_world_size, self.dcp_rank,
+                        self.interleave)
+
+    def to_json(self, backend: str) -> dict:
+        out = {
+            "backend": backend,
+            "query_start_loc": self.query_start_loc.tolist(),
+            "positions": self.positions.tolist(),
+            "seq_lens": self.seq_lens.tolist(),
+            "slot_mapping": None if self.slot_mapping is None else self.slot_mapping.tolist(),
+            "block_table": self.block_table.tolist(),
+        }
+        if self.paged_kv_indptr is not None:
+            out["paged_kv_indptr"] = self.paged_kv_indptr.tolist()
+            out["paged_kv_indices"] = self.paged_kv_indices.tolist()
+            out["paged_kv_last_page_len"] = self.paged_kv_last_page_len.tolist()
+        return out
+
+
+def compute_slot_mapping(query_start_loc, positions, block_table, *, num_reqs: int,
+                         num_tokens_padded: int, block_size: int, kernel_block_size: int | None = None,
+                         dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1,
+                         geometry: Geometry | None = None) -> np.ndarray:
+    """Vectorised slot mapping (the kernel's arithmetic, one numpy pass)."""
+    geo = geometry or Geometry(block_size, kernel_block_size, dcp_world_size, dcp_rank, interleave)
+    qsl = np.asarray(query_start_loc[: num_reqs + 1], dtype=np.int64)
+    num_tokens = int(qsl[-1]) if num_reqs else 0
+    out = np.full(num_tokens_padded, PAD_SLOT_ID, dtype=np.int64)
+    if num_tokens == 0:
+        return out
+    rows = np.repeat(np.arange(num_reqs), np.diff(qsl))
+    out[:num_tokens] = geo.slots(positions[:num_tokens], rows, block_table)
+    return out
+
+
+def compute_csr(block_table, seq_lens, page_size: int, *, empty_last_page_len_is_zero: bool = True):
+    """FlashInfer's paged_kv_indptr / indices / last_page_len, vectorised."""
+    seq = np.asarray(seq_lens, dtype=np.int64)
+    pages = (seq + page_size - 1) // page_size
+    indptr = np.zeros(len(seq) + 1, dtype=np.int32)
+    np.cumsum(pages, out=indptr[1:])
+    bt = np.asarray(block_table)
+    mask = np.arange(bt.shape[1])[None, :] < pages[:, None] if len(seq) else np.zeros((0, bt.shape[1]), bool)
+    indices = bt[: len(seq)][mask].astype(np.int32)
+    rem = seq % page_size
+    last = np.where(rem == 0, page_size, rem)
+    last = np.where(seq == 0, 0 if empty_last_page_len_is_zero else page_size, last)
+    return indptr, indices, last.astype(np.int32)
+
+
+def dcp_local_seq_lens(seq_lens, *, block_size: int, dcp_world_size: int, dcp_rank: int,
+                       interleave: int = 1) -> np.ndarray:
+    """How many of each request's tokens this DCP rank stores."""
+    return Geometry(block_size, None, dcp_world_size, dcp_rank, interleave).local_seq_lens(seq_lens)
+
+
+# --- the `compute` command's batch format -------------------------------------------
+
+MAX_BATCH_REQS = 1 << 16
+MAX_BATCH_TOKENS = 1 << 22
+MAX_BLOCKS_PER_REQ = 1 << 20
+MAX_TABLE_ENTRIES = 1 << 26  # 256 MiB of int32
+
+
+def _int(spec: dict, key: str, default=None, *, lo: int | None = None, hi: int | None = None) -> int:
+    v = spec.get(key, default)
+    if v is None:
+        raise BadInput(f"missing required key {key!r}")
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise BadInput(f"{key!r} must be an integer, got {type(v).__name__}")
+    if lo is not None and v < lo:
+        raise BadInput(f"{key!r} must be >= {lo}, got {v}")
+    if hi is not None and v > hi:
+        raise BadInput(f"{key!r} must be <= {hi}, got {v}")
+    return v
+
+
+def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = True,
+                          width_alignment: str = "lcm") -> StepInputs:
+    """Validate a BATCH dict (the `compute` command's input) and build its step inputs.
+
+    BATCH: {"block_size": B, "requests": [{"block_ids": [...], "seq_len": S, "query_len": Q?}],
+            "num_reqs_padded": R?, "num_tokens_padded": T?, "dcp_world_size": W?, "dcp_rank": r?,
+            "cp_kv_cache_interleave_size": I?, "kernel_block_size": K?}
+    Request r is row r; its positions are S-Q .. S-1. Unknown keys (top level or per request)
+    are refused, naming the closest known key, so a typo never falls back to a default.
+    """
+    from kvviz.core.scenario import check_keys  # unknown keys: refused, naming the closest known one
+
+    expected = "expected a `compute` batch (an object with 'block_size' and 'requests')"
+    if not isinstance(spec, dict):
+        raise BadInput("the batch must be a JSON object")
+    reqs = spec.get("requests")
+    if "kvviz_dump_version" in spec or "block_table" in spec:
+        raise BadInput(f"{expected}, but this is a table dump; read it with `kvviz check` or `kvviz diff`")
+    if "config" in spec or "actions" in spec or (isinstance(reqs, list) and any(
+            isinstance(r, dict) and ("prompt" in r or "prompt_len" in r) for r in reqs)):
+        raise BadInput(f"{expected}, but this is a scenario; replay it with `kvviz run`")
+    check_keys(spec, ("block_size", "requests", "num_reqs_padded", "num_tokens_padded", "dcp_world_size",
+                      "dcp_rank", "cp_kv_cache_interleave_size", "kernel_block_size"), "batch",
+               hints={"profile": "the profile is chosen with `kvviz compute --profile P`"})
+    bs = _int(spec, "block_size", lo=1, hi=1 << 16)
+    kbs = _int(spec, "kernel_block_size", bs, lo=1, hi=bs)
+    if bs % kbs:
+        raise BadInput(f"kernel_block_size {kbs} does not divide block_size {bs}")
+    world = _int(spec, "dcp_world_size", 1, lo=1, hi=1024)
+    rank = _int(spec, "dcp_rank", 0, lo=0)
+    if rank >= world:
+        raise BadInput(f"dcp_rank {rank} is outside the DCP world of size {world}")
+    inter = _int(spec, "cp_kv_cache_interleave_size", 1, lo=1)
+    if bs % inter:
+        raise BadInput(f"cp_kv_cache_interleave_size {inter} does not divide block_size {bs}")
+    if not isinstance(reqs, list):
+        raise BadInput("'requests' must be a list")
+    if len(reqs) > MAX_BATCH_REQS:
+        raise BadInput(f"too many requests ({len(reqs)} > {MAX_BATCH_REQS})")
+    rows, seq_lens, qlens = [], [], []
+    for i, r in enumerate(reqs):
+        if not isinstance(r, dict):
+            raise BadInput(f"request {i} must be an object")
+        check_keys(r, ("block_ids", "seq_len", "query_len"), f"request {i}")
+        ids = r.get("block_ids")
+        if not isinstance(ids, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in ids):
+            raise BadInput(f"request {i}: 'block_ids' must be a list of integers")
+        if len(ids) > MAX_BLOCKS_PER_REQ:
+            raise BadInput(f"request {i}: too many block ids ({len(ids)})")
+        if any(b < 0 or b >= 2**31 for b in ids):
+            raise BadInput(f"request {i}: block ids must be in [0, 2^31)")
+        s = _int(r, "seq_len", lo=0, hi=MAX_BATCH_TOKENS * 64)
+        q = _int(r, "query_len", 1, lo=0)
+        if q > s:
+            raise BadInput(f"request {i}: query_len {q} exceeds seq_len {s}")
+        if len(ids) * bs * world < s:
+            raise BadInput(f"request {i}: {len(ids)} block(s) of {bs} tokens"
+                           + (f" x {world} DCP ranks" if world > 1 else "")
+                           + f" cannot hold seq_len {s}")
+        rows.append(ids)
+        seq_lens.append(s)
+        qlens.append(q)
+    num_reqs = len(rows)
+    num_tokens = sum(qlens)
+    if num_tokens > MAX_BATCH_TOKENS:
+        raise BadInput(f"too many tokens in one step ({num_tokens} > {MAX_BATCH_TOKENS})")
+    r_pad = _int(spec, "num_reqs_padded", num_reqs, lo=num_reqs, hi=MAX_BATCH_REQS)
+    t_pad = _int(spec, "num_tokens_padded", num_tokens, lo=num_tokens, hi=MAX_BATCH_TOKENS)
+
+    max_blocks = max((len(x) for x in rows), default=1) or 1
+    width = get_block_table_width(max_blocks, bs, kbs, alignment=width_alignment)
+    if r_pad * width > MAX_TABLE_ENTRIES:
+        raise BadInput(f"the block table would be {r_pad} x {width} entries; the limit is "
+                       f"{MAX_TABLE_ENTRIES} entries")
+    bt = np.full((r_pad, width), NULL_BLOCK_ID, dtype=np.int32)
+    for i, ids in enumerate(rows):
+        k = map_to_kernel_blocks(ids, bs // kbs)
+        bt[i, : len(k)] = k
+    return build_step(bt, seq_lens, qlens, block_size=bs, kernel_block_size=kbs,
+                      num_reqs_padded=r_pad, num_tokens_padded=t_pad, dcp_world_size=world,
+                      dcp_rank=rank, interleave=inter,
+                      empty_last_page_len_is_zero=empty_last_page_len_is_zero)
+
+
+def build_step(block_table, seq_lens, query_lens, *, block_size: int, kernel_block_size: int | None = None,
+               num_reqs_padded: int | None = None, num_tokens_padded: int | None = None,
+               dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1,
+               has_slot_mapping: bool = True, empty_last_page_len_is_zero: bool = True) -> StepInputs:
+    """Step inputs from a device block-table view (rows [0, num_reqs) real) and lengths."""
+    kbs = kernel_block_size or block_size
+    num_reqs = len(seq_lens)
+    r_pad = num_reqs if num_reqs_padded is None else num_reqs_padded
+    q = np.asarray(query_lens, dtype=np.int64)
+    s = np.asarray(seq_lens, dtype=np.int64)
+    num_tokens = int(q.sum())
+    t_pad = num_tokens if num_tokens_padded is None else num_tokens_padded
+    qsl = np.zeros(r_pad + 1, dtype=np.int32)
+    np.cumsum(q, out=qsl[1 : num_reqs + 1])
+    qsl[num_reqs + 1 :] = qsl[num_reqs]
+    positions = np.zeros(t_pad, dtype=np.int64)
+    if num_tokens:
+        starts = np.repeat(s - q, q)
+        within = np.arange(num_tokens) - np.repeat(qsl[:num_reqs].astype(np.int64), q)
+        positions[:num_tokens] = starts + within
+    seq_padded = np.zeros(r_pad, dtype=np.int32)
+    seq_padded[:num_reqs] = s
+    bt = np.array(block_table[:r_pad], dtype=np.int32, copy=True)
+    bt[num_reqs:] = NULL_BLOCK_ID
+    slots = None
+    if has_slot_mapping:
+        slots = compute_slot_mapping(qsl, positions, bt, num_reqs=num_reqs, num_tokens_padded=t_pad,
+                                     block_size=block_size, kernel_block_size=kbs,
+                                     dcp_world_size=dcp_world_size, dcp_rank=dcp_rank,
+                                     interleave=interleave)
+    step = StepInputs(block_size=block_size, kernel_block_size=kbs, num_reqs=num_reqs,
+                      num_reqs_padded=r_pad, num_tokens=num_tokens, num_tokens_padded=t_pad,
+                      query_start_loc=qsl, positions=positions, seq_lens=seq_padded,
+                      block_table=bt, slot_mapping=slots, dcp_world_size=dcp_world_size,
+                      dcp_rank=dcp_rank, interleave=interleave)
+    if dcp_world_size == 1 and has_slot_mapping:
+        (step.paged_kv_indptr, step.paged_kv_indices,
+         step.paged_kv_last_page_len) = compute_csr(bt, seq_padded, kbs,
+                                                    empty_last_page_len_is_zero=empty_last_page_len_is_zero)
+    return step
+
+
+def num_blocks_needed(num_tokens: int, block_size: int, dcp_world_size: int = 1) -> int:
+    return cdiv(num_tokens, block_size * dcp_world_size)

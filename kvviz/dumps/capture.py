@@ -1,0 +1,211 @@
+"""Build dumps from live objects: vLLM's InputBatch / BlockTable, or a kvviz simulator step.
+
+``capture`` works by duck typing, so it needs neither vLLM nor torch to import:
+anything with ``.num_blocks_per_row`` and ``.block_table.cpu`` / ``.gpu`` (or
+``.np``) is a block table; anything whose ``.block_table`` is one (or a
+group list of them) is a batch. Tensors are read with ``.detach().cpu().numpy()``.
+
+A state group (Mamba-like: vLLM's ``SlotMappingMode.NONE``, kvviz's ``has_slot_mapping=False``)
+holds one state block per request, not pages; its dump says ``group_kind: "state"`` so the
+checker applies the state rules. With several KV-cache groups the pool's ref counts count every
+group's holders, so ``ref_cnt`` is left out of the dump (the free queue is kept).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kvviz.dumps.format import DUMP_VERSION, Dump, dump_from_mapping
+from kvviz.errors import BadInput
+from kvviz.core.versions import get_profile
+
+
+def to_numpy(x) -> np.ndarray | None:
+    """A copy of a torch tensor, numpy array or list as numpy (None stays None)."""
+    if x is None:
+        return None
+    if hasattr(x, "detach"):
+        x = x.detach()
+    if hasattr(x, "cpu") and callable(x.cpu):
+        x = x.cpu()
+    if hasattr(x, "numpy") and callable(x.numpy):
+        x = x.numpy()
+    return np.array(x, copy=True)
+
+
+def _group_table(obj, group: int):
+    """(block table object, num_reqs or None, number of KV-cache groups or None when a bare table
+    does not tell) from an InputBatch, MultiGroupBlockTable or BlockTable."""
+    num_reqs = getattr(obj, "num_reqs", None)
+    bt = obj
+    num_groups = None
+    if hasattr(bt, "block_table") and not hasattr(bt, "num_blocks_per_row"):
+        bt = bt.block_table                          # InputBatch -> MultiGroupBlockTable
+    if not hasattr(bt, "num_blocks_per_row"):
+        groups = getattr(bt, "block_tables", None)
+        try:
+            bt = groups[group] if groups is not None else bt[group]
+        except (TypeError, IndexError, KeyError):
+            raise BadInput(f"cannot find KV-cache group {group}'s block table in {type(obj).__name__}") from None
+        try:
+            num_groups = len(groups if groups is not None else obj.block_table)
+        except TypeError:
+            num_groups = None
+    if not hasattr(bt, "num_blocks_per_row") or not hasattr(bt, "block_table"):
+        raise BadInput(f"{type(obj).__name__} does not look like a vLLM InputBatch or BlockTable")
+    return bt, num_reqs if isinstance(num_reqs, int) else None, num_groups
+
+
+def is_state_table(bt) -> bool:
+    """Whether a block table holds state indices (Mamba-like) rather than pages: vLLM's
+    ``slot_mapping_mode`` is ``SlotMappingMode.NONE``, or kvviz's ``has_slot_mapping`` is False."""
+    mode = getattr(bt, "slot_mapping_mode", None)
+    if mode is not None:
+        name = getattr(mode, "value", None) or getattr(mode, "name", None) or mode
+        return str(name).lower() == "none"
+    return getattr(bt, "has_slot_mapping", True) is False
+
+
+def _pool_state(block_pool):
+    """(num_blocks, ref_cnt, free ids in queue order) from a vLLM-like BlockPool."""
+    blocks = getattr(block_pool, "blocks", None)
+    if blocks is None:
+        raise BadInput("block_pool has no .blocks list")
+    ref = np.array([int(b.ref_cnt) for b in blocks], dtype=np.int32)
+    queue = getattr(block_pool, "free_block_queue", None)
+    free = None
+    if queue is not None and hasattr(queue, "get_all_free_blocks"):
+        free = np.array([int(b.block_id) for b in queue.get_all_free_blocks()], dtype=np.int32)
+    return len(blocks), ref, free
+
+
+def capture(obj, *, num_reqs: int | None = None, num_reqs_padded: int | None = None, group: int = 0,
+            num_blocks: int | None = None, block_pool=None, include_device: bool = True,
+            seq_lens=None, query_start_loc=None, positions=None, slot_mapping=None,
+            paged_kv_indptr=None, paged_kv_indices=None, paged_kv_last_page_len=None,
+            sliding_window: int | None = None, profile: str | None = None,
+            group_kind: str | None = None) -> Dump:
+    """A validated dump of one KV-cache group of a vLLM InputBatch (or MultiGroupBlockTable /
+    BlockTable). ``num_reqs`` defaults to the batch's; ``num_blocks`` comes from ``block_pool``
+    (with its ref counts and free queue) when given. Per-step arrays (seq_lens, positions, ...)
+    are the runner's CPU buffers, sliced to the step; pass them to enable the checks that need them.
+
+    ``ref_cnt`` is taken from ``block_pool`` only when the batch has a single KV-cache group: with
+    several (a hybrid model) one pool serves every group and a block's ref count counts the holders
+    in all of them, which one group's table cannot match. (A bare BlockTable does not say how many
+    groups there are: pass the InputBatch or MultiGroupBlockTable.)
+
+    ``group_kind`` is "state" for a state group (Mamba-like: one state block per request); by
+    default it is read from the table (vLLM's ``slot_mapping_mode`` NONE). ``profile`` names the
+    kvviz profile of the vLLM version that ran (``kvviz.core.versions``), recorded in the dump so that
+    ``kvviz check`` applies that version's rules.
+    """
+    bt, batch_reqs, num_groups = _group_table(obj, group)
+    n = num_reqs if num_reqs is not None else batch_reqs
+    if n is None:
+        raise BadInput("num_reqs is needed when capturing a bare block table")
+    buf = bt.block_table
+    cpu = getattr(buf, "np", None)
+    cpu = to_numpy(cpu if cpu is not None else getattr(buf, "cpu", buf))
+    device = to_numpy(getattr(buf, "gpu", None)) if include_device else None
+    kbs = int(bt.block_size)
+    bs = int(getattr(bt, "kv_cache_block_size", kbs) or kbs)
+    ref = free = None
+    if block_pool is not None:
+        nb, ref, free = _pool_state(block_pool)
+        num_blocks = num_blocks or nb
+        if num_groups is not None and num_groups > 1:
+            ref = None          # counts every group's holders: not comparable with one group's rows
+    if group_kind is None and is_state_table(bt):
+        group_kind = "state"
+    if num_blocks is None:
+        raise BadInput("num_blocks is needed (pass it, or pass block_pool)")
+    m = {"kvviz_dump_version": DUMP_VERSION, "block_size": bs, "num_blocks": int(num_blocks),
+         "num_reqs": int(n), "block_table": cpu, "num_blocks_per_row": to_numpy(bt.num_blocks_per_row)}
+    if kbs != bs:
+        m["kernel_block_size"] = kbs
+    for key in ("dcp_world_size", "dcp_rank", "cp_kv_cache_interleave_size"):
+        v = getattr(bt, key, None)
+        if isinstance(v, (int, np.integer)):
+            m[key] = int(v)
+    optional = {"block_table_device": device, "num_reqs_padded": num_reqs_padded,
+                "seq_lens": seq_lens, "query_start_loc": query_start_loc, "positions": positions,
+                "slot_mapping": slot_mapping, "paged_kv_indptr": paged_kv_indptr,
+                "paged_kv_indices": paged_kv_indices, "paged_kv_last_page_len": paged_kv_last_page_len,
+                "ref_cnt": ref, "free_block_ids": free, "sliding_window": sliding_window}
+    for k, v in optional.items():
+        if v is not None:
+            m[k] = v if isinstance(v, int) else to_numpy(v)
+    if profile is not None:
+        m["profile"] = profile
+    if group_kind is not None:
+        m["group_kind"] = group_kind
+    return dump_from_mapping(m)
+
+
+# --- kvviz's own simulator --------------------------------------------------------------
+
+def dump_from_step(record, config, group: int = 0) -> Dump:
+    """The dump of one engine step (``kvviz.core.engine.StepRecord``) for one KV-cache group.
+
+    ``block_table_device`` is what the kernel read: the mirror after the commit, with the padded
+    rows as the attention metadata saw them (zero-filled, as vLLM does before the kernel runs).
+    ``ref_cnt`` is left out when several groups share the pool (a ref counts every group). The
+    dump records the run's profile, and ``group_kind: "state"`` for a state group (whose table
+    holds state indices: never split into kernel blocks)."""
+    n, r_pad = record.num_reqs, record.num_reqs_padded
+    inp = record.inputs[group]
+    dev = record.device_tables[group].copy()
+    dev[n:r_pad] = inp.block_table[n:r_pad] if inp is not None else 0
+    m = {"kvviz_dump_version": DUMP_VERSION, "block_size": config.block_size,
+         "num_blocks": config.num_blocks, "num_reqs": n, "num_reqs_padded": r_pad,
+         "block_table": record.cpu_tables[group].copy(),
+         "num_blocks_per_row": record.num_blocks_per_row[group].copy(),
+         "block_table_device": dev,
+         "free_block_ids": np.array(record.free_queue, dtype=np.int32),
+         "profile": get_profile(getattr(config, "profile", None)).name}
+    g = config.groups[group]
+    if len(config.groups) == 1:
+        m["ref_cnt"] = np.array(record.ref_counts, dtype=np.int32)
+    if g.kind == "state":
+        m["group_kind"] = "state"
+    elif config.kbs != config.block_size:
+        m["kernel_block_size"] = config.kbs
+    if config.dcp_world_size != 1:
+        m.update(dcp_world_size=config.dcp_world_size, dcp_rank=config.dcp_rank,
+                 cp_kv_cache_interleave_size=config.cp_kv_cache_interleave_size)
+    if g.kind == "sliding_window":
+        m["sliding_window"] = g.sliding_window
+    if inp is not None:
+        m.update(seq_lens=inp.seq_lens, query_start_loc=inp.query_start_loc, positions=inp.positions)
+        for k in ("slot_mapping", "paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len"):
+            if getattr(inp, k) is not None:
+                m[k] = getattr(inp, k)
+    return dump_from_mapping({k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
+                              for k, v in m.items()})
+
+
+def dump_from_block_table(table, step, *, num_blocks: int, ref_cnt=None, free_block_ids=None,
+                          sliding_window: int | None = None) -> Dump:
+    """A dump from a ``kvviz.core.block_table.BlockTable`` and the ``StepInputs`` built from it."""
+    n, r_pad = step.num_reqs, step.num_reqs_padded
+    dev = table.device.copy()
+    dev[n:r_pad] = step.block_table[n:r_pad]
+    m = {"kvviz_dump_version": DUMP_VERSION, "block_size": table.manager_block_size,
+         "num_blocks": num_blocks, "num_reqs": n, "num_reqs_padded": r_pad,
+         "block_table": table.cpu.copy(), "num_blocks_per_row": table.num_blocks_per_row.copy(),
+         "block_table_device": dev, "seq_lens": step.seq_lens, "query_start_loc": step.query_start_loc,
+         "positions": step.positions}
+    if table.block_size != table.manager_block_size:
+        m["kernel_block_size"] = table.block_size
+    for k in ("slot_mapping", "paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len"):
+        if getattr(step, k) is not None:
+            m[k] = getattr(step, k)
+    if ref_cnt is not None:
+        m["ref_cnt"] = np.asarray(ref_cnt)
+    if free_block_ids is not None:
+        m["free_block_ids"] = np.asarray(free_block_ids)
+    if sliding_window is not None:
+        m["sliding_window"] = sliding_window
+    if is_state_table(table):
+        m["group_kind"] = "state"
+    return dump_from_mapping(m)

@@ -1,0 +1,145 @@
+"""Diff two dumps: for every table both carry, the rows that differ and each row's first
+differing column; plus each dump's stale rows (CPU table vs device mirror).
+
+A 2-D table is compared row by row. A 1-D array is one row (row 0), so its entry is
+the first index where the two differ. Scalars (block_size, num_reqs, ...) that differ
+are reported with row and col null. Where shapes differ, the common part is compared
+first and the missing side of the rest is null. Two dumps are equal only when they hold the
+same keys with the same values: a table only one of them carries makes them different.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kvviz.dumps.format import Dump
+
+MAX_ROWS_PER_TABLE = 200
+SCALARS = ("block_size", "num_blocks", "num_reqs", "num_reqs_padded", "sliding_window",
+           "kernel_block_size", "dcp_world_size", "dcp_rank", "cp_kv_cache_interleave_size", "profile",
+           "group_kind")
+TABLES = ("block_table", "block_table_device", "num_blocks_per_row", "seq_lens", "query_start_loc",
+          "positions", "slot_mapping", "paged_kv_indptr", "paged_kv_indices",
+          "paged_kv_last_page_len", "ref_cnt", "free_block_ids")
+
+
+@dataclass
+class Difference:
+    table: str
+    row: int | None
+    col: int | None
+    a: object
+    b: object
+
+    def to_json(self) -> dict:
+        return {"table": self.table, "row": self.row, "col": self.col, "a": self.a, "b": self.b}
+
+
+@dataclass
+class DiffResult:
+    differences: list[Difference]
+    stale_rows: dict = field(default_factory=dict)   # "a"/"b" -> list of {row, col, cpu, device, live}
+    truncated: dict = field(default_factory=dict)    # table -> rows left out
+    only_in: dict = field(default_factory=dict)      # "a"/"b" -> tables only that dump has
+
+    @property
+    def equal(self) -> bool:
+        """Same keys with the same values (a table only one dump carries is a difference)."""
+        return not self.differences and not self.only_in
+
+    def live_stale(self, side: str) -> list[dict]:
+        """The stale rows of one dump that are live (device mirror differs from the CPU table)."""
+        return [s for s in self.stale_rows.get(side, []) if s["live"]]
+
+    def rows_of(self, table: str) -> dict[int, int]:
+        """row -> first differing column, for one table (for highlighting)."""
+        return {d.row: d.col for d in self.differences if d.table == table and d.row is not None}
+
+    def to_json(self) -> dict:
+        out = {"differences": [d.to_json() for d in self.differences], "stale_rows": self.stale_rows,
+               "equal": self.equal}
+        if self.truncated:
+            out["truncated"] = self.truncated
+        if self.only_in:
+            out["only_in"] = self.only_in
+        return out
+
+
+def _differing_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rows where two same-shape tables differ. Contiguous 4-byte tables of even width are
+    compared 8 bytes at a time (half the comparisons on 1024 x 65536 tables)."""
+    if (a.dtype == b.dtype and a.dtype.itemsize == 4 and a.shape[1] % 2 == 0
+            and a.flags.c_contiguous and b.flags.c_contiguous):
+        a, b = a.view(np.int64), b.view(np.int64)
+    # in slabs of ~4 MiB: no table-sized temporary to allocate and fault in
+    step = max(1, (4 << 20) // max(1, a.shape[1] * a.itemsize))
+    hits = [i + np.flatnonzero((a[i:i + step] != b[i:i + step]).any(axis=1))
+            for i in range(0, a.shape[0], step)]
+    return np.concatenate(hits) if hits else np.zeros(0, np.int64)
+
+
+def _first_col(x: np.ndarray, y: np.ndarray, step: int = 1 << 16) -> int:
+    """First index where two 1-D arrays known to differ do, searched a slab at a time."""
+    for j in range(0, len(x), step):
+        ne = x[j:j + step] != y[j:j + step]
+        if ne.any():
+            return j + int(ne.argmax())
+    raise ValueError("the rows do not differ")
+
+
+def _row_diffs(a: np.ndarray, b: np.ndarray):
+    """(rows, first col, a value, b value) of differing rows of two 2-D arrays; None values
+    where one side has no such row or column."""
+    ra, wa = a.shape
+    rb, wb = b.shape
+    r, w = min(ra, rb), min(wa, wb)
+    if r and w:
+        rows = _differing_rows(a[:r, :w], b[:r, :w])
+        first = np.array([_first_col(a[i, :w], b[i, :w]) for i in rows.tolist()], dtype=np.int64)
+    else:
+        rows = first = np.zeros(0, np.int64)
+    out = [(int(i), int(c), int(a[i, c]), int(b[i, c])) for i, c in zip(rows.tolist(), first.tolist())]
+    if wa != wb:  # rows equal on the common columns differ at the first extra column
+        seen = set(rows.tolist())
+        for i in range(r):
+            if i not in seen:
+                out.append((i, w, int(a[i, w]) if wa > w else None, int(b[i, w]) if wb > w else None))
+        out.sort()
+    for i in range(r, max(ra, rb)):
+        out.append((i, 0, int(a[i, 0]) if i < ra and wa else None, int(b[i, 0]) if i < rb and wb else None))
+    return out
+
+
+def stale_view(d: Dump, limit: int = MAX_ROWS_PER_TABLE) -> list[dict]:
+    """Rows whose device mirror differs from the CPU table anywhere (full width), first column."""
+    if d.block_table_device is None:
+        return []
+    dev = d.block_table_device
+    rows = _row_diffs(d.block_table[: dev.shape[0]], dev)
+    return [{"row": r, "col": c, "cpu": x, "device": y, "live": r < d.num_reqs}
+            for r, c, x, y in rows[:limit]]
+
+
+def diff_dumps(a: Dump, b: Dump, *, limit: int = MAX_ROWS_PER_TABLE) -> DiffResult:
+    diffs: list[Difference] = []
+    truncated = {}
+    for k in SCALARS:
+        va, vb = getattr(a, k), getattr(b, k)
+        if va != vb:
+            diffs.append(Difference(k, None, None, va, vb))
+    only = {"a": [], "b": []}
+    for k in TABLES:
+        va, vb = getattr(a, k), getattr(b, k)
+        if va is None or vb is None:
+            if va is not None:
+                only["a"].append(k)
+            elif vb is not None:
+                only["b"].append(k)
+            continue
+        rows = _row_diffs(va if va.ndim == 2 else va[None, :], vb if vb.ndim == 2 else vb[None, :])
+        if len(rows) > limit:
+            truncated[k] = len(rows) - limit
+        diffs.extend(Difference(k, r, c, x, y) for r, c, x, y in rows[:limit])
+    return DiffResult(diffs, {"a": stale_view(a, limit), "b": stale_view(b, limit)}, truncated,
+                      {k: v for k, v in only.items() if v})

@@ -1,0 +1,495 @@
+"""Dumps: the tables of one step of a (possibly broken) run, in a file.
+
+Format v1 is a ``.npz`` (read with pickling off) or a ``.json`` object with the
+same keys; README.md, section Table dumps describes every key. Loading is defensive: a
+file that is too big, truncated, corrupt, pickled, of the wrong dtype or shape,
+or with impossible dimensions is refused with one ``BadInput`` sentence, and
+nothing is half-loaded.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+from kvviz.errors import BadInput, parse_json
+from kvviz.core.versions import PROFILES
+
+DUMP_VERSION = 1
+
+MAX_DUMP_BYTES = 2 << 30          # an .npz file, and the sum of its arrays once unpacked
+MAX_JSON_BYTES = 64 << 20         # a .json dump (the JSON parser needs ~10x that in memory)
+MAX_ROWS = 1 << 20                # block-table rows (max_num_reqs)
+MAX_WIDTH = 1 << 24               # block-table columns
+MAX_TABLE_ENTRIES = 1 << 28       # rows * width: 1 GiB of int32
+MAX_ARRAY_ENTRIES = 1 << 28       # any 1-D array
+MAX_BLOCK_SIZE = 1 << 16
+MAX_NUM_BLOCKS = (1 << 31) - 1    # block ids are int32
+
+SCALAR_KEYS = ("kvviz_dump_version", "block_size", "num_blocks", "num_reqs", "num_reqs_padded",
+               "sliding_window", "kernel_block_size", "dcp_world_size", "dcp_rank",
+               "cp_kv_cache_interleave_size")
+TABLE_KEYS = ("block_table", "block_table_device")
+# 1-D arrays and the dtype each is held in once loaded
+VECTOR_KEYS = {
+    "num_blocks_per_row": np.int32, "seq_lens": np.int32, "query_start_loc": np.int32,
+    "positions": np.int64, "slot_mapping": np.int64, "paged_kv_indptr": np.int32,
+    "paged_kv_indices": np.int32, "paged_kv_last_page_len": np.int32, "ref_cnt": np.int32,
+    "free_block_ids": np.int32,
+}
+# short strings: a JSON string, or in an .npz a 1-D uint8 array of ASCII codes (no pickling)
+TEXT_KEYS = ("profile", "group_kind")
+MAX_TEXT_LEN = 64
+GROUP_KINDS = ("attention", "state")
+REQUIRED_KEYS = ("kvviz_dump_version", "block_size", "num_blocks", "num_reqs", "block_table",
+                 "num_blocks_per_row")
+KNOWN_KEYS = frozenset(SCALAR_KEYS) | frozenset(TABLE_KEYS) | frozenset(VECTOR_KEYS) | frozenset(TEXT_KEYS)
+
+
+@dataclass
+class Dump:
+    """One step's tables. Arrays are numpy; optional ones are None when not captured."""
+    block_size: int
+    num_blocks: int
+    num_reqs: int
+    block_table: np.ndarray                 # int32 [R, W], the CPU table (the truth)
+    num_blocks_per_row: np.ndarray          # int32 [R]
+    block_table_device: np.ndarray | None = None   # int32 [R', W], what the kernel reads
+    num_reqs_padded: int | None = None
+    seq_lens: np.ndarray | None = None
+    query_start_loc: np.ndarray | None = None
+    positions: np.ndarray | None = None
+    slot_mapping: np.ndarray | None = None
+    paged_kv_indptr: np.ndarray | None = None
+    paged_kv_indices: np.ndarray | None = None
+    paged_kv_last_page_len: np.ndarray | None = None
+    ref_cnt: np.ndarray | None = None
+    free_block_ids: np.ndarray | None = None
+    sliding_window: int | None = None
+    # extensions (kvviz, not in the issue's list): hybrid kernel blocks and DCP
+    kernel_block_size: int | None = None
+    dcp_world_size: int = 1
+    dcp_rank: int = 0
+    cp_kv_cache_interleave_size: int = 1
+    # the vLLM behaviour profile the run followed (a name in kvviz.core.versions.PROFILES); None: not said
+    profile: str | None = None
+    # "state": a state group (Mamba-like, one state block per request, no slots); None: attention
+    group_kind: str | None = None
+
+    # --- derived ----------------------------------------------------------------------
+    @property
+    def rows(self) -> int:
+        return int(self.block_table.shape[0])
+
+    @property
+    def width(self) -> int:
+        return int(self.block_table.shape[1])
+
+    @property
+    def padded_reqs(self) -> int:
+        return self.num_reqs if self.num_reqs_padded is None else self.num_reqs_padded
+
+    @property
+    def kbs(self) -> int:
+        """Kernel block size: what table entries, slots and FlashInfer pages count in."""
+        return self.kernel_block_size or self.block_size
+
+    @property
+    def blocks_per_kv_block(self) -> int:
+        return self.block_size // self.kbs
+
+    @property
+    def is_state_group(self) -> bool:
+        return self.group_kind == "state"
+
+    @property
+    def num_tokens(self) -> int | None:
+        if self.query_start_loc is None:
+            return None
+        return int(self.query_start_loc[self.num_reqs])
+
+    def present(self) -> list[str]:
+        """Keys this dump carries, required ones included."""
+        return list(self.to_mapping())
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {k: getattr(self, k) for k in _ARRAY_FIELDS if getattr(self, k) is not None}
+
+    def to_mapping(self) -> dict:
+        """Every present key, arrays as numpy (the .npz form)."""
+        out = {"kvviz_dump_version": DUMP_VERSION, "block_size": self.block_size,
+               "num_blocks": self.num_blocks, "num_reqs": self.num_reqs}
+        for k in ("num_reqs_padded", "sliding_window", "kernel_block_size", *TEXT_KEYS):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
+        if (self.dcp_world_size, self.dcp_rank, self.cp_kv_cache_interleave_size) != (1, 0, 1):
+            out.update(dcp_world_size=self.dcp_world_size, dcp_rank=self.dcp_rank,
+                       cp_kv_cache_interleave_size=self.cp_kv_cache_interleave_size)
+        out.update(self.arrays())
+        return out
+
+    def to_json(self) -> dict:
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.to_mapping().items()}
+
+
+_ARRAY_FIELDS = ("block_table", "block_table_device", *VECTOR_KEYS)
+
+
+# --- building and validating ----------------------------------------------------------
+
+def _scalar(m: dict, key: str, *, lo: int, hi: int, default=None, optional: bool = False):
+    if key not in m or m[key] is None:
+        if optional:
+            return default
+        raise BadInput(f"the dump has no {key!r}; it is required")
+    v = m[key]
+    if isinstance(v, np.ndarray):
+        if v.size != 1 or v.ndim > 1:
+            raise BadInput(f"{key!r} must be a single integer, got an array of shape {v.shape}")
+        if v.dtype.kind not in "iu":
+            raise BadInput(f"{key!r} must be an integer, got dtype {v.dtype}")
+        v = int(v.reshape(()))
+    elif isinstance(v, (np.integer,)):
+        v = int(v)
+    elif isinstance(v, bool) or not isinstance(v, int):
+        raise BadInput(f"{key!r} must be an integer, got {type(v).__name__}")
+    if not lo <= v <= hi:
+        raise BadInput(f"{key!r} must be in [{lo}, {hi}], got {v}")
+    return v
+
+
+def _as_int_array(key: str, v, ndim: int, dtype) -> np.ndarray:
+    """An untrusted value as an integer array of ``ndim`` dimensions in ``dtype``."""
+    if not isinstance(v, np.ndarray):
+        if not isinstance(v, list):
+            raise BadInput(f"{key!r} must be a {'2-D ' if ndim == 2 else ''}list of integers, "
+                           f"got {type(v).__name__}")
+        try:
+            v = np.array(v)
+        except (ValueError, OverflowError, TypeError):
+            raise BadInput(f"{key!r} is not a rectangular array of integers") from None
+        if v.size == 0 and v.dtype.kind == "f":  # [] parses as float
+            v = v.astype(dtype)
+    if v.dtype.hasobject:
+        raise BadInput(f"{key!r} holds Python objects; a dump holds integer arrays only")
+    if v.dtype.kind not in "iu":
+        raise BadInput(f"{key!r} has dtype {v.dtype}; integers are required")
+    if v.ndim != ndim:
+        raise BadInput(f"{key!r} must have {ndim} dimension{'s' if ndim > 1 else ''}, "
+                       f"got shape {tuple(v.shape)}")
+    if v.dtype != dtype:
+        info = np.iinfo(dtype)
+        if v.size and (int(v.min()) < info.min or int(v.max()) > info.max):
+            raise BadInput(f"{key!r} has values outside the {np.dtype(dtype).name} range")
+        v = v.astype(dtype)
+    return v
+
+
+def _text(m: dict, key: str, choices) -> str | None:
+    """An optional short string key: a JSON string, or (from an .npz) a 1-D uint8 array of ASCII
+    codes or a single-element string array; it must be one of ``choices``."""
+    v = m.get(key)
+    if v is None:
+        return None
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind in "US" and v.size == 1:
+            v = v.reshape(-1)[0]
+            v = v.decode("ascii", "replace") if isinstance(v, bytes) else str(v)
+        elif v.dtype == np.uint8 and v.ndim == 1:
+            if v.size > MAX_TEXT_LEN or (v.size and (int(v.min()) < 0x20 or int(v.max()) > 0x7E)):
+                raise BadInput(f"{key!r} must be a short ASCII string (a uint8 array of at most "
+                               f"{MAX_TEXT_LEN} printable ASCII codes)")
+            v = v.tobytes().decode("ascii")
+        else:
+            raise BadInput(f"{key!r} must be a string (in an .npz: a 1-D uint8 array of ASCII codes), "
+                           f"got an array of dtype {v.dtype} and shape {tuple(v.shape)}")
+    elif not isinstance(v, str):
+        raise BadInput(f"{key!r} must be a string, got {type(v).__name__}")
+    if v not in choices:
+        shown = v if len(v) <= MAX_TEXT_LEN else v[:MAX_TEXT_LEN] + "..."
+        raise BadInput(f"{key!r} is {shown!r}; it must be one of {', '.join(choices)}")
+    return v
+
+
+def text_to_npz(value: str) -> np.ndarray:
+    """How a string key is stored in an .npz: its ASCII codes as uint8 (np.load reads it without pickle)."""
+    return np.frombuffer(value.encode("ascii"), dtype=np.uint8).copy()
+
+
+def _nondecreasing(a: np.ndarray) -> bool:
+    return a.size < 2 or bool((a[1:] >= a[:-1]).all())
+
+
+def dump_from_mapping(m: dict) -> Dump:
+    """Validate an untrusted key -> value mapping (from .npz or JSON); BadInput on any problem."""
+    if not isinstance(m, dict):
+        raise BadInput("a dump must be a JSON object (or an .npz archive) of named arrays")
+    missing = [k for k in REQUIRED_KEYS if k not in m]
+    if missing:
+        raise BadInput(f"the dump lacks the required key{'s' if len(missing) > 1 else ''} "
+                       + ", ".join(repr(k) for k in missing))
+    version = _scalar(m, "kvviz_dump_version", lo=0, hi=1 << 30)
+    if version != DUMP_VERSION:
+        raise BadInput(f"kvviz_dump_version is {version}; this kvviz reads version {DUMP_VERSION}")
+    bs = _scalar(m, "block_size", lo=1, hi=MAX_BLOCK_SIZE)
+    nb = _scalar(m, "num_blocks", lo=1, hi=MAX_NUM_BLOCKS)
+    kbs = _scalar(m, "kernel_block_size", lo=1, hi=bs, optional=True)
+    if kbs is not None and bs % kbs:
+        raise BadInput(f"kernel_block_size {kbs} does not divide block_size {bs}")
+    world = _scalar(m, "dcp_world_size", lo=1, hi=1024, default=1, optional=True)
+    rank = _scalar(m, "dcp_rank", lo=0, hi=world - 1, default=0, optional=True)
+    inter = _scalar(m, "cp_kv_cache_interleave_size", lo=1, hi=bs, default=1, optional=True)
+    if bs % inter:
+        raise BadInput(f"cp_kv_cache_interleave_size {inter} does not divide block_size {bs}")
+    window = _scalar(m, "sliding_window", lo=1, hi=1 << 40, optional=True)
+    profile = _text(m, "profile", sorted(PROFILES))
+    kind = _text(m, "group_kind", GROUP_KINDS)
+    if kind == "state" and window is not None:
+        raise BadInput("a state group (group_kind 'state') has no sliding_window")
+
+    bt = _as_int_array("block_table", m["block_table"], 2, np.int32)
+    _check_table_shape("block_table", bt.shape)
+    R, W = bt.shape
+    num_reqs = _scalar(m, "num_reqs", lo=0, hi=R)
+    padded = _scalar(m, "num_reqs_padded", lo=num_reqs, hi=R, optional=True)
+
+    vec = {}
+    for key, dtype in VECTOR_KEYS.items():
+        if key in m and m[key] is not None:
+            a = _as_int_array(key, m[key], 1, dtype)
+            if a.size > MAX_ARRAY_ENTRIES:
+                raise BadInput(f"{key!r} has {a.size} entries; the limit is {MAX_ARRAY_ENTRIES}")
+            vec[key] = a
+
+    cnt = vec["num_blocks_per_row"]
+    if cnt.shape[0] != R:
+        raise BadInput(f"num_blocks_per_row has {cnt.shape[0]} entries but block_table has {R} rows")
+    if R and (int(cnt.min()) < 0 or int(cnt.max()) > W):
+        r = int(np.nonzero((cnt < 0) | (cnt > W))[0][0])
+        raise BadInput(f"num_blocks_per_row[{r}] = {int(cnt[r])} is outside [0, {W}], the table width")
+
+    dev = m.get("block_table_device")
+    if dev is not None:
+        dev = _as_int_array("block_table_device", dev, 2, np.int32)
+        need = num_reqs if padded is None else padded
+        if dev.shape[1] != W or not need <= dev.shape[0] <= R:
+            raise BadInput(f"block_table_device has shape {tuple(dev.shape)}; it must be {W} wide "
+                           f"with {need} to {R} rows like block_table")
+
+    if "seq_lens" in vec:
+        s = vec["seq_lens"]
+        if s.shape[0] < num_reqs or s.shape[0] > R:
+            raise BadInput(f"seq_lens has {s.shape[0]} entries; it needs one per live row "
+                           f"({num_reqs}) and at most one per table row ({R})")
+        if s.size and int(s.min()) < 0:
+            raise BadInput(f"seq_lens[{int(np.argmin(s))}] is negative")
+    qsl = vec.get("query_start_loc")
+    if qsl is not None:
+        if qsl.shape[0] < num_reqs + 1:
+            raise BadInput(f"query_start_loc has {qsl.shape[0]} entries; {num_reqs} live rows need "
+                           f"{num_reqs + 1}")
+        if int(qsl[0]) != 0:
+            raise BadInput(f"query_start_loc[0] is {int(qsl[0])}; it must be 0")
+        if not _nondecreasing(qsl[: num_reqs + 1]):
+            raise BadInput("query_start_loc decreases among the live rows; it must be a running total")
+    for key in ("positions", "slot_mapping"):
+        if key in vec and qsl is not None and vec[key].shape[0] < int(qsl[num_reqs]):
+            raise BadInput(f"{key} has {vec[key].shape[0]} entries but query_start_loc counts "
+                           f"{int(qsl[num_reqs])} tokens")
+    if "paged_kv_indptr" in vec:
+        n = vec["paged_kv_indptr"].shape[0] - 1
+        if not num_reqs <= n <= R:
+            raise BadInput(f"paged_kv_indptr has {n + 1} entries; it needs between {num_reqs + 1} "
+                           f"(live rows + 1) and {R + 1} (table rows + 1)")
+    if "paged_kv_last_page_len" in vec:
+        n = vec["paged_kv_last_page_len"].shape[0]
+        if not num_reqs <= n <= R:
+            raise BadInput(f"paged_kv_last_page_len has {n} entries; it needs between {num_reqs} "
+                           f"and {R}")
+    if "ref_cnt" in vec and vec["ref_cnt"].shape[0] != nb:
+        raise BadInput(f"ref_cnt has {vec['ref_cnt'].shape[0]} entries; it needs one per block ({nb})")
+    return Dump(block_size=bs, num_blocks=nb, num_reqs=num_reqs, block_table=bt,
+                num_blocks_per_row=cnt, block_table_device=dev, num_reqs_padded=padded,
+                seq_lens=vec.get("seq_lens"), query_start_loc=qsl, positions=vec.get("positions"),
+                slot_mapping=vec.get("slot_mapping"), paged_kv_indptr=vec.get("paged_kv_indptr"),
+                paged_kv_indices=vec.get("paged_kv_indices"),
+                paged_kv_last_page_len=vec.get("paged_kv_last_page_len"), ref_cnt=vec.get("ref_cnt"),
+                free_block_ids=vec.get("free_block_ids"), sliding_window=window,
+                kernel_block_size=kbs, dcp_world_size=world, dcp_rank=rank,
+                cp_kv_cache_interleave_size=inter, profile=profile, group_kind=kind)
+
+
+def _check_table_shape(key: str, shape) -> None:
+    if len(shape) != 2:
+        return  # _as_int_array reports the dimension count
+    r, w = int(shape[0]), int(shape[1])
+    if r < 1 or w < 1:
+        raise BadInput(f"{key!r} has shape {tuple(shape)}; it needs at least one row and one column")
+    if r > MAX_ROWS or w > MAX_WIDTH or r * w > MAX_TABLE_ENTRIES:
+        raise BadInput(f"{key!r} has shape ({r}, {w}); the limits are {MAX_ROWS} rows, {MAX_WIDTH} "
+                       f"columns and {MAX_TABLE_ENTRIES} entries")
+
+
+# --- files ----------------------------------------------------------------------------
+
+def _read_npz(src, name: str, max_bytes: int) -> dict:
+    """The arrays of an .npz without unpickling anything (as np.load(allow_pickle=False) would
+    refuse), checking each array's declared size before reading it."""
+    try:
+        zf = zipfile.ZipFile(src)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError):
+        raise BadInput(f"{name} is not a readable .npz archive (truncated or corrupt)") from None
+    with zf:
+        infos = zf.infolist()
+        total = sum(i.file_size for i in infos)
+        if total > max_bytes:
+            raise BadInput(f"{name} unpacks to {total} bytes; the limit is {max_bytes}")
+        out = {}
+        for info in infos:
+            key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+            if key not in KNOWN_KEYS:
+                continue  # a newer writer's extra key: ignored
+            if key in out:
+                raise BadInput(f"{name} holds {key!r} twice")
+            try:
+                with zf.open(info) as f:
+                    out[key] = _read_npy(f, key, info.file_size, text=key in TEXT_KEYS)
+            except BadInput as e:
+                raise BadInput(f"{name}: {e}") from None
+            except MemoryError:
+                raise BadInput(f"{name}: array {key!r} is too large to load into memory") from None
+            except Exception as e:  # noqa: BLE001 - anything a hostile member triggers (bad header
+                # syntax, encryption, an unknown compression method, ...) is one clear sentence
+                raise BadInput(f"{name}: array {key!r} cannot be read ({type(e).__name__}: {_short(e)})") from None
+        return out
+
+
+try:
+    from zlib import error as zlibError
+except ImportError:  # pragma: no cover
+    zlibError = OSError
+
+
+def _short(e: Exception) -> str:
+    s = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+    return s[:120]
+
+
+def _read_npy(f, key: str, member_size: int, text: bool = False) -> np.ndarray:
+    fmt = np.lib.format
+    version = fmt.read_magic(f)
+    if version == (1, 0):
+        shape, fortran, dtype = fmt.read_array_header_1_0(f)
+    elif version in ((2, 0), (3, 0)):
+        shape, fortran, dtype = fmt.read_array_header_2_0(f)
+    else:
+        raise BadInput(f"array {key!r} has an unknown .npy version {version}")
+    if dtype.hasobject:
+        raise BadInput(f"array {key!r} holds pickled Python objects, which dumps may not contain")
+    if dtype.kind not in ("iubUS" if text else "iub") or dtype.itemsize == 0:
+        raise BadInput(f"array {key!r} has dtype {dtype}; "
+                       + ("a string (ASCII codes as uint8) is required" if text else "integers are required"))
+    if any(int(d) < 0 for d in shape):
+        raise BadInput(f"array {key!r} declares a negative dimension {tuple(shape)}")
+    count = 1
+    for d in shape:
+        count *= int(d)
+    nbytes = count * dtype.itemsize
+    if nbytes > member_size:
+        raise BadInput(f"array {key!r} claims shape {tuple(shape)} ({nbytes} bytes) but its file "
+                       f"holds only {member_size} bytes")
+    data = f.read(nbytes)
+    if len(data) != nbytes:
+        raise BadInput(f"array {key!r} is truncated ({len(data)} of {nbytes} bytes)")
+    arr = np.frombuffer(data, dtype=dtype)
+    return arr.reshape(shape, order="F" if fortran else "C")
+
+
+def _parse_json(raw: bytes, name: str) -> dict:
+    return parse_json(raw, name, not_text=f"{name} is neither an .npz archive nor UTF-8 JSON")
+
+
+def _looks_like_zip(head: bytes) -> bool:
+    return head[:4] in (b"PK\x03\x04", b"PK\x05\x06")
+
+
+def load_dump_bytes(data: bytes, name: str = "the upload", *, max_bytes: int = MAX_DUMP_BYTES,
+                    max_json_bytes: int = MAX_JSON_BYTES) -> Dump:
+    """A dump from the bytes of an .npz or .json file (an upload)."""
+    if len(data) > max_bytes:
+        raise BadInput(f"{name} is {len(data)} bytes; the limit is {max_bytes}")
+    return _from_source(data[:8], len(data), lambda: io.BytesIO(data), lambda: data, name,
+                        max_bytes, max_json_bytes)
+
+
+def load_dump(path: str, *, max_bytes: int = MAX_DUMP_BYTES, max_json_bytes: int = MAX_JSON_BYTES) -> Dump:
+    """A dump from an .npz or .json file; BadInput with one sentence on any problem."""
+    name = os.path.basename(path) or path
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as e:
+        raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
+    if size > max_bytes:
+        raise BadInput(f"{name} is {size} bytes; the limit is {max_bytes}")
+
+    def read_all() -> bytes:
+        try:
+            with open(path, "rb") as f:
+                return f.read()
+        except OSError as e:
+            raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
+    return _from_source(head, size, lambda: path, read_all, name, max_bytes, max_json_bytes)
+
+
+def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max_json_bytes) -> Dump:
+    if size == 0:
+        raise BadInput(f"{name} is empty")
+    if _looks_like_zip(head):
+        try:
+            mapping = _read_npz(zip_src(), name, max_bytes)
+        except BadInput:
+            raise
+        except Exception as e:  # noqa: BLE001 - a hostile archive must never become a traceback
+            raise BadInput(f"{name} is not a readable .npz archive ({type(e).__name__}: {_short(e)})") from None
+    elif head.startswith(b"\x93NUMPY"):
+        raise BadInput(f"{name} is a single .npy array; a dump is an .npz archive or a JSON object")
+    else:
+        if size > max_json_bytes:
+            raise BadInput(f"{name} is {size} bytes of JSON; the limit is {max_json_bytes} "
+                           "(use .npz for big tables)")
+        mapping = _parse_json(read_all(), name)
+    try:
+        return dump_from_mapping(mapping)
+    except BadInput as e:
+        raise BadInput(f"{name}: {e}") from None
+    except MemoryError:
+        raise BadInput(f"{name} is too large to load into memory") from None
+
+
+def save_dump(dump: Dump, path: str, *, compress: bool = False) -> None:
+    """Write ``path`` as JSON if it ends in .json, else as .npz."""
+    if path.endswith(".json"):
+        with open(path, "w") as f:
+            json.dump(dump.to_json(), f, separators=(",", ":"))
+        return
+    (np.savez_compressed if compress else np.savez)(path, **_npz_arrays(dump))
+
+
+def _npz_arrays(dump: Dump) -> dict[str, np.ndarray]:
+    return {k: text_to_npz(v) if k in TEXT_KEYS else np.asarray(v) for k, v in dump.to_mapping().items()}
+
+
+def dump_to_npz_bytes(dump: Dump) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **_npz_arrays(dump))
+    return buf.getvalue()
+
+
+def field_names() -> list[str]:
+    return [f.name for f in fields(Dump)]

@@ -1,0 +1,453 @@
+"""The live backend: run the Triton kernels on a step's tables and check every output.
+
+On a CUDA GPU the kernels run compiled; without one they run in Triton's CPU
+interpreter. Every result carries a label saying which (device, mode, Triton
+and torch versions), and every kernel output is compared with a reference
+that shares no code with the kernels: exact for indices and cache bytes, a
+tolerance for attention. A mismatch is reported, never smoothed over.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import kernels  # sets TRITON_INTERPRET before any kernel is decorated when there is no GPU
+
+from kvviz import reference
+from kvviz.gpu.attention_ref import decode_attention_ref, kv_write_ref, quantize_fp8
+from kvviz.constants import PAD_SLOT_ID
+from kvviz.core.step import StepInputs, compute_slot_mapping, dcp_local_seq_lens
+
+DTYPES = ("float16", "bfloat16", "fp8")
+LAYOUTS = ("NHD", "HND")
+ATTN_ATOL = 2e-3
+ATTN_RTOL = 2e-3
+LOOP_REFERENCE_MAX_TOKENS = 20000
+MAX_CACHE_BYTES = {"cuda": 8 << 30, "cpu": 512 << 20}
+
+
+class KernelMismatch(RuntimeError):
+    """A kernel's output differs from its reference."""
+
+
+# --- what runs -------------------------------------------------------------------------------
+
+def device_label() -> dict:
+    """{"device", "mode", "triton", "torch"}: where and how the kernels run."""
+    import torch
+    import triton
+
+    interp = kernels.interpreted()
+    if not interp and torch.cuda.is_available():
+        dev = torch.cuda.get_device_name(0)
+    else:
+        dev = "CPU"
+    return {"device": dev, "mode": "interpreter" if interp else "compiled",
+            "triton": triton.__version__, "torch": torch.__version__}
+
+
+def label_string(label: dict | None = None) -> str:
+    lab = label or device_label()
+    return f"triton {lab['triton']}, {lab['mode']} ({lab['device']})"
+
+
+def torch_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() and not kernels.interpreted() else "cpu"
+
+
+def _sync():
+    import torch
+
+    if torch_device() == "cuda":
+        torch.cuda.synchronize()
+
+
+def time_us(fn, *, rep_ms: int = 25) -> float:
+    """Median µs of ``fn``: CUDA events (triton.testing.do_bench) on a GPU; one wall-clock call
+    in the interpreter (a figure for the curious, not a kernel speed)."""
+    if torch_device() == "cuda":
+        import triton.testing
+
+        return float(triton.testing.do_bench(fn, warmup=5, rep=rep_ms, return_mode="median")) * 1e3
+    fn()  # the first interpreted call also builds the kernel's Python closure
+    t0 = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t0) * 1e6
+
+
+# --- results ----------------------------------------------------------------------------------
+
+@dataclass
+class KernelResult:
+    name: str
+    passed: bool
+    max_error: float            # max |kernel - reference| (0 for exact matches)
+    detail: str                 # what was compared, and the first differences on a failure
+    us: float | None = None     # median µs (GPU) or one interpreted call's wall time (CPU)
+    output: object = None       # numpy array(s) the kernel produced
+
+
+@dataclass
+class BackendResult:
+    label: dict
+    kernels: dict = field(default_factory=dict)   # name -> KernelResult
+    params: dict = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return all(k.passed for k in self.kernels.values())
+
+    def rows(self) -> list[dict]:
+        return [{"kernel": k.name, "passed": k.passed, "max_error": k.max_error, "us": k.us,
+                 "detail": k.detail} for k in self.kernels.values()]
+
+    def failures(self) -> list[str]:
+        return [f"{k.name}: {k.detail}" for k in self.kernels.values() if not k.passed]
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "passed": self.passed, "params": self.params, "kernels": self.rows()}
+
+
+def _exact(name: str, got: np.ndarray, want: np.ndarray, what: str, us=None) -> KernelResult:
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        return KernelResult(name, False, float("inf"),
+                            f"MISMATCH: {what}: shape {got.shape} != reference {want.shape}", us, got)
+    bad = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
+    if len(bad) == 0:
+        return KernelResult(name, True, 0.0, f"{what}: {got.size} entries identical", us, got)
+    g, w = got.reshape(-1), want.reshape(-1)
+    first = ", ".join(f"[{i}] {g[i]} != {w[i]}" for i in bad[:5])
+    err = float(np.max(np.abs(g[bad].astype(np.float64) - w[bad].astype(np.float64))))
+    return KernelResult(name, False, err,
+                        f"MISMATCH: {what}: {len(bad)} of {got.size} entries differ: {first}", us, got)
+
+
+def _raise_on(results: list[KernelResult]) -> None:
+    bad = [r for r in results if not r.passed]
+    if bad:
+        lines = "\n".join(f"  {r.name}: {r.detail}" for r in bad)
+        raise KernelMismatch(f"KERNEL MISMATCH on {label_string()}:\n{lines}")
+
+
+# --- the two index kernels (also what `kvviz compute --backend triton` runs) -----------------
+
+def _dev_tables(step: StepInputs):
+    import torch
+
+    dev = torch_device()
+    return (dev, torch.from_numpy(np.ascontiguousarray(step.query_start_loc)).to(dev),
+            torch.from_numpy(np.ascontiguousarray(step.positions)).to(dev),
+            torch.from_numpy(np.ascontiguousarray(step.block_table)).to(dev))
+
+
+def _poison(n: int, dtype, dev):
+    import torch
+
+    gen = torch.Generator().manual_seed(n * 7919 + 1)
+    info = torch.iinfo(dtype)
+    return torch.randint(info.min, info.max, (max(n, 1),), dtype=dtype, generator=gen)[:n].to(dev)
+
+
+# The design whose output feeds the KV write in run_batch (all three are run and checked on
+# every step). "auto": kernels.slot_mapping.choose_slot_mapping_design picks flat or grid2d per
+# step from host-known sizes (flat for one request or a long prefill over at most 8, grid2d
+# otherwise; the H200 sweep of 2026-11-30 behind it is in BENCHMARKS.md, "Tuning (2026-11-30)").
+# A design name ("flat", "grid2d", "per-request") pins that design instead.
+STEP_SLOTS_DESIGN = "auto"
+
+
+def step_slots_design(step: StepInputs) -> str:
+    """The design whose output run_batch feeds to the KV write for ``step``."""
+    if STEP_SLOTS_DESIGN != "auto":
+        return STEP_SLOTS_DESIGN
+    from kernels.slot_mapping import choose_slot_mapping_design
+
+    return choose_slot_mapping_design(step.num_reqs, step.num_tokens_padded, max_query_len(step))
+
+
+def max_query_len(step: StepInputs) -> int:
+    """The longest query of the step, from the host query_start_loc (vLLM's attention metadata
+    carries it; nothing is read back from the device)."""
+    q = np.diff(np.asarray(step.query_start_loc[: step.num_reqs + 1], dtype=np.int64))
+    return int(q.max()) if len(q) else 0
+
+
+def run_slot_mapping(step: StepInputs, *, timing: bool = False, want: np.ndarray | None = None):
+    """The three slot-mapping designs on the step; [KernelResult per design], named
+    slot_mapping[per-request], slot_mapping[flat], slot_mapping[grid2d]."""
+    from kernels.slot_mapping import slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request
+    import torch
+
+    dev, qsl, pos, bt = _dev_tables(step)
+    kw = dict(num_reqs=step.num_reqs, block_size=step.block_size,
+              kernel_block_size=step.kernel_block_size, num_tokens_padded=step.num_tokens_padded,
+              dcp_world_size=step.dcp_world_size, dcp_rank=step.dcp_rank, interleave=step.interleave)
+    if want is None:
+        want = step.slot_mapping
+    out = []
+    for name, fn, extra in (("slot_mapping[per-request]", slot_mapping_per_request, {}),
+                            ("slot_mapping[flat]", slot_mapping_flat, {}),
+                            ("slot_mapping[grid2d]", slot_mapping_grid2d, {"max_query_len": max_query_len(step)})):
+        buf = _poison(step.num_tokens_padded, torch.int64, dev)
+        fn(qsl, pos, bt, out=buf, **kw, **extra)
+        _sync()
+        got = buf.cpu().numpy()
+        us = time_us(lambda: fn(qsl, pos, bt, out=buf, **kw, **extra)) if timing else None
+        out.append(_exact(name, got, want, f"{step.num_tokens_padded} slots", us))
+    return out
+
+
+def run_csr(step: StepInputs, seq_lens: np.ndarray, want, *, empty_last_page_len_is_zero: bool = True,
+            timing: bool = False):
+    """The CSR repack for ``seq_lens`` (host) over the step's table; one KernelResult and the
+    device (indptr, indices, last_page_len)."""
+    from kernels.page_indices import flashinfer_csr
+    import torch
+
+    dev = torch_device()
+    bt = torch.from_numpy(np.ascontiguousarray(step.block_table)).to(dev)
+    seq_host = np.ascontiguousarray(seq_lens, dtype=np.int32)
+    seq_dev = torch.from_numpy(seq_host).to(dev)
+    total = int(np.asarray(want[0])[-1]) if len(want[0]) else 0
+    spare = 7  # poisoned entries past the end: the kernel must leave them alone
+    idx_buf = _poison(total + spare, torch.int32, dev)
+    lpl_buf = _poison(len(seq_host), torch.int32, dev)
+    poison_tail = idx_buf[total:].cpu().numpy().copy()
+    call = lambda: flashinfer_csr(bt, seq_dev, seq_host, step.kernel_block_size,  # noqa: E731
+                                  empty_last_page_len_is_zero=empty_last_page_len_is_zero,
+                                  indices_out=idx_buf, last_page_len_out=lpl_buf)
+    indptr, indices, lpl = call()
+    _sync()
+    got_ip, got_idx, got_lpl = indptr.cpu().numpy(), indices.cpu().numpy(), lpl.cpu().numpy()
+    us = time_us(call) if timing else None
+    parts = [_exact("csr", got_ip, want[0], "paged_kv_indptr"),
+             _exact("csr", got_idx[:total], want[1], "paged_kv_indices"),
+             _exact("csr", got_lpl, want[2], "paged_kv_last_page_len"),
+             _exact("csr", got_idx[total:], poison_tail, "entries past indptr[-1] left alone")]
+    ok = all(p.passed for p in parts)
+    res = KernelResult("csr", ok, max(p.max_error for p in parts), "; ".join(p.detail for p in parts),
+                       us, (got_ip, got_idx[:total], got_lpl))
+    return res, (indptr, indices[:total], lpl)
+
+
+def kernel_backend_for_compute(step: StepInputs, *, empty_last_page_len_is_zero: bool = True) -> str:
+    """Run the slot-mapping kernels (all three designs) and, when the step has them, the CSR kernel;
+    compare exactly with the step's own arrays. Returns the label string; raises KernelMismatch."""
+    results = []
+    if step.slot_mapping is not None:
+        results += run_slot_mapping(step)
+    if step.paged_kv_indptr is not None:
+        want = (step.paged_kv_indptr, step.paged_kv_indices, step.paged_kv_last_page_len)
+        # the rule comes from the profile, never from the arrays being checked
+        res, _ = run_csr(step, step.seq_lens, want, empty_last_page_len_is_zero=empty_last_page_len_is_zero)
+        results.append(res)
+    _raise_on(results)
+    return label_string()
+
+
+# --- the whole chain ----------------------------------------------------------------------------
+
+def _cache_dtype(dtype: str):
+    import torch
+
+    try:
+        return {"float16": torch.float16, "bfloat16": torch.bfloat16, "fp8": torch.float8_e4m3fn}[dtype]
+    except KeyError:
+        raise ValueError(f"dtype must be one of {DTYPES}, not {dtype!r}") from None
+
+
+def _full_sequence_slots(step: StepInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(request, position, slot) of every token 0..seq_len-1 of every real request on this rank."""
+    seq = step.seq_lens[: step.num_reqs].astype(np.int64)
+    qsl = np.zeros(step.num_reqs + 1, dtype=np.int64)
+    np.cumsum(seq, out=qsl[1:])
+    total = int(qsl[-1])
+    req = np.repeat(np.arange(step.num_reqs), seq)
+    pos = np.arange(total, dtype=np.int64) - np.repeat(qsl[:-1], seq)
+    slots = compute_slot_mapping(qsl.astype(np.int32), pos, step.block_table, num_reqs=step.num_reqs,
+                                 num_tokens_padded=total, block_size=step.block_size,
+                                 kernel_block_size=step.kernel_block_size,
+                                 dcp_world_size=step.dcp_world_size, dcp_rank=step.dcp_rank,
+                                 interleave=step.interleave)
+    return req, pos, slots
+
+
+def run_batch(step: StepInputs, *, layout: str = "NHD", dtype: str = "float16", num_kv_heads: int = 2,
+              head_dim: int = 32, num_q_heads: int | None = None, num_blocks: int | None = None,
+              seed: int | None = None, k_scale: float = 1.0, v_scale: float = 1.0,
+              timing: bool = True, empty_last_page_len_is_zero: bool = True) -> BackendResult:
+    """Run all four kernels on ``step`` and check each against its reference.
+
+    Random K/V are drawn for every position 0..seq_len-1 of every request: the
+    earlier context is written first (through the KV-write kernel, with slots
+    from the core), then the step's own tokens through the slot mapping the
+    kernel produced (its PAD tail and other ranks' tokens write nothing). The
+    decode then reads every request's tokens back through the block table and
+    through the CSR arrays and is compared with dense attention over the K/V
+    drawn (as stored: rounded to the cache dtype)."""
+    import torch
+
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be NHD or HND, not {layout!r}")
+    cdt = _cache_dtype(dtype)
+    if step.slot_mapping is None:
+        raise ValueError("this step has no slot mapping (a state group): nothing to write")
+    num_q_heads = num_q_heads or 2 * num_kv_heads
+    if num_q_heads % num_kv_heads:
+        raise ValueError(f"num_q_heads {num_q_heads} is not a multiple of num_kv_heads {num_kv_heads}")
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (1 << 31))
+    gen = torch.Generator().manual_seed(seed)
+    dev = torch_device()
+    kbs = step.kernel_block_size
+    label = device_label()
+    res = BackendResult(label=label, params=dict(layout=layout, dtype=dtype, num_kv_heads=num_kv_heads,
+                                                 head_dim=head_dim, num_q_heads=num_q_heads, seed=seed))
+
+    # 1. slot mapping, against the plain loop (or the vectorised core for big steps)
+    if step.num_tokens_padded <= LOOP_REFERENCE_MAX_TOKENS:
+        want_slots = reference.slot_mapping(step.query_start_loc, step.positions, step.block_table,
+                                            block_size=step.block_size, num_reqs=step.num_reqs,
+                                            num_tokens_padded=step.num_tokens_padded,
+                                            kernel_block_size=kbs, dcp_world_size=step.dcp_world_size,
+                                            dcp_rank=step.dcp_rank, interleave=step.interleave)
+    else:
+        want_slots = step.slot_mapping
+    for r in run_slot_mapping(step, timing=timing, want=want_slots):
+        res.kernels[r.name] = r
+    picked = step_slots_design(step)
+    step_slots = f"slot_mapping[{picked}]"
+    res.params["step_slots_design"] = picked + (" (auto)" if STEP_SLOTS_DESIGN == "auto" else "")
+    slots_ok = res.kernels[step_slots].passed
+
+    # 2. CSR over this rank's tokens of every (padded) row
+    local_seq = dcp_local_seq_lens(step.seq_lens, block_size=step.block_size,
+                                   dcp_world_size=step.dcp_world_size, dcp_rank=step.dcp_rank,
+                                   interleave=step.interleave)
+    want_csr = reference.flashinfer_csr(step.block_table, local_seq, kbs,
+                                        empty_last_page_len_is_zero=empty_last_page_len_is_zero)
+    csr_res, (indptr, indices, lpl) = run_csr(step, local_seq, want_csr, timing=timing,
+                                              empty_last_page_len_is_zero=empty_last_page_len_is_zero)
+    res.kernels["csr"] = csr_res
+
+    # 3. KV write
+    used = int(step.block_table.max()) + 1 if step.block_table.size else 1
+    nblocks = max(num_blocks or 0, used)
+    itemsize = 1 if dtype == "fp8" else 2
+    cache_bytes = 2 * nblocks * kbs * num_kv_heads * head_dim * itemsize
+    if cache_bytes > MAX_CACHE_BYTES[dev]:
+        raise ValueError(f"a cache of {nblocks} blocks x {kbs} x {num_kv_heads} x {head_dim} is "
+                         f"{cache_bytes >> 20} MiB, over the {MAX_CACHE_BYTES[dev] >> 20} MiB limit on {dev}")
+    shape = ((2, nblocks, kbs, num_kv_heads, head_dim) if layout == "NHD"
+             else (2, nblocks, num_kv_heads, kbs, head_dim))
+    # poison: random bytes (NaNs included), so an unwritten or misread entry cannot pass
+    nbytes = int(np.prod(shape)) * itemsize
+    cache = torch.randint(0, 256, (nbytes,), dtype=torch.uint8, generator=gen).view(cdt).reshape(shape)
+    cache_before = cache.clone()
+    cache = cache.to(dev)
+
+    req_all, pos_all, slot_all = _full_sequence_slots(step)
+    # split: context (positions before this step's queries) vs the step's own tokens
+    first_new = np.repeat(step.seq_lens[: step.num_reqs].astype(np.int64)
+                          - np.diff(step.query_start_loc[: step.num_reqs + 1]).astype(np.int64),
+                          step.seq_lens[: step.num_reqs].astype(np.int64))
+    is_ctx = pos_all < first_new
+    if not np.array_equal(pos_all[~is_ctx], step.positions[: step.num_tokens]):
+        raise ValueError("the step's positions are not each request's last query_len positions")
+    ctx = np.flatnonzero(is_ctx)
+    new = np.flatnonzero(~is_ctx)   # request-major, position order = the step's token order
+    wide = torch.float16 if dtype == "fp8" else cdt
+    # K/V are drawn per physical slot: rows that share a block (a prefix hit, a fork, or a hit on
+    # blocks another row computes in this very step) hold the same tokens there. Whether two rows
+    # *should* share a block is a bookkeeping question the checker answers (shared-partial-block).
+    uniq, inv = np.unique(slot_all, return_inverse=True)
+    inv_t = torch.from_numpy(inv.reshape(-1))
+    k_all = torch.randn((len(uniq), num_kv_heads, head_dim), generator=gen).to(wide)[inv_t]
+    v_all = torch.randn((len(uniq), num_kv_heads, head_dim), generator=gen).to(wide)[inv_t]
+    # the kernel quantises to fp8 on a GPU; the interpreter's cast rounds differently from
+    # torch's (triton 3.9), so there the K/V arrive already in e4m3 and the kernel copies bytes
+    quant_in_kernel = dtype == "fp8" and dev == "cuda"
+    if dtype == "fp8" and not quant_in_kernel:
+        k_feed, v_feed = quantize_fp8(k_all, k_scale), quantize_fp8(v_all, v_scale)
+        ks = vs = 1.0
+    else:
+        k_feed, v_feed, ks, vs = k_all, v_all, k_scale, v_scale
+    pad = step.num_tokens_padded - step.num_tokens
+    garbage = (torch.randn((pad, num_kv_heads, head_dim), generator=gen) * 100).to(k_feed.dtype)
+    k_step = torch.cat([k_feed[new], garbage])
+    v_step = torch.cat([v_feed[new], garbage])
+    from kernels.kv_write import kv_write
+
+    ctx_slots = torch.from_numpy(slot_all[ctx].copy())
+    kv_write(k_feed[ctx].to(dev), v_feed[ctx].to(dev), cache, ctx_slots.to(dev), layout=layout,
+             k_scale=ks, v_scale=vs)
+    step_slots_dev = torch.from_numpy(res.kernels[step_slots].output.copy()).to(dev)
+    k_step_dev, v_step_dev = k_step.to(dev), v_step.to(dev)
+    kv_write(k_step_dev, v_step_dev, cache, step_slots_dev, layout=layout, k_scale=ks, v_scale=vs)
+    _sync()
+    want_cache = kv_write_ref(cache_before, k_feed[ctx], v_feed[ctx], ctx_slots, layout=layout,
+                              k_scale=ks, v_scale=vs)
+    want_cache = kv_write_ref(want_cache, k_step, v_step, torch.from_numpy(want_slots), layout=layout,
+                              k_scale=ks, v_scale=vs)
+    got_cache = cache.cpu()
+    us = (time_us(lambda: kv_write(k_step_dev, v_step_dev, cache, step_slots_dev, layout=layout,
+                                   k_scale=ks, v_scale=vs)) if timing else None)
+    bits = torch.uint8 if dtype == "fp8" else torch.int16
+    kv = _exact("kv_write", got_cache.view(bits).numpy(), want_cache.view(bits).numpy(),
+                f"cache bytes ({layout}, {dtype}"
+                + (", quantised in the kernel" if quant_in_kernel else
+                   ", quantised by torch first: the interpreter's e4m3 cast is inexact, its kernel copies the bytes"
+                   if dtype == "fp8" else "") + ")", us)
+    kv.output = None
+    kv.detail += f"; slots from {step_slots}{' (auto)' if STEP_SLOTS_DESIGN == 'auto' else ''}"
+    if not slots_ok:
+        kv.detail += f" [the slot mapping it used ({step_slots}) was wrong]"
+        used_slots = res.kernels[step_slots].output
+        outside = int(np.count_nonzero((used_slots < PAD_SLOT_ID) | (used_slots >= nblocks * kbs)))
+        if outside:
+            kv.detail += f" [{outside} of its slots lie outside the cache and were not written]"
+    res.kernels["kv_write"] = kv
+
+    # 4. paged decode, both page tables, against dense attention over what each request holds
+    nr = step.num_reqs_padded
+    q = torch.randn((nr, num_q_heads, head_dim), generator=gen)
+    stored_k = (quantize_fp8(k_all, k_scale).float() * k_scale if dtype == "fp8" else k_all.float())
+    stored_v = (quantize_fp8(v_all, v_scale).float() * v_scale if dtype == "fp8" else v_all.float())
+    owned = slot_all != PAD_SLOT_ID
+    keys, values = [], []
+    for r in range(nr):
+        sel = np.flatnonzero((req_all == r) & owned) if r < step.num_reqs else np.zeros(0, np.int64)
+        keys.append(stored_k[sel].numpy())
+        values.append(stored_v[sel].numpy())
+    want_attn = decode_attention_ref(q.numpy(), keys, values)
+    from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
+
+    q_dev = q.to(dev)
+    bt_dev = torch.from_numpy(np.ascontiguousarray(step.block_table)).to(dev)
+    seq_dev = torch.from_numpy(np.ascontiguousarray(local_seq, dtype=np.int32)).to(dev)
+    sc = dict(layout=layout, k_scale=k_scale if dtype == "fp8" else 1.0,
+              v_scale=v_scale if dtype == "fp8" else 1.0)
+    for name, call in (
+            ("paged_decode[block_table]", lambda: paged_decode_block_table(q_dev, cache, bt_dev, seq_dev, **sc)),
+            ("paged_decode[csr]", lambda: paged_decode_csr(q_dev, cache, indptr, indices, lpl, **sc))):
+        got = call()
+        _sync()
+        got = got.cpu().numpy().astype(np.float64)
+        us = time_us(call) if timing else None
+        err = float(np.max(np.abs(got - want_attn))) if got.size else 0.0
+        if np.isnan(got).any():
+            err = float("inf")
+        ok = bool(np.allclose(got, want_attn, atol=ATTN_ATOL, rtol=ATTN_RTOL)) and not np.isnan(got).any()
+        tokens = int(sum(len(k) for k in keys))
+        detail = (f"{nr} requests x {num_q_heads} heads over {tokens} cached tokens vs dense float64 "
+                  f"attention, max |err| {err:.3g} (atol {ATTN_ATOL}, rtol {ATTN_RTOL})")
+        if not ok:
+            detail = "MISMATCH: " + detail
+        res.kernels[name] = KernelResult(name, ok, err, detail, us, got)
+    return res

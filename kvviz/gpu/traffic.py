@@ -1,0 +1,156 @@
+"""Host → device bytes per step: what each table costs, and cheaper what-if strategies.
+
+The model (vLLM V1, decode or prefill steps of ``num_reqs`` requests):
+  block table   commit copies rows [0, num_reqs) at FULL width: num_reqs × width × 4 B
+                (width from max_model_len, aligned to 128 tokens, in kernel blocks)
+  positions     int64 per scheduled token: num_tokens × 8 B
+  query_start_loc  int32, num_reqs + 1 entries
+  seq_lens      int32 per request
+  CSR (FlashInfer) indptr (num_reqs + 1) and last_page_len (num_reqs) int32 from the host;
+                indices are gathered on the device by the repack kernel (0 B), or, in the
+                "host CSR indices" what-if, copied: total pages × 4 B.
+What-ifs change only the block table's cost:
+  valid prefix only   each row's used columns (a ragged copy): Σ cdiv(context, kbs) × 4 B
+  dirty rows only     rows whose table changed this step (a decode row changes once every
+                      block_size tokens): dirty × width × 4 B + 4 B per row index
+  dirty rows, valid prefix   both.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from kvviz.core.block_table import cdiv, get_block_table_width
+
+INT32, INT64 = 4, 8
+STRATEGIES = ("full width (vLLM)", "valid prefix only", "dirty rows only", "dirty rows, valid prefix")
+COMPONENTS = ("block table", "positions", "query_start_loc", "seq_lens", "CSR indptr", "CSR last_page_len",
+              "CSR indices")
+
+
+@dataclass(frozen=True)
+class StepShape:
+    num_reqs: int = 64
+    context_len: int = 2048       # tokens per request after this step
+    block_size: int = 16
+    max_model_len: int = 32768
+    query_len: int = 1            # tokens scheduled per request (1 = decode)
+    kernel_block_size: int | None = None
+    host_csr_indices: bool = False
+
+    @property
+    def kbs(self) -> int:
+        return self.kernel_block_size or self.block_size
+
+    @property
+    def width(self) -> int:
+        return get_block_table_width(cdiv(self.max_model_len, self.block_size), self.block_size, self.kbs)
+
+    @property
+    def pages_per_req(self) -> int:
+        return cdiv(self.context_len, self.kbs)
+
+    @property
+    def dirty_rows(self) -> int:
+        """Expected rows whose table changes this step: a row gains a block every block_size tokens."""
+        if self.query_len >= self.block_size:
+            return self.num_reqs
+        return min(self.num_reqs, cdiv(self.num_reqs * self.query_len, self.block_size))
+
+
+def validate(s: StepShape) -> None:
+    from kvviz.errors import BadInput
+
+    if s.num_reqs < 1 or s.context_len < 1 or s.block_size < 1 or s.query_len < 1:
+        raise BadInput("requests, context length, block size and query length must be positive")
+    if s.context_len > s.max_model_len:
+        raise BadInput(f"context length {s.context_len} exceeds the max model length {s.max_model_len}")
+    if s.query_len > s.context_len:
+        raise BadInput(f"query length {s.query_len} exceeds the context length {s.context_len}")
+    if s.block_size % s.kbs:
+        raise BadInput(f"kernel block size {s.kbs} does not divide block size {s.block_size}")
+
+
+def block_table_bytes(s: StepShape, strategy: str = STRATEGIES[0]) -> int:
+    if strategy == STRATEGIES[0]:
+        return s.num_reqs * s.width * INT32
+    if strategy == STRATEGIES[1]:
+        return s.num_reqs * s.pages_per_req * INT32
+    if strategy == STRATEGIES[2]:
+        return s.dirty_rows * (s.width + 1) * INT32
+    if strategy == STRATEGIES[3]:
+        return s.dirty_rows * (s.pages_per_req + 1) * INT32
+    raise ValueError(f"unknown strategy {strategy!r}")
+
+
+def step_bytes(s: StepShape, strategy: str = STRATEGIES[0]) -> dict[str, int]:
+    """Bytes per table for one step."""
+    n = s.num_reqs
+    return {
+        "block table": block_table_bytes(s, strategy),
+        "positions": n * s.query_len * INT64,
+        "query_start_loc": (n + 1) * INT32,
+        "seq_lens": n * INT32,
+        "CSR indptr": (n + 1) * INT32,
+        "CSR last_page_len": n * INT32,
+        "CSR indices": n * s.pages_per_req * INT32 if s.host_csr_indices else 0,
+    }
+
+
+def total_bytes(s: StepShape, strategy: str = STRATEGIES[0]) -> int:
+    return sum(step_bytes(s, strategy).values())
+
+
+def components_frame(s: StepShape) -> pd.DataFrame:
+    """One line per table, one column per strategy."""
+    data = {st: step_bytes(s, st) for st in STRATEGIES}
+    df = pd.DataFrame(data)
+    df.index.name = "table"
+    df.loc["total"] = df.sum()
+    return df.reset_index()
+
+
+def sweep(s: StepShape, field: str, values) -> pd.DataFrame:
+    """Total bytes per strategy as ``field`` takes each of ``values`` (others fixed)."""
+    rows = []
+    for v in values:
+        x = replace(s, **{field: int(v)})
+        if field == "context_len" and x.context_len > x.max_model_len:
+            x = replace(x, max_model_len=x.context_len)
+        if x.query_len > x.context_len:
+            x = replace(x, query_len=x.context_len)
+        rows.append({field: int(v), **{st: total_bytes(x, st) for st in STRATEGIES}})
+    return pd.DataFrame(rows)
+
+
+def model_us(nbytes: int, gbps: float = 25.0, latency_us: float = 8.0) -> float:
+    """A copy's time in the model: a fixed latency plus bytes at the link bandwidth."""
+    return latency_us + nbytes / (gbps * 1e3)
+
+
+def measure_h2d_us(nbytes_list, repeats: int = 20) -> list[float] | None:
+    """Median µs of a pinned host → device copy of each size; None without a GPU."""
+    try:
+        import torch
+    except Exception:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    import statistics
+    import time
+
+    out = []
+    for nbytes in nbytes_list:
+        n = max(int(nbytes) // 4, 1)
+        src = torch.ones(n, dtype=torch.int32).pin_memory()
+        dst = torch.empty(n, dtype=torch.int32, device="cuda")
+        times = []
+        for _ in range(repeats + 3):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            dst.copy_(src, non_blocking=True)
+            torch.cuda.synchronize()
+            times.append((time.perf_counter() - t0) * 1e6)
+        out.append(statistics.median(times[3:]))
+    return out

@@ -1,0 +1,207 @@
+"""Guided demos: small scenarios a teacher plays step by step, forward and back.
+
+Each demo is an ordinary scenario (``kvviz.core.scenario`` format) plus, optionally, a second
+*variant* played beside it (the same scenario on another DCP rank, or with a fault
+injected), and the figures worth showing. The narrative of step ``k`` lives in
+``kvviz/texts/demos.py`` under ``"<demo>.step<k>"`` in English, Chinese and Spanish;
+``tests/test_demos.py`` checks that every step has one and that what the narrative
+claims really happens in the engine.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from kvviz.core.engine import Engine, StepRecord
+from kvviz.core.scenario import Scenario, parse_scenario
+
+
+@dataclass(frozen=True)
+class Variant:
+    key: str                       # label key in the demos texts ("variant.<key>")
+    overrides: tuple = ()          # (config key, value) pairs
+    faults: frozenset = frozenset()
+
+
+@dataclass(frozen=True)
+class Demo:
+    key: str
+    scenario: dict
+    figures: tuple                 # figure names, shown in this order (one per screen in presenter mode)
+    variants: tuple = (Variant("main"),)
+    focus_req: str | None = None   # request whose token the slot figures point at
+
+    @property
+    def has_compare(self) -> bool:
+        return len(self.variants) > 1
+
+
+def _sc(name, config, requests, actions=()):
+    return {"name": name, "config": config, "requests": list(requests), "actions": list(actions)}
+
+
+DEMOS: dict[str, Demo] = {}
+
+
+def _add(d: Demo) -> None:
+    DEMOS[d.key] = d
+
+
+_add(Demo("prefix", _sc("prefix sharing", {"num_blocks": 12, "block_size": 4, "max_num_reqs": 4,
+                                           "max_num_batched_tokens": 32},
+                        [{"id": "A", "arrival": 0, "prompt_len": 10, "prefix_group": "sys",
+                          "prefix_len": 8, "max_tokens": 3},
+                         {"id": "B", "arrival": 1, "prompt_len": 11, "prefix_group": "sys",
+                          "prefix_len": 8, "max_tokens": 3}]),
+          ("block_table", "pool", "slots")))
+
+_add(Demo("fork", _sc("fork with copy-on-write", {"num_blocks": 12, "block_size": 4, "max_num_reqs": 4,
+                                                  "max_num_batched_tokens": 32},
+                      [{"id": "A", "arrival": 0, "prompt_len": 10, "max_tokens": 3}],
+                      [{"step": 1, "kind": "fork", "req": "A", "n": 1}]),
+          ("block_table", "pool", "slots")))
+
+_add(Demo("preempt", _sc("preemption and recompute",
+                         {"num_blocks": 7, "block_size": 4, "max_num_reqs": 4,
+                          "max_num_batched_tokens": 32, "enable_prefix_caching": False},
+                         [{"id": "A", "arrival": 0, "prompt_len": 11, "max_tokens": 6},
+                          {"id": "B", "arrival": 1, "prompt_len": 7, "max_tokens": 3}]),
+          ("block_table", "pool", "slots")))
+
+_add(Demo("chunked", _sc("chunked prefill across a block boundary",
+                         {"num_blocks": 12, "block_size": 4, "max_num_reqs": 4,
+                          "max_num_batched_tokens": 6},
+                         [{"id": "A", "arrival": 0, "prompt_len": 14, "max_tokens": 2}]),
+          ("slots", "block_table", "pool"), focus_req="A"))
+
+_add(Demo("condense", _sc("condense and move_row",
+                          {"num_blocks": 16, "block_size": 4, "max_num_reqs": 4,
+                           "max_num_batched_tokens": 32},
+                          [{"id": "A", "arrival": 0, "prompt_len": 5, "max_tokens": 1},
+                           {"id": "B", "arrival": 0, "prompt_len": 6, "max_tokens": 4},
+                           {"id": "C", "arrival": 0, "prompt_len": 9, "max_tokens": 4}]),
+          ("block_table", "pool"),
+          variants=(Variant("main"), Variant("no_clear", faults=frozenset({"move_row_no_clear"})))))
+
+_add(Demo("cudagraph", _sc("CUDA-graph padding",
+                           {"num_blocks": 16, "block_size": 4, "max_num_reqs": 8,
+                            "max_num_batched_tokens": 32, "cudagraph_capture_sizes": [1, 2, 4, 8]},
+                           [{"id": "A", "arrival": 0, "prompt_len": 6, "max_tokens": 3},
+                            {"id": "B", "arrival": 0, "prompt_len": 5, "max_tokens": 3},
+                            {"id": "C", "arrival": 0, "prompt_len": 3, "max_tokens": 3}]),
+          ("slots", "block_table", "csr")))
+
+_add(Demo("hybrid", _sc("hybrid model: sliding window and state",
+                        {"num_blocks": 20, "block_size": 4, "max_num_reqs": 4,
+                         "max_num_batched_tokens": 32,
+                         "groups": [{"kind": "full", "name": "full attention"},
+                                    {"kind": "sliding_window", "sliding_window": 6,
+                                     "name": "sliding window 6"},
+                                    {"kind": "state", "name": "state (Mamba-like)"}]},
+                        [{"id": "A", "arrival": 0, "prompt_len": 9, "max_tokens": 6}]),
+          ("block_table", "pool", "slots")))
+
+_add(Demo("kernel_block", _sc("kernel block smaller than the manager's",
+                              {"num_blocks": 8, "block_size": 8, "kernel_block_size": 4,
+                               "max_num_reqs": 4, "max_num_batched_tokens": 32},
+                              [{"id": "A", "arrival": 0, "prompt_len": 13, "max_tokens": 2},
+                               {"id": "B", "arrival": 1, "prompt_len": 5, "max_tokens": 2}]),
+          ("block_table", "slots", "pool")))
+
+_add(Demo("dcp", _sc("DCP interleave across ranks",
+                     {"num_blocks": 8, "block_size": 4, "max_num_reqs": 4,
+                      "max_num_batched_tokens": 32, "dcp_world_size": 2, "dcp_rank": 0,
+                      "cp_kv_cache_interleave_size": 1},
+                     [{"id": "A", "arrival": 0, "prompt_len": 11, "max_tokens": 2}]),
+          ("slots", "block_table"),
+          variants=(Variant("rank0"), Variant("rank1", overrides=(("dcp_rank", 1),)))))
+
+_add(Demo("pcie", _sc("the PCIe cost of a 1M-token context",
+                      {"num_blocks": 16, "block_size": 16, "max_num_reqs": 4,
+                       "max_num_batched_tokens": 64, "max_model_len": 1 << 20},
+                      [{"id": "A", "arrival": 0, "prompt_len": 20, "max_tokens": 3},
+                       {"id": "B", "arrival": 1, "prompt_len": 12, "max_tokens": 2}]),
+          ("traffic", "bytes", "block_table")))
+
+DEMO_KEYS = list(DEMOS)
+
+
+# --- playing ---------------------------------------------------------------------------------
+
+@dataclass
+class DemoRun:
+    demo: Demo
+    variant: Variant
+    scenario: Scenario
+    history: list[StepRecord] = field(default_factory=list)
+
+    @property
+    def num_steps(self) -> int:
+        return len(self.history)
+
+
+def scenario_dict(demo: Demo, variant: Variant) -> dict:
+    d = copy.deepcopy(demo.scenario)
+    for k, v in variant.overrides:
+        d["config"][k] = v
+    return d
+
+
+@lru_cache(maxsize=64)
+def play(key: str, variant_index: int = 0, max_steps: int = 64) -> DemoRun:
+    """Play a demo to its end (cached: demos are deterministic)."""
+    if key not in DEMOS:
+        raise KeyError(f"unknown demo {key!r}")
+    demo = DEMOS[key]
+    variant = demo.variants[variant_index]
+    sc = parse_scenario(scenario_dict(demo, variant))
+    eng = Engine(sc, faults=set(variant.faults))
+    history = eng.run(max_steps)
+    if not eng.done():
+        raise RuntimeError(f"demo {key} did not finish in {max_steps} steps")
+    return DemoRun(demo, variant, sc, history)
+
+
+def num_steps(key: str) -> int:
+    return play(key).num_steps
+
+
+def clamp_step(key: str, step) -> int:
+    """An untrusted step number (e.g. from a link) as a valid step of the demo."""
+    try:
+        s = int(str(step).strip())
+    except (TypeError, ValueError):
+        return 0
+    return max(0, min(s, num_steps(key) - 1))
+
+
+# --- the PCIe traffic model ----------------------------------------------------------------
+
+def _shape(rows: int, max_model_len: int, block_size: int):
+    from kvviz.gpu.traffic import StepShape
+
+    return StepShape(num_reqs=rows, context_len=1, block_size=block_size, max_model_len=max_model_len)
+
+
+def block_table_row_bytes(max_model_len: int, block_size: int) -> int:
+    """One block-table row as vLLM commits it: the full (128-token aligned) width, int32."""
+    return commit_bytes_per_step(1, max_model_len, block_size)
+
+
+def commit_bytes_per_step(rows: int, max_model_len: int, block_size: int) -> int:
+    """``commit_block_table(rows)`` copies whole rows, however few blocks each one uses."""
+    from kvviz.gpu.traffic import block_table_bytes
+
+    return block_table_bytes(_shape(rows, max_model_len, block_size))
+
+
+def pcie_rate(rows: int, max_model_len: int, block_size: int, steps_per_s: float) -> float:
+    """Bytes per second of block-table copies alone."""
+    return commit_bytes_per_step(rows, max_model_len, block_size) * steps_per_s
+
+
+PCIE_TABLE = [  # (label, rows, max_model_len, block_size, steps/s): the design document's cases
+    ("32K x 256", 256, 32 * 1024, 16, 50),
+    ("1M x 256", 256, 1 << 20, 16, 50),
+]

@@ -1,0 +1,280 @@
+"""What the demos and notations pages draw, without streamlit.
+
+A demo step is shown as *screens*: one topic each (a block table, the pool, the slots...).
+Normal mode stacks them; a screen holds one or more plotly charts, placed by ``bands``:
+two per row, or, for a screen comparing runs (the vLLM run beside a fault, or two DCP ranks),
+one column per run with that run's charts stacked in it. Presenter mode shows one chart per
+screen (``presenter_screens``). The chart builders come from ``kvviz.views.figures``; only the
+demo-specific ones (PCIe traffic, bytes per step) are defined here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from kvviz.views import figures as F
+from kvviz.views.demo_catalogue import DEMOS, PCIE_TABLE, DemoRun, pcie_rate, play
+from kvviz.texts.i18n import t
+from kvviz.core.step import dcp_local_seq_lens
+from kvviz.texts.demos import STRINGS as DEMO_TEXTS
+
+
+@dataclass
+class Screen:
+    key: str                      # "block_table", "pool", ... (+ ":g<gid>" for a group)
+    title: str
+    charts: list = field(default_factory=list)   # [(caption, plotly figure)]
+    columns: int = 0              # >0: one column per run, charts listed column by column
+
+
+def bands(screen: Screen) -> list[list[list[tuple]]]:
+    """Where the page puts a screen's charts: a list of bands (rows of ``st.columns``), each a
+    list of columns, each a list of charts drawn top to bottom.
+
+    A comparison screen (``columns`` = number of runs) is one band with one column per run, in
+    run order: the first run (vLLM, or DCP rank 0) on the left; its charts (CPU table above the
+    device mirror) stacked. Otherwise charts go two per row."""
+    charts = list(screen.charts)
+    if screen.columns > 1 and len(charts) % screen.columns == 0:
+        per = len(charts) // screen.columns
+        return [[charts[c * per:(c + 1) * per] for c in range(screen.columns)]]
+    if len(charts) == 1:
+        return [[charts]]
+    return [[[c] for c in charts[i:i + 2]] for i in range(0, len(charts), 2)]
+
+
+def presenter_screens(screens: list[Screen], lang: str = "en") -> list[Screen]:
+    """One chart per screen (presenter mode), in reading order: band by band, left column first.
+    A chart from a comparison says which column it stands for in normal mode (the narratives
+    speak of the left and right columns)."""
+    T = _T(lang)
+    out = []
+    for s in screens:
+        k = 0
+        for band in bands(s):
+            for c, col in enumerate(band):
+                where = ""
+                if s.columns > 1 and len(band) == 2:
+                    where = " — " + T("ui.col_left" if c == 0 else "ui.col_right")
+                for chart in col:
+                    out.append(Screen(f"{s.key}#{k}", s.title + where, [chart]))
+                    k += 1
+    return out
+
+
+def _T(lang):
+    return lambda key, **f: t("demos", key, lang, **f)
+
+
+def group_label(g, lang: str) -> str:
+    """A KV-cache group's name in ``lang`` (the scenario's own names are English)."""
+    T = _T(lang)
+    if g.kind == "sliding_window":
+        return T("group.sliding_window", w=g.sliding_window)
+    if g.kind in ("full", "state"):
+        return T(f"group.{g.kind}")
+    return g.label
+
+
+def runs_of(key: str) -> list[DemoRun]:
+    return [play(key, i) for i in range(len(DEMOS[key].variants))]
+
+
+def token_frame(step, block_size: int) -> pd.DataFrame:
+    """One row per token of the step (padding included): where its K/V go."""
+    n, npad = step.num_tokens, step.num_tokens_padded
+    q = np.diff(step.query_start_loc[: step.num_reqs + 1])
+    rows = np.full(npad, -1, dtype=np.int64)
+    rows[:n] = np.repeat(np.arange(step.num_reqs), q)
+    pos = step.positions.astype(np.int64).copy()
+    pos[n:] = -1
+    W, inter, kbs = step.dcp_world_size, step.interleave, step.kernel_block_size
+    tpb = block_size * W
+    logical = np.where(pos >= 0, pos // tpb, -1)
+    slot = step.slot_mapping.astype(np.int64)
+    phys = np.where(slot >= 0, slot // kbs, -1)
+    off = np.where(slot >= 0, slot % kbs, -1)
+    voff = np.where(pos >= 0, pos % tpb, 0)
+    loff = (voff // (W * inter)) * inter + voff % inter
+    col = np.where(slot >= 0, logical * (block_size // kbs) + loff // kbs, -1)
+    return pd.DataFrame({"token": np.arange(npad), "row": rows, "position": pos,
+                         "logical_block": logical, "column": col, "physical_block": phys,
+                         "offset": off, "slot": slot})
+
+
+def _used_cols(run: DemoRun, gid: int) -> int:
+    """Columns worth drawing: the widest row any step of the run used, plus one."""
+    top = 1
+    for r in run.history:
+        top = max(top, int(np.max(r.num_blocks_per_row[gid])))
+        nz = np.nonzero(r.cpu_tables[gid].any(axis=0) | r.device_tables[gid].any(axis=0))[0]
+        if len(nz):
+            top = max(top, int(nz[-1]) + 1)
+    return top + 1
+
+
+def block_table_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
+    T = _T(lang)
+    c0 = runs[0].scenario.config
+    out = []
+    for gid, g in enumerate(c0.groups):
+        charts = []
+        for run in runs:
+            rec = run.history[step]
+            c = run.scenario.config
+            kbs = c.block_size if g.kind == "state" else c.kbs
+            bpk = c.block_size // kbs
+            cols = _used_cols(run, gid)
+            cpu, dev = rec.cpu_tables[gid], rec.device_tables[gid]
+            stale = [int(r) for r in np.nonzero((cpu != dev).any(axis=1))[0]]
+            label = T(f"variant.{run.variant.key}") if len(runs) > 1 else ""
+            width = cpu.shape[1]
+            more = "" if cols >= width else " — " + T("ui.cols", shown=cols, width=f"{width:,}")
+            views = [(T("ui.cpu"), cpu, rec.num_blocks_per_row[gid], stale, cpu.shape[0]),
+                     (T("ui.device"), dev, None, stale, dev.shape[0])]
+            inp = rec.inputs[gid]
+            if rec.num_reqs_padded > rec.num_reqs and inp is not None:
+                # what attention reads: the mirror's first rows, padded rows pointing at block 0
+                views.append((T("ui.attn_input"), inp.block_table, None, (), rec.num_reqs))
+            for name, table, counts, marked, real in views:
+                # the run first (it names the column), on a line of its own so the title fits
+                title = f"{label + ' — ' if label else ''}{name}{more}"
+                fig = F.block_table_heatmap(table, num_reqs=real, num_blocks=c.num_blocks * bpk,
+                                            kbs=kbs, bpk=bpk, counts=counts, stale_rows=marked,
+                                            title=title.replace(" — ", "<br>", 1) if label else title,
+                                            lang=lang, max_cols=cols)
+                if label:
+                    fig.update_layout(margin=dict(t=84))
+                charts.append((title, fig))
+        title = T("fig.block_table") + (f" — {group_label(g, lang)}" if len(c0.groups) > 1 else "")
+        out.append(Screen(f"block_table:g{gid}", title, charts, columns=len(runs)))
+    return out
+
+
+def pool_screen(runs: list[DemoRun], step: int, lang: str) -> Screen:
+    T = _T(lang)
+    rec = runs[0].history[step]
+    # after the requests that finished this step released their blocks (what the narrative tells)
+    refs = getattr(rec, "ref_counts_after", None) or rec.ref_counts
+    queue = getattr(rec, "free_queue_after", None)
+    queue = rec.free_queue if queue is None else queue
+    charts = [("ref", F.ref_count_figure(refs, queue, rec.cached_blocks, title="ref_cnt", lang=lang)),
+              ("queue", F.free_queue_figure(queue, rec.cached_blocks, title=T("ui.free_queue"),
+                                            lang=lang))]
+    return Screen("pool", T("fig.pool"), charts)
+
+
+def slots_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
+    T = _T(lang)
+    c0 = runs[0].scenario.config
+    out = []
+    for gid, g in enumerate(c0.groups):
+        if g.kind == "state":
+            continue
+        charts = []
+        for run in runs:
+            rec = run.history[step]
+            inp = rec.inputs[gid]
+            label = T(f"variant.{run.variant.key}") if len(runs) > 1 else ""
+            title = "slot_mapping" + (f": {label}" if label else "")
+            if inp.dcp_world_size > 1:  # attention on a DCP rank sees only the tokens it stores
+                local = dcp_local_seq_lens(inp.seq_lens[: rec.num_reqs], block_size=inp.block_size,
+                                           dcp_world_size=inp.dcp_world_size, dcp_rank=inp.dcp_rank,
+                                           interleave=inp.interleave)
+                title += " — " + T("ui.local_seq_lens", v=local.tolist())
+            if inp.num_tokens_padded == 0:
+                continue
+            frame = token_frame(inp, run.scenario.config.block_size)
+            fig = F.slot_mapping_figure(frame, num_reqs=max(rec.num_reqs, 1), title=title, lang=lang)
+            if len(frame) <= 40:
+                fig.update_xaxes(dtick=1)
+            charts.append((title, fig))
+        title = T("fig.slots") + (f" — {group_label(g, lang)}" if len(c0.groups) > 1 else "")
+        out.append(Screen(f"slots:g{gid}", title, charts, columns=len(charts)))
+    return out
+
+
+def csr_screen(runs: list[DemoRun], step: int, lang: str) -> Screen:
+    T = _T(lang)
+    inp = runs[0].history[step].inputs[0]
+    charts = []
+    if inp.paged_kv_indptr is not None:
+        charts.append(("csr", F.csr_figure(inp.paged_kv_indptr, inp.paged_kv_indices,
+                                           inp.paged_kv_last_page_len, page_size=inp.kernel_block_size,
+                                           title=f"seq_lens = {inp.seq_lens.tolist()}", lang=lang)))
+    return Screen("csr", T("fig.csr"), charts)
+
+
+def traffic_figure(lang: str) -> go.Figure:
+    T = _T(lang)
+    labels = [row[0] for row in PCIE_TABLE]
+    rates = [pcie_rate(rows, L, bs, sps) for _, rows, L, bs, sps in PCIE_TABLE]
+    text = [f"{r / 2**30:.2f} GiB/s" if r >= 2**30 else f"{r / 2**20:.0f} MiB/s" for r in rates]
+    fig = go.Figure(go.Bar(x=labels, y=rates, text=text, textposition="outside",
+                           marker_color=["#1f77b4", "#d62728"], textfont=dict(size=F.FONT + 2)))
+    fig.update_yaxes(title=T("fig.traffic_axis"), type="log", gridcolor="#eee")
+    return F.base_layout(fig, T("fig.traffic"), 380)
+
+
+def bytes_figure(run: DemoRun, step: int, lang: str) -> go.Figure:
+    T = _T(lang)
+    x = [r.index for r in run.history]
+    y = [r.commit_bytes for r in run.history]
+    colors = ["#d62728" if i == step else "#9ecae1" for i in x]
+    fig = go.Figure(go.Bar(x=x, y=y, marker_color=colors, text=[f"{b / 1024:,.0f} KiB" for b in y],
+                           textposition="outside", textfont=dict(size=F.FONT)))
+    fig.update_xaxes(title=T("ui.step"), dtick=1)
+    fig.update_yaxes(title=T("fig.bytes_axis"), gridcolor="#eee")
+    return F.base_layout(fig, T("fig.bytes"), 360)
+
+
+def screens_for(key: str, step: int, lang: str) -> list[Screen]:
+    """Every screen of one demo step, in the demo's figure order."""
+    runs = runs_of(key)
+    T = _T(lang)
+    out: list[Screen] = []
+    for name in DEMOS[key].figures:
+        if name == "block_table":
+            out += block_table_screens(runs, step, lang)
+        elif name == "pool":
+            out.append(pool_screen(runs, step, lang))
+        elif name == "slots":
+            out += slots_screens(runs, step, lang)
+        elif name == "csr":
+            out.append(csr_screen(runs, step, lang))
+        elif name == "traffic":
+            out.append(Screen("traffic", T("fig.traffic"), [("traffic", traffic_figure(lang))]))
+        elif name == "bytes":
+            out.append(Screen("bytes", T("fig.bytes"), [("bytes", bytes_figure(runs[0], step, lang))]))
+    return [s for s in out if s.charts]
+
+
+def describe(e: dict, lang: str) -> str:
+    """One engine event as a sentence in ``lang``."""
+    from kvviz.views.report import describe_event
+
+    return describe_event(e, lang)
+
+
+def events_text(key: str, step: int, lang: str = "en") -> list[str]:
+    return [describe(e, lang) for e in runs_of(key)[0].history[step].events]
+
+
+def padded_line(key: str, step: int, lang: str) -> str:
+    rec = runs_of(key)[0].history[step]
+    return t("demos", "ui.padded", lang, r=rec.num_reqs, t=rec.num_tokens, rp=rec.num_reqs_padded,
+             tp=rec.num_tokens_padded)
+
+
+def scheduled_frame(key: str, step: int, lang: str = "en") -> pd.DataFrame:
+    """What the step scheduled, one request a row; ``kind`` in ``lang`` (column names are keys
+    ``col.<name>`` of the demos texts)."""
+    rec = runs_of(key)[0].history[step]
+    T = _T(lang)
+    kind = lambda k: T(f"kind.{k}") if f"kind.{k}" in DEMO_TEXTS else k  # noqa: E731
+    return pd.DataFrame([{"row": s.row, "req": s.req_id, "kind": kind(s.kind), "tokens": s.num_tokens,
+                          "positions": f"{s.num_computed}..{s.seq_len - 1}"} for s in rec.scheduled],
+                        columns=["row", "req", "kind", "tokens", "positions"])

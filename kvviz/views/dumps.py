@@ -1,0 +1,294 @@
+"""What the dumps page shows, as plain data (no streamlit here): sources of dumps
+(injected bugs, example files, simulator steps), tables as DataFrames with the cells
+to highlight, findings with their concepts in the chosen language."""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from kvviz.dumps.faults import BUGS, bug_pair
+from kvviz.dumps.capture import dump_from_step
+from kvviz.dumps.check import CHECKS, Finding, applicable_checks, findings_to_json, first_wrong_row, resolve_profile, run_checks
+from kvviz.dumps.diff import DiffResult
+from kvviz.dumps.format import Dump, load_dump
+from kvviz.core.engine import FAULTS, Engine
+from kvviz.errors import BadInput
+from kvviz.texts.i18n import DEFAULT_LANG, t
+from kvviz.core.versions import PROFILES, Profile
+from kvviz.core.scenario import parse_scenario
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES_DIR = ROOT / "examples" / "dumps"
+SCENARIOS_DIR = ROOT / "examples" / "scenarios"
+MAX_SIM_STEPS = 200
+MAX_SHOWN_ROWS, MAX_SHOWN_COLS = 64, 64
+
+
+def example_names() -> list[str]:
+    return sorted(p.name for p in EXAMPLES_DIR.glob("*.json"))
+
+
+def load_example(name: str) -> Dump:
+    return load_dump(str(EXAMPLES_DIR / name))
+
+
+def bug_choices() -> dict[str, str]:
+    return {k: b.title for k, b in BUGS.items()}
+
+
+@lru_cache(maxsize=16)
+def bug_dumps(bug_id: str) -> tuple[Dump, Dump]:
+    """(clean, buggy) dumps of the bug's step (cached: the simulator is deterministic; read only)."""
+    return bug_pair(bug_id)
+
+
+# --- simulator steps ------------------------------------------------------------------------
+
+def sim_sources() -> dict[str, str]:
+    """key -> label of every scenario the simulator can replay here: the example files, the
+    guided demos (their main variant) and the step-through page's built-ins."""
+    out = {f"file:{p.name}": f"examples/scenarios/{p.name}" for p in sorted(SCENARIOS_DIR.glob("*.json"))}
+    try:
+        from kvviz.views import demo_catalogue as demos
+        for key, demo in getattr(demos, "DEMOS", {}).items():
+            out[f"demo:{key}"] = f"demo: {demo.scenario.get('name', key)}"
+    except Exception:  # noqa: BLE001 - the demos module is optional here
+        pass
+    try:
+        from kvviz.views.scenarios import SCENARIOS
+        for key in SCENARIOS:
+            out[f"builtin:{key}"] = f"built-in: {key}"
+    except Exception:  # noqa: BLE001
+        pass
+    return out
+
+
+def sim_scenario(source: str) -> dict:
+    kind, _, name = source.partition(":")
+    if kind == "file":
+        path = SCENARIOS_DIR / Path(name).name
+        try:
+            return json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise BadInput(f"cannot read scenario {path.name}: {e}") from None
+    if kind == "demo":
+        from kvviz.views import demo_catalogue as demos
+        demo = demos.DEMOS[name]
+        return demos.scenario_dict(demo, demo.variants[0])
+    if kind == "builtin":
+        from kvviz.views.scenarios import SCENARIOS
+        return SCENARIOS[name]
+    raise BadInput(f"unknown scenario source {source!r}")
+
+
+@lru_cache(maxsize=16)
+def sim_run(source: str, fault: str | None = None):
+    """(config, step records) of the scenario replayed with ``fault`` injected from step 0."""
+    sc = parse_scenario(sim_scenario(source))
+    records = Engine(sc, faults={fault} if fault else set()).run(MAX_SIM_STEPS)
+    if not records:
+        raise BadInput("the scenario has no step (no request ever arrives)")
+    return sc.config, records
+
+
+def sim_groups(source: str) -> dict[int, str]:
+    """index -> name of the scenario's KV-cache groups (a dump shows one). A state group's dump says
+    ``group_kind: "state"`` (one state block per request, no pages), which the checker knows."""
+    config, _ = sim_run(source)
+    return {i: f"{i}: {g.name or g.kind}" for i, g in enumerate(config.groups)}
+
+
+def sim_dump(source: str, fault: str | None, step: int, group: int = 0) -> Dump:
+    config, records = sim_run(source, fault)
+    rec = records[max(0, min(int(step), len(records) - 1))]
+    return dump_from_step(rec, config, group=group)
+
+
+FAULT_CHOICES = (None, *FAULTS)
+
+
+# --- profiles -------------------------------------------------------------------------------------
+
+AUTO_PROFILE = "auto"
+PROFILE_CHOICES = (AUTO_PROFILE, *PROFILES)
+
+
+def check_profile(d: Dump, choice: str | None = AUTO_PROFILE) -> Profile:
+    """The profile ``d`` is checked under: ``choice`` unless it is "auto" (or None), then the dump's
+    own ``profile`` key, else current."""
+    return resolve_profile(d, None if choice in (None, AUTO_PROFILE) else choice)[0]
+
+
+def check_dump(d: Dump, choice: str | None = AUTO_PROFILE) -> list[Finding]:
+    """The checker's findings for ``d`` under the chosen profile."""
+    return run_checks(d, profile=check_profile(d, choice))
+
+
+def applicable(d: Dump, choice: str | None = AUTO_PROFILE) -> list[str]:
+    return applicable_checks(d, check_profile(d, choice))
+
+
+def profile_label(choice: str, lang: str = DEFAULT_LANG) -> str:
+    if choice == AUTO_PROFILE:
+        return t("dumps", "profile.auto", lang)
+    return choice
+
+
+# --- tables -------------------------------------------------------------------------------------
+
+def shown_size(dumps: list[Dump], table: str) -> tuple[int, int]:
+    """(rows, columns) of ``table`` to show for every dump alike: the first MAX_SHOWN_ROWS rows, and
+    the columns up to the last one that holds a non-zero entry in any dump (plus one; all-zero
+    columns on the right carry nothing), at most MAX_SHOWN_COLS."""
+    arrays = [getattr(d, table) for d in dumps if getattr(d, table) is not None]
+    if not arrays:
+        return 0, 0
+    rows = min(MAX_SHOWN_ROWS, max(a.shape[0] for a in arrays))
+    width = max(a.shape[1] for a in arrays)
+    last = -1
+    for d, a in ((d, getattr(d, table)) for d in dumps if getattr(d, table) is not None):
+        nz = np.flatnonzero(a[:rows].any(axis=0))
+        last = max(last, int(nz[-1]) if nz.size else -1, int(d.num_blocks_per_row[:rows].max(initial=0)) - 1)
+    return rows, max(1, min(width, MAX_SHOWN_COLS, max(last + 2, 4)))
+
+
+def hidden_columns_are_zero(dumps: list[Dump], table: str, cols: int) -> bool:
+    return all(not getattr(d, table)[:, cols:].any() for d in dumps if getattr(d, table) is not None)
+
+
+def table_frame(d: Dump, table: str, first_row: int | None = None,
+                size: tuple[int, int] = (MAX_SHOWN_ROWS, MAX_SHOWN_COLS)) -> pd.DataFrame | None:
+    """The shown part of a table; the index names each row (live / padded / first wrong); column
+    "n" is num_blocks_per_row."""
+    a = getattr(d, table)
+    if a is None:
+        return None
+    a = a[: size[0], : size[1]]
+    frame = pd.DataFrame(a, columns=[str(c) for c in range(a.shape[1])])
+    frame.insert(0, "n", d.num_blocks_per_row[: a.shape[0]].astype(np.int64))
+    frame.index = [row_label(d, r, first_row) for r in range(a.shape[0])]
+    return frame
+
+
+def row_label(d: Dump, r: int, first_row: int | None = None) -> str:
+    if r == first_row:
+        return f"{r} ⚠"
+    if r >= d.padded_reqs:
+        return f"{r} ·"
+    return f"{r} pad" if r >= d.num_reqs else str(r)
+
+
+def stale_rows(d: Dump) -> list[int]:
+    """Live rows whose device mirror differs from the CPU table (anywhere in the row)."""
+    if d.block_table_device is None:
+        return []
+    n = min(d.num_reqs, d.block_table_device.shape[0])
+    return np.flatnonzero((d.block_table[:n] != d.block_table_device[:n]).any(axis=1)).tolist()
+
+
+def cell_marks(d: Dump, table: str, other: Dump | None = None,
+               size: tuple[int, int] = (MAX_SHOWN_ROWS, MAX_SHOWN_COLS)) -> np.ndarray | None:
+    """0 plain, 1 differs from the other dump, 2 stale (device vs CPU in a live row; wins over 1),
+    3 padded row, 4 unused row (beyond the padded rows)."""
+    a = getattr(d, table)
+    if a is None:
+        return None
+    a = a[: size[0], : size[1]]
+    marks = np.zeros(a.shape, dtype=np.int8)
+    marks[d.padded_reqs:] = 4
+    marks[d.num_reqs:d.padded_reqs] = 3
+    b = getattr(other, table, None) if other is not None else None
+    if b is not None:
+        r, w = min(a.shape[0], b.shape[0]), min(a.shape[1], b.shape[1])
+        differ = np.zeros(a.shape, dtype=bool)
+        differ[:r, :w] = a[:r, :w] != b[:r, :w]
+        differ[r:, :] = True     # rows or columns the other dump lacks
+        differ[:, w:] = True
+        marks[differ] = 1
+    dev = d.block_table_device
+    if dev is not None:
+        n = min(d.num_reqs, dev.shape[0], a.shape[0])
+        w = a.shape[1]
+        marks[:n][d.block_table[:n, :w] != dev[:n, :w]] = 2
+    return marks
+
+
+MARK_STYLE = {1: "background-color: #ffd54f; color: #000", 2: "background-color: #ef9a9a; color: #000",
+              3: "color: #9e9e9e", 4: "color: #c8c8c8"}
+
+
+def styled(frame: pd.DataFrame, marks: np.ndarray):
+    """Colour the table's cells by ``marks`` (the leading "n" column stays plain)."""
+    extra = frame.shape[1] - marks.shape[1]
+
+    def style(_):
+        return pd.DataFrame([[""] * extra + [MARK_STYLE.get(int(m), "") for m in row] for row in marks],
+                            index=frame.index, columns=frame.columns)
+    return frame.style.apply(style, axis=None)
+
+
+# --- findings ---------------------------------------------------------------------------------
+
+def first_finding(findings: list[Finding]) -> Finding | None:
+    """The finding of the first wrong row (the checker sorts by row), else the first one."""
+    r = first_wrong_row(findings)
+    if r is None:
+        return findings[0] if findings else None
+    return next(f for f in findings if f.row == r)
+
+
+def check_title(check: str, lang: str = DEFAULT_LANG) -> str:
+    return t("dumps", f"check.{check}", lang)
+
+
+def concept_name(concept: str, lang: str = DEFAULT_LANG) -> str:
+    return t("dumps", f"concept.{concept}", lang)
+
+
+def findings_frame(findings: list[Finding], lang: str = DEFAULT_LANG) -> pd.DataFrame:
+    """The findings for the page, titles, concepts and messages in ``lang`` (the downloads stay English)."""
+    return pd.DataFrame([{"check": f.check, "title": check_title(f.check, lang), "row": f.row, "index": f.index,
+                          "concept": concept_name(CHECKS[f.check].concept, lang), "message": f.text(lang)}
+                         for f in findings],
+                        columns=["check", "title", "row", "index", "concept", "message"]
+                        ).astype({"row": "Int64", "index": "Int64"})
+
+
+def findings_csv_frame(findings: list[Finding]) -> pd.DataFrame:
+    """The findings as `kvviz check` reports them, one per line, plus the concept key."""
+    return pd.DataFrame([{**f.to_json(), "concept": CHECKS[f.check].concept} for f in findings],
+                        columns=["check", "row", "index", "message", "concept"]
+                        ).astype({"row": "Int64", "index": "Int64"})
+
+
+def findings_json(findings: list[Finding], profile: Profile | str | None = None) -> dict:
+    """The same shape as ``kvviz check --json`` (with ``profile`` when given)."""
+    return findings_to_json(findings, profile)
+
+
+def concepts_of(findings: list[Finding], lang: str = DEFAULT_LANG) -> dict[str, dict]:
+    """concept key -> {name, text, checks: [(id, title, explanation)]} for the concepts the findings
+    break, in order of first appearance."""
+    out: dict[str, dict] = {}
+    for f in findings:
+        key = CHECKS[f.check].concept
+        c = out.setdefault(key, {"name": concept_name(key, lang), "text": t("dumps", f"concept_text.{key}", lang),
+                                 "checks": []})
+        if f.check not in [x[0] for x in c["checks"]]:
+            c["checks"].append((f.check, check_title(f.check, lang), t("dumps", f"explain.{f.check}", lang)))
+    return out
+
+
+def diff_json(res: DiffResult) -> dict:
+    return res.to_json()
+
+
+def diff_frame(res: DiffResult) -> pd.DataFrame:
+    def cell(v):
+        return None if v is None else json.dumps(v, default=str)
+    return pd.DataFrame([{"table": x.table, "row": x.row, "col": x.col, "a": cell(x.a), "b": cell(x.b)}
+                         for x in res.differences], columns=["table", "row", "col", "a", "b"])

@@ -1,0 +1,464 @@
+"""Plotly figure builders for the app (no streamlit here).
+
+Every figure uses big fonts (it is projected in a classroom) and a hover text that
+says exactly what a cell is. A selected token is drawn in every view with the same
+highlight (a thick black outline), so one pick lights up the same thing everywhere.
+"""
+from __future__ import annotations
+
+import numpy as np
+import plotly.colors as pc
+import plotly.graph_objects as go
+
+from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID
+from kvviz.texts.i18n import t
+
+FONT = 16
+HILITE = dict(color="black", width=4)
+NULL_GRAY = "#e6e6e6"
+PALETTE = pc.qualitative.Plotly + pc.qualitative.D3
+MAX_TEXT_CELLS = 1600       # write numbers into cells only up to this many
+MAX_CUSTOM_CELLS = 60000    # per-cell hover data only up to this many (else a formula)
+POOL_STATES = [("null", "#999"), ("in_use", "#1f77b4"), ("shared", "#d62728"),  # ref-count bar colours
+               ("free_cached", "#ff7f0e"), ("free", "#c7c7c7")]
+
+
+def _tr(lang):
+    return lambda key, **fmt: t("figures", key, lang, **fmt)
+
+
+def base_layout(fig: go.Figure, title: str, height: int | None = None) -> go.Figure:
+    fig.update_layout(title=dict(text=title, font=dict(size=FONT + 4)), font=dict(size=FONT),
+                      margin=dict(l=70, r=20, t=60 if title else 24, b=60), hoverlabel=dict(font_size=FONT),
+                      plot_bgcolor="white")
+    if height:
+        fig.update_layout(height=height)
+    return fig
+
+
+def row_colorscale(num_rows: int):
+    """Discrete colours per request row (the same in every figure)."""
+    n = max(num_rows, 1)
+    if n > len(PALETTE):
+        return "Turbo"
+    scale = []
+    for i in range(n):
+        scale += [[i / n, PALETTE[i]], [(i + 1) / n, PALETTE[i]]]
+    scale[-1][0] = 1.0
+    return scale
+
+
+def block_colorscale(num_blocks: int):
+    """Null block (0) gray, every real block a colour."""
+    n = max(num_blocks - 1, 1)
+    cut = 0.5 / n
+    turbo = pc.sample_colorscale("Turbo", [0.08 + 0.84 * i / 10 for i in range(11)])
+    stops = [[0, NULL_GRAY], [cut, NULL_GRAY]] + [[cut + (1 - cut) * i / 10, c] for i, c in enumerate(turbo)]
+    stops[-1][0] = 1.0  # plotly insists on an exact 1
+    return stops
+
+
+def _cell_box(fig, x, y, row=None, col=None):
+    fig.add_shape(type="rect", x0=x - 0.5, x1=x + 0.5, y0=y - 0.5, y1=y + 0.5, line=HILITE,
+                  row=row, col=col)
+
+
+# --- batch page ------------------------------------------------------------------------------------
+
+def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, kbs: int, bpk: int,
+                         counts=None, selected: tuple[int, int] | None = None, title: str = "",
+                        stale_rows=(), lang: str = "en", max_cols: int | None = None,
+                        showscale: bool = True, row_window: tuple[int, int] | None = None) -> go.Figure:
+    """block_table[row, column] as a heatmap: value = physical (kernel) block id. ``row_window``
+    (r0, r1) draws only rows r0..r1-1 (a huge table), labelled with their real row numbers."""
+    tr = _tr(lang)
+    rows, width = bt.shape
+    r0, r1 = (0, rows) if row_window is None else (max(0, row_window[0]), min(rows, row_window[1]))
+    shown = width if max_cols is None else max(1, min(width, max_cols))
+    z = bt[r0:r1, :shown]
+    cells = z.size
+    logical = np.broadcast_to(np.arange(shown) // bpk, z.shape)
+    hover_head = tr("hover_table")
+    if cells <= MAX_CUSTOM_CELLS:
+        custom = np.stack([logical, z.astype(np.int64) * kbs, z.astype(np.int64) * kbs + kbs - 1], axis=-1)
+        hover = hover_head + tr("hover_table_slots")
+    else:
+        custom = logical[..., None]
+        hover = hover_head + tr("hover_table_formula", k=kbs, km=kbs - 1)
+    fig = go.Figure(go.Heatmap(
+        z=z, y=np.arange(r0, r1), customdata=custom, colorscale=block_colorscale(num_blocks), zmin=0,
+        zmax=max(num_blocks - 1, 1),
+        xgap=1 if cells <= 20000 else 0, ygap=1 if cells <= 20000 else 0,
+        texttemplate="%{z}" if cells <= MAX_TEXT_CELLS else None, textfont=dict(size=FONT - 2),
+        hovertemplate=hover + "<extra></extra>", showscale=showscale,
+        colorbar=dict(title=dict(text=tr("physical_block"), side="right"), thickness=14)))
+    if counts is not None:  # entries past a row's count are leftovers or null: outline the valid prefix
+        for r in range(r0, min(num_reqs, r1)):
+            n = int(counts[r])
+            if 0 < n <= shown and cells <= 20000:
+                fig.add_shape(type="rect", x0=-0.5, x1=n - 0.5, y0=r - 0.5, y1=r + 0.5,
+                              line=dict(color="#333", width=1, dash="dot"))
+    for r in stale_rows:
+        if r0 <= r < r1:
+            fig.add_shape(type="rect", x0=-0.5, x1=shown - 0.5, y0=r - 0.5, y1=r + 0.5,
+                          line=dict(color="crimson", width=3))
+    if num_reqs < r1:  # CUDA-graph padded rows
+        fig.add_hrect(y0=max(num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="gray", opacity=0.15, line_width=0)
+        # the label sits inside the padded band, at its lowest row (the y axis is reversed)
+        fig.add_annotation(x=shown - 0.5, y=r1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
+                           text=tr("padded_rows"), font=dict(size=FONT - 2, color="#333"),
+                           bgcolor="rgba(255,255,255,0.75)")
+    if selected is not None and selected[1] < shown and r0 <= selected[0] < r1:
+        _cell_box(fig, selected[1], selected[0])
+    n_rows = r1 - r0
+    fig.update_yaxes(autorange="reversed", title=tr("row"), dtick=1 if n_rows <= 32 else None)
+    fig.update_xaxes(title=tr("column"), dtick=1 if shown <= 40 else None)
+    h = int(min(900, max(320, 90 + 40 * n_rows)))
+    return base_layout(fig, title, h)
+
+
+def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, title: str = "",
+                        lang: str = "en") -> go.Figure:
+    """slot_mapping[token]: one marker per token of the step, coloured by its request row."""
+    tr = _tr(lang)
+    tok = tokens["token"].to_numpy()
+    slot = tokens["slot"].to_numpy()
+    row = tokens["row"].to_numpy()
+    real = row >= 0
+    custom = np.stack([row, tokens["position"].to_numpy(), tokens["logical_block"].to_numpy(),
+                       tokens["column"].to_numpy(), tokens["physical_block"].to_numpy(),
+                       tokens["offset"].to_numpy()], axis=-1)
+    fig = go.Figure()
+    local = real & (slot != PAD_SLOT_ID)
+    fig.add_trace(go.Scatter(
+        x=tok[local], y=slot[local], mode="markers", customdata=custom[local], name=tr("written"),
+        marker=dict(size=12 if len(tok) <= 256 else 6, color=row[local], colorscale=row_colorscale(num_reqs),
+                    cmin=-0.5, cmax=max(num_reqs, 1) - 0.5, line=dict(width=1, color="#222")),
+        hovertemplate=tr("hover_token") + "<extra></extra>"))
+    pad = ~local
+    if pad.any():
+        fig.add_trace(go.Scatter(
+            x=tok[pad], y=slot[pad], mode="markers", name=tr("pad_slot"), customdata=custom[pad],
+            marker=dict(size=11 if len(tok) <= 256 else 6, symbol="x", color="gray"),
+            hovertemplate=tr("hover_pad") + "<extra></extra>"))
+    if selected is not None and 0 <= selected < len(tok):
+        fig.add_trace(go.Scatter(x=[tok[selected]], y=[slot[selected]], mode="markers", name=tr("selected"),
+                                 marker=dict(size=26, symbol="circle-open", color="black", line=dict(width=4)),
+                                 hoverinfo="skip"))
+        fig.add_vline(x=tok[selected], line=dict(color="black", width=1, dash="dot"))
+    fig.update_xaxes(title=tr("token_index"))
+    fig.update_yaxes(title=tr("slot"), zeroline=True, zerolinecolor="#bbb", gridcolor="#eee")
+    fig.update_layout(legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
+                      clickmode="event+select", dragmode="select")
+    return base_layout(fig, title, 360)
+
+
+def slot_buffer_figure(owners: dict, *, kbs: int, num_reqs: int, selected_slot: int | None = None,
+                       title: str = "", lang: str = "en") -> go.Figure:
+    """The flat KV slot buffer, one line per physical (kernel) block: who holds each slot."""
+    tr = _tr(lang)
+    row, pos, new, share = owners["row"], owners["pos"], owners["new"], owners["share"]
+    b0 = owners["first_block"]
+    nb = row.shape[0]
+    blocks = np.arange(b0, b0 + nb)
+    z = np.where(row >= 0, row, np.nan).astype(float)
+    slots = blocks[:, None] * kbs + np.arange(kbs)[None, :]
+    names = np.array([tr("free"), tr("context"), tr("written_now")], dtype=object)
+    state = names[np.where(row < 0, 0, np.where(new, 2, 1))]
+    custom = np.stack([slots, np.broadcast_to(blocks[:, None], row.shape), row, pos, state, share],
+                      axis=-1).astype(object)
+    cells = z.size
+    text = np.where(row >= 0, pos.astype(str), "") if cells <= MAX_TEXT_CELLS else None
+    fig = go.Figure(go.Heatmap(  # free slots: a gray floor under the owned ones
+        z=np.zeros(row.shape), x=np.arange(kbs), y=blocks, colorscale=[[0, NULL_GRAY], [1, NULL_GRAY]],
+        showscale=False, xgap=1, ygap=1, customdata=custom,
+        hovertemplate=tr("hover_buffer") + "<extra></extra>"))
+    fig.add_trace(go.Heatmap(
+        z=z, x=np.arange(kbs), y=blocks, customdata=custom, text=text,
+        texttemplate="%{text}" if text is not None else None, textfont=dict(size=FONT - 3),
+        colorscale=row_colorscale(num_reqs), zmin=-0.5, zmax=max(num_reqs, 1) - 0.5, showscale=False,
+        xgap=1, ygap=1, hoverongaps=False, hovertemplate=tr("hover_buffer") + "<extra></extra>"))
+    # slots written this step: a dot in the corner
+    wy, wx = np.nonzero(new)
+    if len(wy):
+        fig.add_trace(go.Scatter(x=wx + 0.3, y=blocks[wy] - 0.3, mode="markers", name=tr("written_now"),
+                                 marker=dict(size=7, color="black", symbol="circle"), hoverinfo="skip"))
+    if selected_slot is not None and selected_slot >= 0:
+        b, o = divmod(selected_slot, kbs)
+        if b0 <= b < b0 + nb:
+            _cell_box(fig, o, b)
+    fig.update_yaxes(autorange="reversed", title=tr("physical_block"), dtick=1 if nb <= 40 else None)
+    fig.update_xaxes(title=tr("offset_in_block"), dtick=1 if kbs <= 32 else None)
+    fig.update_layout(showlegend=bool(len(wy)), legend=dict(orientation="h", y=1.02, x=1, xanchor="right",
+                                                            yanchor="bottom"))
+    return base_layout(fig, title, int(min(1000, max(300, 80 + 26 * nb))))
+
+
+# --- step-through and prefixes ---------------------------------------------------------------------
+
+def ref_count_figure(ref_counts, free_queue, cached: dict, *, title: str = "", lang: str = "en",
+                     highlight=()) -> go.Figure:
+    """Ref count of every block, coloured by state (with a legend), and every block that holds a
+    prefix-cache hash marked so it shows without hovering (a projector has no mouse): a black
+    outline round its bar and a star above it."""
+    tr = _tr(lang)
+    n = len(ref_counts)
+    ids = np.arange(n)
+    ref = np.asarray(ref_counts)
+    qpos = {b: i for i, b in enumerate(free_queue)}
+
+    def state(b):
+        if b == NULL_BLOCK_ID:
+            return "null"
+        if ref[b] > 1:
+            return "shared"
+        if ref[b] == 1:
+            return "in_use"
+        return "free_cached" if b in cached else "free"
+
+    states = [state(b) for b in ids]
+    custom = np.array([[tr(states[b]), qpos.get(b, -1), cached.get(b, "-")] for b in ids], dtype=object)
+    height = np.maximum(ref, 0.08)
+    hashed = np.array([b != NULL_BLOCK_ID and b in cached for b in ids], dtype=bool)
+    fig = go.Figure()
+    for st, colour in POOL_STATES:
+        m = np.array([s == st for s in states], dtype=bool)
+        if not m.any():
+            continue
+        fig.add_trace(go.Bar(x=ids[m], y=height[m], marker_color=colour, name=tr(st), customdata=custom[m],
+                             hovertemplate=tr("hover_ref") + "<extra></extra>"))
+    if hashed.any():  # a black outline round every hashed block's bar (drawn over it, no fill)
+        fig.add_trace(go.Bar(x=ids[hashed], y=height[hashed], marker=dict(color="rgba(0,0,0,0)",
+                             line=dict(color="black", width=2.5)), showlegend=False, hoverinfo="skip"))
+    fig.add_trace(go.Scatter(  # the hash mark, with its legend entry
+        x=ids[hashed], y=height[hashed] + 0.22, mode="markers", name=tr("hashed"),
+        marker=dict(symbol="star", size=15, color="black"), customdata=custom[hashed],
+        hovertemplate=tr("hover_ref") + "<extra></extra>", showlegend=True))
+    for b in highlight:
+        if 0 <= b < n:
+            fig.add_vrect(x0=b - 0.5, x1=b + 0.5, line=HILITE, fillcolor="rgba(0,0,0,0)")
+    fig.update_xaxes(title=tr("physical_block"), dtick=1 if n <= 48 else None, range=[-0.6, n - 0.4])
+    # a fixed floor for the axis: with every count 0 the stubs must stay stubs, not fill the plot;
+    # room on top for the stars
+    top = max(1, int(ref.max()) if n else 1) + 0.5
+    fig.update_yaxes(title=tr("ref_count"), dtick=1, range=[0, top])
+    fig.update_layout(barmode="overlay", bargap=0.15,
+                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top",
+                                  font=dict(size=FONT - 2)))
+    base_layout(fig, title, 380)
+    fig.update_layout(margin=dict(b=120))
+    return fig
+
+
+def free_queue_figure(free_queue, cached: dict, *, title: str = "", lang: str = "en") -> go.Figure:
+    """The free queue front (left, allocated next) to back (right, evicted last)."""
+    tr = _tr(lang)
+    q = list(free_queue)
+    z = [[1 if b in cached else 0 for b in q]] if q else [[]]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(len(q))), text=[[str(b) for b in q]], texttemplate="%{text}",
+        textfont=dict(size=FONT - 1), colorscale=[[0, "#c7c7c7"], [0.5, "#c7c7c7"], [0.5, "#ff7f0e"],
+                                                  [1, "#ff7f0e"]],
+        zmin=0, zmax=1, showscale=False, xgap=2,
+        customdata=[[cached.get(b, "-") for b in q]],
+        hovertemplate=tr("hover_queue") + "<extra></extra>"))
+    fig.update_yaxes(visible=False)
+    fig.update_xaxes(title=tr("queue_axis"), dtick=1 if len(q) <= 48 else None)
+    return base_layout(fig, title, 190)
+
+
+# --- CSR -------------------------------------------------------------------------------------------
+
+def csr_figure(indptr, indices, last_page_len, *, page_size: int, title: str = "",
+               lang: str = "en", selected_req: int | None = None, max_cells: int = 4096,
+               text_cells: int = 64, window_title: str | None = None) -> go.Figure:
+    """indptr / indices / last_page_len as three strips; each request's pages in its colour.
+
+    Big batches stay light: a strip longer than ``max_cells`` shows a window of it around the
+    selected request (``window_title``, formatted with lo, hi and n, names the window of
+    ``indices``; the subplot titles always say which slice is drawn), and numbers are written into
+    the cells only when a strip has at most ``text_cells`` of them (hover always gives them)."""
+    tr = _tr(lang)
+    from plotly.subplots import make_subplots
+
+    indptr = np.asarray(indptr)
+    indices = np.asarray(indices)
+    lpl = np.asarray(last_page_len)
+    n = len(lpl)
+    sel = selected_req if selected_req is not None and 0 <= selected_req < n else None
+    a, b = (int(indptr[sel]), int(indptr[sel + 1])) if sel is not None else (0, 0)
+
+    def window(total, lo, hi):
+        """[start, stop) of at most max_cells entries holding [lo, hi) (its start if too long), centred."""
+        if total <= max_cells:
+            return 0, total
+        if hi - lo >= max_cells:
+            return lo, lo + max_cells
+        start = min(max(0, lo - (max_cells - (hi - lo)) // 2), total - max_cells)
+        return start, start + max_cells
+
+    def label(name, lo, hi, total):
+        return name if (lo, hi) == (0, total) else f"{name}[{lo}:{hi}] / {total}"
+
+    p0, p1 = window(n + 1, sel if sel is not None else 0, (sel + 2) if sel is not None else 1)
+    r0, r1 = window(n, sel if sel is not None else 0, (sel + 1) if sel is not None else 1)
+    i0, i1 = window(len(indices), a, b)
+    owner = np.searchsorted(indptr, np.arange(i0, i1), side="right") - 1 if i1 > i0 else np.zeros(0, int)
+    fig = make_subplots(rows=3, cols=1, vertical_spacing=0.24,
+                        subplot_titles=(label("paged_kv_indptr", p0, p1, n + 1),
+                                        label("paged_kv_indices", i0, i1, len(indices)),
+                                        label("paged_kv_last_page_len", r0, r1, n)))
+    cs = row_colorscale(n)
+
+    def cell_text(values):
+        return dict(text=[values.astype(str)], texttemplate="%{text}" if len(values) <= text_cells else None)
+
+    fig.add_trace(go.Heatmap(z=[np.arange(p0, p1)], x=np.arange(p0, p1), **cell_text(indptr[p0:p1]),
+                             colorscale=[[0, "#f2f2f2"], [1, "#f2f2f2"]], showscale=False, xgap=2,
+                             hovertemplate=tr("hover_indptr") + "<extra></extra>"), row=1, col=1)
+    if i1 > i0:
+        fig.add_trace(go.Heatmap(z=[owner], x=np.arange(i0, i1), **cell_text(indices[i0:i1]),
+                                 customdata=[owner], colorscale=cs, zmin=-0.5, zmax=max(n, 1) - 0.5,
+                                 showscale=False, xgap=2 if i1 - i0 <= 512 else 0,
+                                 hovertemplate=tr("hover_indices") + "<extra></extra>"), row=2, col=1)
+    fig.add_trace(go.Heatmap(z=[np.arange(r0, r1)], x=np.arange(r0, r1), **cell_text(lpl[r0:r1]),
+                             colorscale=cs, zmin=-0.5, zmax=max(n, 1) - 0.5, showscale=False, xgap=2,
+                             customdata=[np.where(lpl[r0:r1] == page_size, 1, np.where(lpl[r0:r1] == 0, 2, 0))],
+                             hovertemplate=tr("hover_lpl", p=page_size) + "<extra></extra>"), row=3, col=1)
+    if sel is not None:  # one outline per strip, however many pages the request holds
+        fig.add_shape(type="rect", x0=sel - 0.5, x1=sel + 1.5, y0=-0.5, y1=0.5, line=HILITE, row=1, col=1)
+        if b > a:
+            fig.add_shape(type="rect", x0=max(a, i0) - 0.5, x1=min(b, i1) - 0.5, y0=-0.5, y1=0.5, line=HILITE,
+                          row=2, col=1)
+        fig.add_shape(type="rect", x0=sel - 0.5, x1=sel + 0.5, y0=-0.5, y1=0.5, line=HILITE, row=3, col=1)
+    fig.update_yaxes(visible=False)
+    fig.update_xaxes(dtick=1 if max(i1 - i0, p1 - p0) <= 48 else None)
+    fig.update_annotations(font_size=FONT, yshift=6)
+    if window_title and (i0, i1) != (0, len(indices)):
+        title = window_title.format(lo=i0, hi=i1, n=len(indices))
+    return base_layout(fig, title, 470)
+
+
+# --- memory layout ---------------------------------------------------------------------------------
+
+def memory_order_figure(geom, *, picked_byte: int | None = None, title: str = "", lang: str = "en",
+                        per_line: int | None = None) -> go.Figure:
+    """Every element of a small cache in memory order (left to right, top to bottom),
+    coloured by slot (V slots in other colours than K), labelled K/V and head: the cache layout
+    family and NHD/HND decide what is contiguous."""
+    tr = _tr(lang)
+    total = geom.total_elements
+    per_line = per_line or geom.head_dim * geom.num_kv_heads
+    lines = -(-total // per_line)
+    e = np.arange(lines * per_line)
+    valid = e < total
+    # the geometry decodes (its cache layout family and NHD/HND decide the order)
+    plane, block, off, head, dim = geom.decode_elements(np.where(valid, e, 0))
+    slot = block * geom.block_size + off
+    z = np.where(valid, slot + plane * geom.num_slots, np.nan).reshape(lines, per_line)
+    kv = np.where(plane == 0, "K", "V")
+    label = np.where(valid, np.char.add(kv, head.astype(str)), "").reshape(lines, per_line)
+    custom = np.stack([e * geom.itemsize, kv, block, off, slot, head, dim], axis=-1).reshape(lines, per_line, 7)
+    fig = go.Figure(go.Heatmap(
+        z=z, text=label, texttemplate="%{text}" if total <= 1200 else None, textfont=dict(size=FONT - 5),
+        customdata=custom, colorscale="Turbo", showscale=False, xgap=1, ygap=1, hoverongaps=False,
+        hovertemplate=tr("hover_memory") + "<extra></extra>"))
+    if picked_byte is not None:
+        el = picked_byte // geom.itemsize
+        r, c = divmod(el, per_line)
+        _cell_box(fig, c, r)
+    fig.update_yaxes(autorange="reversed", title=tr("memory_line", n=per_line * geom.itemsize))
+    fig.update_xaxes(title=tr("element_in_line"))
+    return base_layout(fig, title, int(min(1100, max(260, 60 + 22 * lines))))
+
+
+# --- PCIe and benchmarks ---------------------------------------------------------------------------
+
+def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y: bool = True,
+                marker_x=None) -> go.Figure:
+    """One line per strategy/component column of ``df`` against ``x``."""
+    tr = _tr(lang)
+    fig = go.Figure()
+    for i, col in enumerate(c for c in df.columns if c != x):
+        fig.add_trace(go.Scatter(x=df[x], y=df[col], mode="lines+markers", name=col,
+                                 line=dict(width=3, color=PALETTE[i % len(PALETTE)]),
+                                 hovertemplate=f"{col}<br>{x_title} %{{x}}<br>%{{y:,.0f}} B<extra></extra>"))
+    if marker_x is not None:
+        fig.add_vline(x=marker_x, line=dict(color="black", width=2, dash="dot"))
+    xs = list(df[x])
+    if max(xs) / max(min(xs), 1) > 64:   # a log axis ticked at the swept values (every other one if many)
+        ticks = xs[::2] if len(xs) > 6 else xs
+        fig.update_xaxes(title=x_title, type="log", tickvals=ticks, ticktext=[f"{int(v):,}" for v in ticks])
+    else:
+        fig.update_xaxes(title=x_title)
+    # powers of ten only on a log y axis (plotly's default adds 2 and 5 between them)
+    fig.update_yaxes(title=tr("bytes_per_step"), gridcolor="#eee",
+                     **(dict(type="log", dtick=1, tickformat="~s") if log_y else {}))
+    fig.update_layout(legend=dict(orientation="h", y=-0.25))
+    return base_layout(fig, title, 420)
+
+
+def stacked_bytes(parts: dict, *, title: str, lang: str = "en") -> go.Figure:
+    """One horizontal bar per strategy, stacked by table."""
+    tr = _tr(lang)
+    fig = go.Figure()
+    strategies = list(parts)
+    comps = list(next(iter(parts.values())))
+    for i, comp in enumerate(comps):
+        fig.add_trace(go.Bar(y=strategies, x=[parts[s][comp] for s in strategies], name=comp, orientation="h",
+                             marker_color=PALETTE[i % len(PALETTE)],
+                             hovertemplate=f"{comp}<br>%{{y}}: %{{x:,}} B<extra></extra>"))
+    fig.update_layout(barmode="stack", legend=dict(orientation="h", y=-0.3))
+    fig.update_xaxes(title=tr("bytes_per_step"))
+    fig.update_yaxes(autorange="reversed")
+    return base_layout(fig, title, 120 + 60 * len(strategies))
+
+
+def bench_figure(df, *, x: str, y: str, color: str, title: str, x_title: str, y_title: str,
+                 log_x: bool = True, floor: float | None = None, floor_label: str = "",
+                 goal_x: float | None = None, goal_label: str = "") -> go.Figure:
+    """One line per ``color`` group; with ``floor``, a dashed line at the empty-launch floor and,
+    with ``goal_x``, a dotted one at goal_x × floor."""
+    fig = go.Figure()
+    order = list(dict.fromkeys(df[x]))   # the bench's own order (small to large), not alphabetical
+    for i, (name, g) in enumerate(df.groupby(color, sort=False)):
+        fig.add_trace(go.Scatter(x=g[x], y=g[y], mode="lines+markers", name=str(name),
+                                 line=dict(width=3, color=PALETTE[i % len(PALETTE)]),
+                                 hovertemplate=f"{name}<br>{x_title} %{{x}}<br>{y_title} %{{y:.4g}}<extra></extra>"))
+    if floor:
+        # lines and their labels placed by hand: on a log axis an hline's own annotation lands at 10**y
+        lines = [(floor, floor_label, "#555", "dash", "top")]
+        if goal_x:
+            lines.append((floor * goal_x, goal_label, "#2ca02c", "dot", "bottom"))
+        for y_val, text, col, dash, anchor in lines:
+            fig.add_hline(y=y_val, line=dict(color=col, dash=dash, width=2))
+            fig.add_annotation(x=1, xref="paper", y=float(np.log10(y_val)), yref="y", text=text, showarrow=False,
+                               xanchor="right", yanchor=anchor, font=dict(color=col, size=FONT - 2),
+                               bgcolor="rgba(255,255,255,0.8)")
+    if log_x:
+        fig.update_xaxes(title=x_title, type="log")
+    else:
+        fig.update_xaxes(title=x_title, type="category", categoryorder="array", categoryarray=order)
+    fig.update_yaxes(title=y_title, type="log", gridcolor="#eee")
+    fig.update_layout(legend=dict(orientation="h", y=-0.25))
+    return base_layout(fig, title, 440)
+
+
+def sharing_figure(blocks: np.ndarray, ref: np.ndarray, rows: list, *, title: str = "", lang: str = "en"
+                   ) -> go.Figure:
+    """Rows × logical blocks, coloured by the physical block's ref count, labelled with its id."""
+    tr = _tr(lang)
+    z = np.where(blocks >= 0, ref, np.nan).astype(float)
+    text = np.where(blocks >= 0, blocks.astype(str), "")
+    labels = [f"{i}: {rows[i]}" if i < len(rows) and rows[i] else f"{i}: —" for i in range(blocks.shape[0])]
+    top = max(3, int(np.nanmax(z)) if np.isfinite(z).any() else 3)
+    scale = [[0, "#9ecae1"], [1 / top, "#9ecae1"], [1 / top + 1e-6, "#fdae6b"], [2 / top, "#e6550d"],
+             [1, "#a63603"]]
+    fig = go.Figure(go.Heatmap(
+        z=z, text=text, texttemplate="%{text}", textfont=dict(size=FONT), y=labels, colorscale=scale,
+        zmin=0, zmax=top, xgap=2, ygap=2, hoverongaps=False,
+        colorbar=dict(title=dict(text=tr("ref_count"), side="right"), dtick=1, thickness=14),
+        hovertemplate=tr("hover_share") + "<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", title=tr("row"))
+    fig.update_xaxes(title=tr("logical_block"), dtick=1)
+    return base_layout(fig, title, int(max(240, 80 + 46 * blocks.shape[0])))

@@ -1,0 +1,195 @@
+"""Tables for the notations page: each notation's arrays around one token, with the cells
+that token is found through (no streamlit here; the page only styles them).
+
+``tables(name, form, i, pos, lang)`` -> [(array label, DataFrame, [(row label, column label)])].
+Long arrays are shown as a window around the token (``WINDOW`` entries each side). Labels and
+the lookup line are in ``lang``; array and field names (``block_table``, ``pos``...) stay as the
+engines spell them. Without ``lang``, the language the app's session chose (else English).
+"""
+from __future__ import annotations
+
+
+import numpy as np
+import pandas as pd
+
+from kvviz.notations import models as nt
+from kvviz.texts.i18n import DEFAULT_LANG, LANGS, t
+
+WINDOW = 4
+
+
+def _T(lang):
+    code = lang if lang in LANGS else DEFAULT_LANG
+    return lambda key, **f: t("notations", key, code, **f)
+
+
+def _window(n: int, center: int, half: int = WINDOW) -> range:
+    lo = max(0, min(center - half, n - 2 * half - 1))
+    return range(lo, min(n, lo + 2 * half + 1))
+
+
+def _strip(name: str, values, center: int | None, extra_rows=None):
+    """A 1-D array as a one-row frame (a window around ``center``)."""
+    values = np.asarray(values)
+    cols = _window(len(values), center if center is not None else 0)
+    data = {str(c): [int(values[c])] for c in cols}
+    rows = [name]
+    if extra_rows:
+        for label, arr in extra_rows:
+            for c in cols:
+                data[str(c)].append(int(np.asarray(arr)[c]))
+            rows.append(label)
+    df = pd.DataFrame(data, index=rows)
+    marks = [(name, str(center))] if center is not None and center in cols else []
+    return df, marks
+
+
+def _token_index(form, i, pos):
+    return nt._token_index(form, i, pos)
+
+
+def tables(name: str, form, i: int, pos: int, lang: str | None = None) -> list[tuple[str, pd.DataFrame, list]]:
+    fn = {"vllm": _vllm, "flashinfer": _flashinfer, "sglang": _sglang, "trtllm": _trtllm,
+          "llamacpp": _llamacpp, "deepinfer": _deepinfer}[name]
+    return fn(form, i, pos, _T(lang))
+
+
+def _rows_frame(arr2d, row_labels, cols, mark):
+    df = pd.DataFrame({str(c): [int(v) for v in arr2d[:, c]] for c in cols}, index=row_labels)
+    return df, [mark] if mark and mark[1] in df.columns else []
+
+
+def _vllm(f: nt.VllmForm, i, pos, T):
+    j = pos // f.block_size
+    used = int(max((np.count_nonzero(f.block_table[r]) for r in range(len(f.req_ids))), default=1))
+    cols = _window(max(used, j + 1), j)
+    bt, m1 = _rows_frame(f.block_table, [T("v.row", r=r, q=q) for r, q in enumerate(f.req_ids)], cols,
+                         (T("v.row", r=i, q=f.req_ids[i]), str(j)))
+    out = [(f"block_table  [{f.block_table.shape[0]} × {f.block_table.shape[1]}] int32", bt, m1)]
+    t = _token_index(f, i, pos)
+    if len(f.slot_mapping):
+        df, m = _strip("slot_mapping", f.slot_mapping, t, [(T("v.positions"), f.positions)])
+        out.append((f"slot_mapping  [{len(f.slot_mapping)}] int64", df, m))
+    lens = pd.DataFrame({"seq_lens": f.seq_lens.astype(int), "query_start_loc": f.query_start_loc[:-1].astype(int)},
+                        index=[T("v.row_n", r=r) for r in range(len(f.req_ids))]).T
+    out.append(("seq_lens, query_start_loc", lens, [("seq_lens", T("v.row_n", r=i))]))
+    return out
+
+
+def _flashinfer(f: nt.FlashInferForm, i, pos, T):
+    k = int(f.kv_indptr[i]) + pos // f.page_size
+    out = []
+    df, _ = _strip("kv_indptr", f.kv_indptr, i)
+    out.append((f"kv_indptr  [{len(f.kv_indptr)}] int32", df,
+                [("kv_indptr", str(i)), ("kv_indptr", str(i + 1))]))
+    df, m = _strip("kv_indices", f.kv_indices, k)
+    out.append((f"kv_indices  [{len(f.kv_indices)}] int32", df, m))
+    df, m = _strip("kv_last_page_len", f.kv_last_page_len, i)
+    last = pos // f.page_size == int(f.kv_indptr[i + 1]) - int(f.kv_indptr[i]) - 1
+    out.append((f"kv_last_page_len  [{len(f.kv_last_page_len)}] int32", df, m if last else []))
+    return out
+
+
+def _sglang(f: nt.SGLangForm, i, pos, T):
+    row = int(f.req_pool_indices[i])
+    cols = _window(f.req_to_token.shape[1], pos)
+    labels = [T("v.dummy")] + [f"{r} ({q})" for r, q in enumerate(f.req_ids, start=1)]
+    rtt, m = _rows_frame(f.req_to_token, labels, cols, (labels[row], str(pos)))
+    out = [(f"req_to_token  [{f.req_to_token.shape[0]} × {f.req_to_token.shape[1]}] int32", rtt, m)]
+    df, m2 = _strip("req_pool_indices", f.req_pool_indices, i)
+    out.append(("req_pool_indices", df, m2))
+    t = _token_index(f, i, pos)
+    if len(f.out_cache_loc):
+        df, m3 = _strip("out_cache_loc", f.out_cache_loc, t)
+        out.append((f"out_cache_loc  [{len(f.out_cache_loc)}] int64", df, m3))
+    return out
+
+
+def _trtllm(f: nt.TrtLlmForm, i, pos, T):
+    j = pos // f.tokens_per_block
+    o = f.kv_cache_block_offsets[0]
+    flat = o.reshape(-1, o.shape[-1])  # rows: (seq 0, K), (seq 0, V), (seq 1, K), ...
+    labels = [f"[0, {r}, {'K' if kv == 0 else 'V'}]" for r in range(o.shape[0]) for kv in (0, 1)]
+    cols = _window(o.shape[-1], j)
+    df = pd.DataFrame({str(c): [int(v) for v in flat[:, c]] for c in cols}, index=labels)
+    marks = [(f"[0, {i}, K]", str(j)), (f"[0, {i}, V]", str(j))]
+    shape = "×".join(map(str, f.kv_cache_block_offsets.shape))
+    return [(f"kv_cache_block_offsets  [{shape}] int32", df, marks)]
+
+
+def _llamacpp(f: nt.LlamaCppForm, i, pos, T):
+    cell = f.address(i, pos)
+    lo = max(0, min(cell - 3, len(f.cell_pos) - 8))
+    rows = range(lo, min(lo + 8, len(f.cell_pos)))
+    df = pd.DataFrame({"pos": [int(f.cell_pos[c]) for c in rows],
+                       "seq_id": [" ".join(map(str, sorted(f.cell_seqs[c]))) or "—" for c in rows]},
+                      index=[T("v.cell", c=c) for c in rows])
+    here = T("v.cell", c=cell)
+    out = [(T("v.cells", lo=lo, hi=rows[-1], n=len(f.cell_pos)), df, [(here, "pos"), (here, "seq_id")])]
+    t = _token_index(f, i, pos)
+    if len(f.ubatch_cells):
+        d2, m = _strip(T("v.ubatch_cell"), f.ubatch_cells, t, [("seq_id", f.ubatch_seq)])
+        out.append((f"ubatch  [{len(f.ubatch_cells)}]", d2, [(m[0][0], m[0][1])] if m else []))
+    return out
+
+
+def _deepinfer(f: nt.DeepInferForm, i, pos, T):
+    d, _ = f._find(i, pos)
+    owner = np.repeat(np.arange(len(f.req_ids)), np.diff(f.desc_indptr))
+    df = pd.DataFrame({T("v.request"): [f.req_ids[o] for o in owner],
+                       "start_page": f.desc_start.astype(int), "length": f.desc_len.astype(int),
+                       T("v.slots"): [f"{s * f.page_size}–{(s + n) * f.page_size - 1}"
+                                      for s, n in zip(f.desc_start, f.desc_len)]},
+                      index=[T("v.run", k=k) for k in range(len(f.desc_start))])
+    here = T("v.run", k=d)
+    out = [(T("v.runs", p=f.page_size), df, [(here, "start_page"), (here, "length")])]
+    dfp, _ = _strip("desc_indptr", f.desc_indptr, i)
+    out.append(("desc_indptr", dfp, [("desc_indptr", str(i)), ("desc_indptr", str(i + 1))]))
+    return out
+
+
+def lookup_text(name: str, form, i: int, pos: int, lang: str | None = None) -> str:
+    """The notation's own arithmetic for this token, ending in the slot."""
+    T = _T(lang)
+    c = form.coords(i, pos)
+    if name == "vllm":
+        j = pos // form.block_size
+        return (f"block_table[{i}, {pos} // {form.block_size} = {j}] = {c['block']};  "
+                f"{c['block']} × {form.block_size} + {c['offset']} = **{c['slot']}**")
+    if name == "flashinfer":
+        k = int(form.kv_indptr[i]) + pos // form.page_size
+        return (f"kv_indices[kv_indptr[{i}] + {pos} // {form.page_size} = {k}] = {c['page']};  "
+                f"{c['page']} × {form.page_size} + {c['entry']} = **{c['slot']}**")
+    if name == "sglang":
+        return f"req_to_token[req_pool_indices[{i}] = {c['pool_row']}, {pos}] = **{c['slot']}**"
+    if name == "trtllm":
+        return T("v.lookup_trtllm", i=i, j=pos // form.tokens_per_block, k=c["k_index"], v=c["v_index"],
+                 l2=2 * form.num_layers, b=c["block"], tpb=form.tokens_per_block, off=c["offset"],
+                 slot=c["slot"])
+    if name == "llamacpp":
+        return T("v.lookup_llamacpp", pos=pos, i=i, ids=", ".join(map(str, c["seq_ids"])), cell=c["cell"])
+    if name == "deepinfer":
+        d, _ = form._find(i, pos)
+        return T("v.lookup_deepinfer", d=d, s=c["start_page"], n=c["length"], rp=c["run_page"],
+                 pg=c["page"], ps=form.page_size, off=c["offset"], slot=c["slot"])
+    raise KeyError(name)
+
+
+def round_trip_report(c: nt.CanonicalBatch, page_size: int, lang: str | None = None) -> pd.DataFrame:
+    """From each notation back to the canonical batch and into every other: tokens whose
+    address differs (expected: none). Rows: from; columns: to (both axis names in ``lang``)."""
+    forms = nt.all_forms(c, page_size)
+    good = {k: f for k, f in forms.items() if not isinstance(f, Exception)}
+    rows = []
+    for src, f in good.items():
+        back = nt.to_canonical(f)
+        for dst in good:
+            g = nt.convert(back, dst, page_size)
+            bad = sum(1 for i, r in enumerate(c.requests) for p in range(r.seq_len)
+                      if g.address(i, p) != r.slots[p])
+            rows.append({"from": nt.NOTATIONS[src][0], "to": nt.NOTATIONS[dst][0], "mismatches": bad})
+    df = pd.DataFrame(rows)
+    out = df.pivot(index="from", columns="to", values="mismatches")
+    T = _T(lang)
+    out.index.name, out.columns.name = T("v.from"), T("v.to")
+    return out

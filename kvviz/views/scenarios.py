@@ -1,0 +1,214 @@
+"""Built-in scenarios for the step-through and shared-prefix pages, and their tables.
+
+A scenario is replayed once by the real ``Engine``; every ``StepRecord`` is kept, so
+the pages move forward and back by index without re-running anything.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+import pandas as pd
+
+from kvviz.core.engine import Engine, StepRecord
+from kvviz.core.pool import block_hashes_for
+from kvviz.views.report import describe_event
+from kvviz.core.scenario import Scenario, parse_scenario
+
+SCENARIOS = {
+    "lifecycle": {
+        "name": "lifecycle",
+        "description": "Arrivals, prefill, decode, a finish that leaves a hole (condense moves a row), "
+                       "a preemption when the pool runs dry, and a fork.",
+        "config": {"num_blocks": 14, "block_size": 4, "max_num_reqs": 4, "max_num_batched_tokens": 32,
+                   "max_model_len": 64, "enable_prefix_caching": True, "cudagraph_capture_sizes": [1, 2, 4, 8]},
+        "requests": [{"id": "A", "arrival": 0, "prompt_len": 6, "max_tokens": 3},
+                     {"id": "B", "arrival": 0, "prompt_len": 9, "max_tokens": 8},
+                     {"id": "C", "arrival": 1, "prompt_len": 5, "max_tokens": 7},
+                     {"id": "D", "arrival": 4, "prompt_len": 14, "max_tokens": 3}],
+        "actions": [{"step": 5, "kind": "fork", "req": "C", "n": 1},
+                    {"step": 6, "kind": "preempt", "req": "B"}],
+    },
+    "prefixes": {
+        "name": "prefixes",
+        "description": "Three requests with one system prompt. A and B share its full blocks; B forks (copy-on-write "
+                       "of the partial last block). B and its fork finish: the prompt's blocks stay cached in the "
+                       "free queue, freed last so evicted last. D, a long unrelated prompt, runs the pool dry and "
+                       "evicts a cached block; then C arrives and hits the system prompt's blocks that the finished "
+                       "requests left free but cached (and evicts one more to allocate its own).",
+        "config": {"num_blocks": 13, "block_size": 4, "max_num_reqs": 6, "max_num_batched_tokens": 64,
+                   "max_model_len": 64, "enable_prefix_caching": True},
+        "requests": [{"id": "A", "arrival": 0, "prompt_len": 10, "prefix_group": "sys", "prefix_len": 8,
+                      "max_tokens": 2},
+                     {"id": "B", "arrival": 1, "prompt_len": 11, "prefix_group": "sys", "prefix_len": 8,
+                      "max_tokens": 3},
+                     {"id": "D", "arrival": 4, "prompt_len": 34, "max_tokens": 2},
+                     {"id": "C", "arrival": 5, "prompt_len": 9, "prefix_group": "sys", "prefix_len": 8,
+                      "max_tokens": 3}],
+        "actions": [{"step": 2, "kind": "fork", "req": "B", "n": 1}],
+    },
+}
+NAMES = list(SCENARIOS)
+MAX_STEPS = 200
+
+
+MAX_SCENARIO_BYTES = 1 << 20
+
+
+def load(name_or_json: str) -> Scenario:
+    """A built-in name or a JSON scenario text (BadInput on a bad one)."""
+    from kvviz.errors import BadInput, parse_json
+
+    if name_or_json in SCENARIOS:
+        return parse_scenario(SCENARIOS[name_or_json])
+    raw = name_or_json.encode()
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise BadInput(f"the scenario is {len(raw)} bytes; the limit is {MAX_SCENARIO_BYTES}")
+    return parse_scenario(parse_json(raw, "the scenario"))
+
+
+def replay(scenario: Scenario, max_steps: int = MAX_STEPS) -> list[StepRecord]:
+    return Engine(scenario).run(max_steps)
+
+
+def table_frame(arr: np.ndarray, num_rows: int, rows: list, counts=None, cols: int | None = None) -> pd.DataFrame:
+    n = max(num_rows, 1)
+    width = arr.shape[1] if cols is None else cols
+    df = pd.DataFrame(arr[:n, :width], columns=[f"c{i}" for i in range(width)])
+    df.insert(0, "request", [rows[i] if i < len(rows) and rows[i] else "—" for i in range(n)])
+    if counts is not None:
+        df.insert(1, "count", counts[:n])
+    return df
+
+
+def events_frame(events: list[dict], lang: str = "en") -> pd.DataFrame:
+    return pd.DataFrame({"kind": [e["kind"] for e in events],
+                         "what happened": [describe_event(e, lang) for e in events]})
+
+
+def requests_frame(rec: StepRecord) -> pd.DataFrame:
+    out = []
+    for rid, r in rec.requests.items():
+        out.append({"request": rid, "state": r["state"], "row": r["row"], "prompt": r["prompt_len"],
+                    "output": r["output_len"], "computed": r["num_computed_tokens"],
+                    "blocks": " ".join(map(str, r["blocks"][0])) if r["blocks"] else "",
+                    "parent": r["parent"] or "", "preempted": r["preemptions"]})
+    return pd.DataFrame(out)
+
+
+def shown_columns(records: list[StepRecord], gid: int = 0, extra: int = 1) -> int:
+    """Columns worth drawing: the widest prefix ever used in the scenario, plus ``extra``."""
+    used = max((int(r.num_blocks_per_row[gid].max()) for r in records), default=1)
+    width = records[0].cpu_tables[gid].shape[1] if records else 1
+    return min(width, max(used + extra, 4))
+
+
+def rows_shown(records: list[StepRecord]) -> int:
+    return max(max((r.num_reqs_padded for r in records), default=1),
+               max((len([x for x in r.rows if x]) for r in records), default=1), 1)
+
+
+# --- shared prefixes ---------------------------------------------------------------------------------
+
+def sharing_matrix(rec: StepRecord, cols: int, gid: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(blocks, ref counts) per [row, column] of the CPU table; -1 where the row has no block."""
+    n = max(rec.num_reqs, 1)
+    t = rec.cpu_tables[gid][:n, :cols]
+    counts = rec.num_blocks_per_row[gid][:n]
+    mask = np.arange(cols)[None, :] < counts[:, None]
+    refs = np.asarray(rec.ref_counts)
+    blocks = np.where(mask, t, -1)
+    ref = np.where(mask, refs[np.clip(t, 0, len(refs) - 1)], 0)
+    return blocks, ref
+
+
+POOL_WHEN = ("after", "launch")
+
+
+def pool_state(rec: StepRecord, when: str = "after") -> tuple[list[int], list[int]]:
+    """(free queue, ref counts) "after" this step's finishes (what its events end with) or at the
+    kernels' "launch" (the commit; requests that finish in this step still hold their blocks)."""
+    if when == "after" and rec.ref_counts_after:
+        return rec.free_queue_after, rec.ref_counts_after
+    return rec.free_queue, rec.ref_counts
+
+
+def finished_after_launch(rec: StepRecord) -> list[str]:
+    """Requests that finished in this step after the kernels' launch (they change the pool state)."""
+    return [rid for rid, q in rec.requests.items() if q["state"] == "finished" and q["blocks"]
+            and any(q["blocks"][g] for g in range(len(q["blocks"])))]
+
+
+HASH_CHAIN_COLUMNS = ["physical block", "hash", "parent hash", "tokens", "request", "block", "cached at step",
+                      "held by", "ref count", "in prefix cache"]
+
+
+def hash_chain_frame(scenario: Scenario, records: list[StepRecord], index: int, when: str = "after",
+                     gid: int = 0) -> pd.DataFrame:
+    """Every block in the prefix cache at step ``index`` (hash = H(parent hash, tokens); the request
+    whose ``cache`` event registered it, which of its blocks and tokens; who holds it now and its ref
+    count), then the full prompt blocks of live requests whose hash is not cached (yet)."""
+    rec = records[index]
+    cfg = scenario.config
+    bs = cfg.block_size * cfg.dcp_world_size
+    _, refs = pool_state(rec, when)
+    origin: dict[int, tuple[str, int]] = {}          # block -> (request, step) of its latest cache event
+    for r in records[:index + 1]:
+        for e in r.events:
+            if e["kind"] == "cache" and e.get("group", 0) == gid:
+                for b in e["blocks"]:
+                    origin[b] = (e["req"], r.index)
+
+    def blocks_of(q):
+        return q["blocks"][gid] if q.get("blocks") and len(q["blocks"]) > gid else []
+
+    def span(i, prompt_len):
+        lo, hi = i * bs, i * bs + bs - 1
+        part = "prompt" if hi < prompt_len else ("prompt + output" if lo < prompt_len else "output")
+        return f"{lo}–{hi} ({part})"
+
+    out = []
+    for b, short in sorted(rec.cached_blocks.items()):
+        req, at = origin.get(b, (None, None))
+        q = records[at].requests.get(req) if req is not None else None
+        mine = blocks_of(q) if q else []
+        i = mine.index(b) if b in mine else None
+        if i is None:
+            parent, tokens = "?", "?"
+        else:
+            parent = "NONE_HASH" if i == 0 else records[at].cached_blocks.get(mine[i - 1], "?")
+            tokens = span(i, q["prompt_len"])
+        held = [rid for rid, r in rec.requests.items() if b in blocks_of(r)
+                and (when == "launch" or r["state"] != "finished")]
+        out.append({"physical block": b, "hash": short, "parent hash": parent, "tokens": tokens,
+                    "request": req or "?", "block": i, "cached at step": at, "held by": " ".join(held),
+                    "ref count": int(refs[b]) if b < len(refs) else None, "in prefix cache": True})
+    cached_hashes = set(rec.cached_blocks.values())
+    specs = {r.req_id: r for r in scenario.requests}
+    for rid, r in rec.requests.items():
+        if r["state"] not in ("running", "waiting", "preempted"):
+            continue
+        root = rid
+        while root not in specs and rec.requests.get(root, {}).get("parent"):
+            root = rec.requests[root]["parent"]
+        spec = specs.get(root)
+        if spec is None:
+            continue
+        parent = "NONE_HASH"
+        for i, h in enumerate(block_hashes_for(spec.prompt, bs, spec.extra_keys)):
+            short = h[:4].hex()
+            if short not in cached_hashes:
+                out.append({"physical block": None, "hash": short, "parent hash": parent,
+                            "tokens": span(i, len(spec.prompt)), "request": rid, "block": i,
+                            "cached at step": None, "held by": "", "ref count": None, "in prefix cache": False})
+            parent = short
+    return pd.DataFrame(out, columns=HASH_CHAIN_COLUMNS)
+
+
+PREFIX_EVENTS = ("cache", "cache_hit", "evict", "cow", "share", "fork", "free", "alloc")
+
+
+def prefix_events(records: list[StepRecord], lang: str = "en") -> pd.DataFrame:
+    """Every prefix-cache event of the scenario, with its step."""
+    out = [{"step": r.index, "kind": e["kind"], "what happened": describe_event(e, lang)}
+           for r in records for e in r.events if e["kind"] in PREFIX_EVENTS]
+    return pd.DataFrame(out, columns=["step", "kind", "what happened"])
