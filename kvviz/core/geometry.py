@@ -157,6 +157,18 @@ class Geometry:
         inter = self.interleave
         return (local_offset // inter) * self.dcp_span + r * inter + local_offset % inter
 
+    def position_of(self, column, offset, rank: int | None = None):
+        """Inverse of ``locate``: the position stored at (table column, offset in the kernel block)
+        of ``rank``'s copy (default: this rank)."""
+        vidx, sub = np.divmod(np.asarray(column, dtype=np.int64), self.blocks_per_kv_block)
+        loff = sub * self.kernel_block_size + np.asarray(offset, dtype=np.int64)
+        return vidx * self.virtual_block_size + self.virtual_offset(loff, rank)
+
+    def kernel_block_of_slot(self, slot):
+        """The kernel block a slot lies in (``slot // kernel_block_size``); PAD stays PAD."""
+        s = np.asarray(slot, dtype=np.int64)
+        return np.where(s >= 0, s // self.kernel_block_size, PAD_SLOT_ID)
+
     def column_of(self, position: int) -> int:
         return int(self.locate(position)[1])
 

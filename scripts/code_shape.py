@@ -1,0 +1,92 @@
+"""Report what breaks the code-shape rules: files over 500 lines, functions over 80 lines (kvviz/),
+derived block arithmetic outside kvviz/core/geometry.py and the oracles, and layer imports.
+
+``python scripts/code_shape.py`` prints the offenders and exits 1 if there are any.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_FILE_LINES = 500
+MAX_FUNCTION_LINES = 80
+# the derived quantities the Geometry object owns, and the only files allowed to compute them
+DERIVED = [re.compile(p) for p in (
+    r"block_size\s*//\s*\w",                                   # blocks per KV block
+    r"//\s*(\w+\.)?(kbs|kernel_block_size)\b",                  # kernel-block split
+    r"\*\s*(\w+\.)?(dcp_world_size|world|W)\b",                 # virtual block size
+    r"\b(dcp_world_size|world|W)\s*\*",
+    r"//\s*\(\s*\w+\s*\*\s*\w+\s*\)\s*\)\s*\*\s*\w+\s*\+\s*\w+\s*%")]  # DCP local offset
+ORACLES = {"kvviz/core/geometry.py", "kvviz/reference.py"}
+
+
+def python_files(*dirs: str):
+    for d in dirs:
+        yield from sorted((ROOT / d).rglob("*.py"))
+
+
+def long_functions(path: Path):
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            n = node.end_lineno - node.lineno + 1
+            if n > MAX_FUNCTION_LINES:
+                yield f"{path.relative_to(ROOT)}:{node.lineno} {node.name} is {n} lines"
+
+
+def docstring_lines(path: Path) -> set[int]:
+    """Line numbers inside string literals that stand alone (docstrings, prose)."""
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            out |= set(range(node.lineno, node.end_lineno + 1))
+    return out
+
+
+def imports_of(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+    return out
+
+
+def offenders() -> list[str]:
+    bad = []
+    for f in python_files("kvviz"):
+        rel = str(f.relative_to(ROOT))
+        n = len(f.read_text().splitlines())
+        if n > MAX_FILE_LINES:
+            bad.append(f"{rel} is {n} lines")
+        bad += list(long_functions(f))
+        if rel not in ORACLES:
+            prose = docstring_lines(f)
+            for i, line in enumerate(f.read_text().splitlines(), 1):
+                code = line.split("#")[0]
+                if i in prose:
+                    continue
+                if any(p.search(code) for p in DERIVED):
+                    bad.append(f"{rel}:{i} derives block arithmetic outside Geometry: {line.strip()}")
+        mods = imports_of(f)
+        if rel.startswith("kvviz/core/"):
+            for m in mods:
+                if m.startswith("kvviz") and not m.startswith(("kvviz.core", "kvviz.constants", "kvviz.errors")):
+                    bad.append(f"{rel} (core) imports {m}")
+        if any(m == "streamlit" or m.startswith("streamlit.") for m in mods):
+            bad.append(f"{rel} imports streamlit")
+    for f in python_files("kernels"):
+        for m in imports_of(f):
+            if m.startswith("kvviz"):
+                bad.append(f"{f.relative_to(ROOT)} imports {m}")
+    return bad
+
+
+if __name__ == "__main__":
+    found = offenders()
+    print("\n".join(found) or "code shape: all rules hold")
+    sys.exit(1 if found else 0)
