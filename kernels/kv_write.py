@@ -8,14 +8,16 @@ padded past it. A slot outside the cache (negative, or past its last slot) write
 nothing either: vLLM's kernel would scatter out of bounds there, and here the
 interpreter runs inside the app's process, where such a write corrupts memory
 instead of raising. An fp8 (e4m3) cache takes K/V that are already fp8 (a byte
-copy) or fp16/bf16/fp32 that the kernel scales and casts.
+copy) or fp16/bf16/fp32 that the kernel divides by the scale, saturates to +-448 and casts.
+Triton's CPU interpreter casts fp32 -> e4m3 with the wrong rounding for some values (triton 3.9:
+1.959 -> 1.0), so a caller that needs exact fp8 bytes there quantises first and passes fp8 K/V
+(kvviz's harness does; the kernel tests check the kernel's own branch on values the interpreter
+rounds right).
 """
 from __future__ import annotations
 
 import triton
 import triton.language as tl
-
-from . import interpreted
 
 TOKENS_PER_PROGRAM = 4
 MAX_ELEMS_PER_PROGRAM = 1024
@@ -89,13 +91,6 @@ def kv_write(key, value, cache, slot_mapping, *, layout: str = "NHD",
         raise ValueError(f"a {cache.dtype} cache needs {cache.dtype} K/V")
     if num_tokens == 0:
         return cache
-    if quant and interpreted():
-        # Triton's interpreter rounds fp32 -> e4m3 wrongly (1000 -> 256, 1.959 -> 1.0 with triton
-        # 3.9): quantise with torch's exact cast here and let the kernel copy the bytes
-        from kvviz.gpu.attention_ref import quantize_fp8
-
-        key, value = quantize_fp8(key[:num_tokens], k_scale), quantize_fp8(value[:num_tokens], v_scale)
-        quant = False
     hd = num_heads * head_dim
     elem_tile = min(triton.next_power_of_2(hd), MAX_ELEMS_PER_PROGRAM)
     grid = (triton.cdiv(num_tokens, TOKENS_PER_PROGRAM), triton.cdiv(hd, elem_tile))

@@ -37,7 +37,10 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kvviz.constants import PAD_SLOT_ID
+PAD_SLOT_ID = -1
+"""Slot of a token that must not be written (the CUDA-graph tail, another DCP rank's token). The
+KV write skips it; kvviz.constants.PAD_SLOT_ID holds the same value for the simulator, and the
+kernel tests check the two agree."""
 
 TOKEN_TILE = 1024
 REQ_CHUNK = 1024          # query_start_loc entries one wide load reads in the flat kernel

@@ -20,7 +20,8 @@ from kvviz.gpu.attention_ref import decode_attention_ref
 from kvviz.gpu.harness import device_label, run_batch
 from kvviz.constants import PAD_SLOT_ID
 
-from test_kernels import _fp8_quant_case, decode_case, fresh_seed, garbage, random_step, run_slots
+from test_kernels import (_fp8_quant_case, check_fp8_against_bit_model, decode_case, fresh_seed, garbage,
+                          random_step, run_slots)
 
 pytestmark = pytest.mark.gpu
 
@@ -32,6 +33,20 @@ def test_label_is_compiled_on_the_gpu():
 
 def test_kv_write_fp8_quantised_in_the_kernel_matches_torch():
     _fp8_quant_case("cuda", tokens=5000, heads=8, dim=128, block=16)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["NHD", "HND"])
+@pytest.mark.parametrize("src", [torch.float16, torch.bfloat16, torch.float32])
+def test_kv_write_fp8_any_value_rounds_like_the_bit_model(layout, src):
+    """Compiled, the kernel's e4m3 cast of arbitrary values (odd scales, ties, saturation) against
+    tests/e4m3.py's round-to-nearest-even model."""
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((2, 200, 4, 32)) * 40
+    x[rng.random(x.shape) < 0.02] *= 100
+    check_fp8_against_bit_model(x, float(rng.uniform(0.1, 3.0)), src, layout, rng, seed, "cuda",
+                                block=16, nblocks=64)
 
 
 @pytest.mark.parametrize("kw", [

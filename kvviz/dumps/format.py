@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from kvviz.core.geometry import Geometry
 from kvviz.errors import BadInput, parse_json
 from kvviz.core.versions import PROFILES
 
@@ -100,7 +101,13 @@ class Dump:
 
     @property
     def blocks_per_kv_block(self) -> int:
-        return self.block_size // self.kbs
+        return self.geometry.blocks_per_kv_block
+
+    @property
+    def geometry(self) -> Geometry:
+        """The dump's block geometry (sizes and DCP settings), validated when the dump was read."""
+        return Geometry(self.block_size, self.kbs, self.dcp_world_size, self.dcp_rank,
+                        self.cp_kv_cache_interleave_size)
 
     @property
     def is_state_group(self) -> bool:
