@@ -2,7 +2,7 @@
 
 Sets the Triton mode before anything imports triton, the page layout, the
 language selector (shared by every page), and the navigation. To add a page,
-add one line to PAGES.
+add one line to ui.PAGES.
 """
 import os
 
@@ -23,21 +23,7 @@ import streamlit as st  # noqa: E402
 
 from kvviz.texts.i18n import DEFAULT_LANG, LANGS, t  # noqa: E402
 from kvviz.texts.app import STRINGS as APP_STRINGS  # noqa: E402
-
-# (file, title: a key of kvviz/texts/app.py or a plain title, icon)
-PAGES = [
-    ("pages/home.py", "nav_home", ":material/home:"),
-    ("pages/batch.py", "nav_batch", ":material/table_chart:"),
-    ("pages/step_through.py", "nav_step", ":material/play_circle:"),
-    ("pages/prefixes.py", "nav_prefixes", ":material/account_tree:"),
-    ("pages/csr.py", "nav_csr", ":material/view_list:"),
-    ("pages/layout.py", "nav_layout", ":material/memory:"),
-    ("pages/pcie.py", "nav_pcie", ":material/swap_horiz:"),
-    ("pages/kernel_lab.py", "nav_kernel_lab", ":material/speed:"),
-    ("pages/demos.py", "nav_demos", ":material/school:"),
-    ("pages/notations.py", "nav_notations", ":material/translate:"),
-    ("pages/dumps.py", "nav_dumps", ":material/bug_report:"),
-]
+from ui import PAGES  # noqa: E402
 
 st.set_page_config(page_title="kvviz", page_icon=":material/grid_view:", layout="wide")
 

@@ -1,7 +1,8 @@
 """Streamlit helpers shared by the pages (kvviz itself never imports streamlit).
 
-Language, the shared kernel backend (one lock around every launch), downloads,
-plotly charts with a PNG button, and widget values that survive a page switch.
+The page list (app.py's navigation and the home page's links), language, the shared kernel
+backend (one lock around every launch), downloads, plotly charts with a PNG button, and widget
+values that survive a page switch.
 """
 from __future__ import annotations
 
@@ -13,6 +14,22 @@ import threading
 import streamlit as st
 
 from kvviz.texts.i18n import DEFAULT_LANG, t
+
+# (file, title: a key of kvviz/texts/app.py or a plain title, icon). app.py builds the navigation
+# from it and the home page links every page after the first; to add a page, add one line.
+PAGES = [
+    ("pages/home.py", "nav_home", ":material/home:"),
+    ("pages/batch.py", "nav_batch", ":material/table_chart:"),
+    ("pages/step_through.py", "nav_step", ":material/play_circle:"),
+    ("pages/prefixes.py", "nav_prefixes", ":material/account_tree:"),
+    ("pages/csr.py", "nav_csr", ":material/view_list:"),
+    ("pages/layout.py", "nav_layout", ":material/memory:"),
+    ("pages/pcie.py", "nav_pcie", ":material/swap_horiz:"),
+    ("pages/kernel_lab.py", "nav_kernel_lab", ":material/speed:"),
+    ("pages/demos.py", "nav_demos", ":material/school:"),
+    ("pages/notations.py", "nav_notations", ":material/translate:"),
+    ("pages/dumps.py", "nav_dumps", ":material/bug_report:"),
+]
 
 
 def ensure_app_shell() -> None:
@@ -74,9 +91,20 @@ def kept(key: str, default):
 
 
 def keep(*keys: str) -> None:
+    """Remember the widgets' current values (under ``key + '.kept'``) for the next visit."""
     for key in keys:
         if key in st.session_state:
             st.session_state[key + ".kept"] = st.session_state[key]
+
+
+def restore(defaults: dict) -> None:
+    """Give each widget key of ``defaults`` that has no value (Streamlit forgets a widget's value
+    when its page is left) what the user last chose (``keep``), else its default. Call before
+    drawing the widgets, and ``keep`` the same keys after."""
+    S = st.session_state
+    for key, default in defaults.items():
+        if key not in S:
+            S[key] = S.get(key + ".kept", default)
 
 
 def restore_scenario_link(prefix: str, names: list[str], default_name: str, default_idx: int) -> None:
@@ -93,9 +121,7 @@ def restore_scenario_link(prefix: str, names: list[str], default_name: str, defa
         S[f"{prefix}.sc.kept"] = name or default_name
         S[f"{prefix}.idx.kept"] = idx if idx is not None else default_idx
         S[f"{prefix}.visited"] = True
-    for key in (f"{prefix}.sc", f"{prefix}.idx"):  # widgets are forgotten when the page is left
-        if key not in S:
-            S[key] = S[key + ".kept"]
+    restore({key: S[key + ".kept"] for key in (f"{prefix}.sc", f"{prefix}.idx")})
     for w in S.get(f"{prefix}.warnings", []):
         st.warning(w, icon=":material/link_off:")
 

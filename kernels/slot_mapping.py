@@ -298,11 +298,6 @@ def grid2d_config(max_query_len: int, num_reqs: int) -> tuple[int, int]:
     return GRID2D_TILE, GRID2D_WARPS
 
 
-def grid2d_tile(max_query_len: int) -> int:
-    """TILE of the 2-D launch for ``max_query_len`` (``grid2d_config``)."""
-    return grid2d_config(max_query_len, 0)[0]
-
-
 def slot_mapping_grid2d(query_start_loc, positions, block_table, *, num_reqs: int, block_size: int,
                         max_query_len: int, kernel_block_size: int | None = None,
                         num_tokens_padded: int | None = None, dcp_world_size: int = 1, dcp_rank: int = 0,

@@ -1,6 +1,4 @@
 """Batch & mapping: define a batch, run it on the live backend, follow one token everywhere."""
-from dataclasses import replace
-
 import streamlit as st
 
 import ui
@@ -10,7 +8,7 @@ from kvviz.views import batch as ex
 from kvviz.views import figures
 from kvviz.views import links as share
 from kvviz.errors import BadInput
-from kvviz.core.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT, LAYOUTS
+from kvviz.core.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT
 
 tr = ui.texts("batch")
 S = st.session_state
@@ -54,9 +52,7 @@ if "batch.rows" not in S:
         else:
             warns = [*warns, tr("bad_family_link", value=str(fam)[:20], names=", ".join(CACHE_LAYOUTS))]
     S["batch.link_warnings"] = warns
-for key, default in WIDGETS.items():
-    if f"batch.{key}" not in S:
-        S[f"batch.{key}"] = S.get(f"batch.{key}.kept", default)
+ui.restore({f"batch.{key}": default for key, default in WIDGETS.items()})
 for w in S.get("batch.link_warnings", []):
     st.warning(w, icon=":material/link_off:")
 
@@ -132,12 +128,7 @@ p[3].segmented_control(tr("kv"), ["k", "v"], key="batch.kv")
 p[4].selectbox(tr("family"), CACHE_LAYOUTS, format_func=lambda f: tr("fam_" + f), key="batch.family")
 family = S["batch.family"]
 tok = int(S["batch.tok"])
-ch = eb.chain(tok, int(S["batch.head"]), int(S["batch.dim"]), S["batch.kv"] or "k")
-if ch["slot"] >= 0:  # the byte offsets in the chosen cache layout family (NHD and HND)
-    for lay in LAYOUTS:
-        geo = replace(eb.geometry(lay), cache_layout=family)
-        ch[f"{lay}_byte"] = geo.address(int(ch["slot"]), int(S["batch.head"]), int(S["batch.dim"]),
-                                        S["batch.kv"] or "k")["byte_offset"]
+ch = eb.chain(tok, int(S["batch.head"]), int(S["batch.dim"]), S["batch.kv"] or "k", cache_layout=family)
 m = st.columns(9)
 for col, (label, value) in zip(m, [("m_row", ch["row"]), ("m_pos", ch["position"]),
                                    ("m_logical", ch["logical_block"]), ("m_column", ch["column"]),
@@ -154,13 +145,12 @@ else:
 
 # --- the three linked views -------------------------------------------------------------------------
 step = eb.step
-used_cols = int(eb.requests["num_blocks"].max()) * eb.bpk
-shown = min(eb.width, max(used_cols + 2, 8))
+shown = eb.shown_columns()
 selected_cell = (ch["row"], ch["column"]) if ch["slot"] >= 0 else None
 rows_window = ex.table_row_window(step.block_table.shape[0], shown, ch["row"])
 fig_table = figures.block_table_heatmap(step.block_table, num_reqs=step.num_reqs, num_blocks=eb.num_kernel_blocks,
                                         kbs=cfg.kernel_block_size, bpk=eb.bpk, selected=selected_cell,
-                                        counts=eb.requests["num_blocks"].to_numpy() * eb.bpk,
+                                        counts=eb.row_kernel_blocks(),
                                         title=tr("fig_table"), lang=ui.lang(), max_cols=shown, row_window=rows_window)
 ui.plot(fig_table, "batch.tablefig", "block_table")
 if shown < eb.width:
@@ -175,13 +165,7 @@ ui.plot(fig_slots, "batch.slotfig", "slot_mapping", on_select=on_pick_token, sel
 
 kbs = cfg.kernel_block_size
 nkb = eb.num_kernel_blocks
-top_used = int(max(max((max(b) for b in eb.block_ids if b), default=1) + 1, 1) * eb.bpk - 1)
-if top_used < 64:
-    first, last = 0, min(nkb - 1, top_used + 2 * eb.bpk)
-else:
-    centre = ch["physical_block"] if ch["slot"] >= 0 else 1
-    first = max(0, min(centre - 16, nkb - 32))
-    last = min(nkb - 1, first + 31)
+first, last = eb.buffer_window(ch["physical_block"] if ch["slot"] >= 0 else None)
 owners = eb.slot_owners(first, last)
 fig_buf = figures.slot_buffer_figure(owners, kbs=kbs, num_reqs=step.num_reqs,
                                      selected_slot=ch["slot"], title=tr("fig_buffer"), lang=ui.lang())
@@ -244,7 +228,7 @@ if family != DEFAULT_CACHE_LAYOUT:
     params["cache_layout"] = family
 st.query_params.from_dict(params)
 st.caption(tr("link"))
-st.code("?" + "&".join(f"{k}={v}" for k, v in params.items()), language=None)
+st.code(share.query_string(params), language=None)
 lost = share.link_losses(rows)
 if lost:
     st.warning(tr("link_lossy", groups=", ".join(lost.get("dropped_groups", [])) or "—",

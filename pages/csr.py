@@ -1,23 +1,20 @@
 """FlashInfer CSR: the 2D table beside indptr / indices / last_page_len, checked on the backend."""
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 import ui
 
 ui.ensure_app_shell()
 from kvviz.views import batch as ex
+from kvviz.views import csr as csr_vm
 from kvviz.views import figures
 
 AUTO_RUN_PAGES = 65536   # the repack check runs by itself up to this many pages (always on a GPU)
-TABLE_ROWS, TABLE_CELLS = 48, 131072   # a table bigger than this shows TABLE_ROWS rows round the request
 tr = ui.texts("csr")
 btr = ui.texts("batch")
 S = st.session_state
-for key, default in (("csr.src", "batch" if "batch.explored" in S else "default"), ("csr.empty", 2),
-                     ("csr.rule", "now"), ("csr.req", 0)):
-    if key not in S:
-        S[key] = S.get(key + ".kept", default)
+ui.restore({"csr.src": "batch" if "batch.explored" in S else "default", "csr.empty": 2, "csr.rule": "now",
+            "csr.req": 0})
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
@@ -33,7 +30,7 @@ c[2].segmented_control(tr("rule"), ["now", "old"], key="csr.rule",
                        format_func=lambda r: tr("rule_now") if r == "now" else tr("rule_old"))
 eb = S["batch.explored"] if S["csr.src"] == "batch" else ex.explore(*ex.preset(S["csr.src"]))
 empty_zero = S["csr.rule"] != "old"
-step, local_seq, (indptr, indices, lpl) = ex.csr_view(eb, S["csr.empty"], empty_zero)
+step, local_seq, (indptr, indices, lpl) = csr_vm.csr_view(eb, S["csr.empty"], empty_zero)
 n = len(local_seq)
 S["csr.req"] = min(int(S["csr.req"]), n - 1)
 c[3].number_input(tr("request"), 0, n - 1, key="csr.req")
@@ -46,26 +43,15 @@ left, right = st.columns(2, gap="large")
 kbs = step.kernel_block_size
 pages_r = int(indptr[r + 1] - indptr[r])
 with left:
-    used = max(int(np.max(np.diff(indptr))) if n else 1, 1)
-    n_rows, n_cols = step.block_table.shape[0], min(step.block_table.shape[1], used + 2)
-    # a huge table: only the rows round the highlighted request (the browser chokes on millions of cells)
-    r0, r1 = 0, n_rows
-    if n_rows > TABLE_ROWS and n_rows * n_cols > TABLE_CELLS:
-        r0 = min(max(0, r - TABLE_ROWS // 2), n_rows - TABLE_ROWS)
-        r1 = r0 + TABLE_ROWS
-    fig_t = figures.block_table_heatmap(step.block_table[r0:r1], num_reqs=min(max(eb.step.num_reqs - r0, 0), r1 - r0),
+    # a huge table: only the rows round the highlighted request, numbered as in the whole table
+    n_rows = step.block_table.shape[0]
+    n_cols, window = csr_vm.table_window(step.block_table, indptr, r)
+    r0, r1 = window or (0, n_rows)
+    fig_t = figures.block_table_heatmap(step.block_table, num_reqs=eb.step.num_reqs,
                                         num_blocks=eb.num_kernel_blocks, kbs=kbs, bpk=1,
-                                        counts=np.diff(indptr)[r0:r1], lang=ui.lang(), max_cols=n_cols,
+                                        counts=np.diff(indptr), lang=ui.lang(), max_cols=n_cols,
                                         title=tr("table") if (r0, r1) == (0, n_rows) else
-                                        tr("table_window", lo=r0, hi=r1 - 1, n=n_rows))
-    if r0:  # rows numbered as in the whole table
-        fig_t.update_traces(y=np.arange(r0, r1), selector=dict(type="heatmap"))
-        for shp in fig_t.layout.shapes:
-            if shp.yref in (None, "y"):
-                shp.y0, shp.y1 = shp.y0 + r0, shp.y1 + r0
-        for ann in fig_t.layout.annotations:
-            if ann.yref in (None, "y") and ann.y is not None:
-                ann.y = ann.y + r0
+                                        tr("table_window", lo=r0, hi=r1 - 1, n=n_rows), row_window=window)
     if pages_r:  # one outline over the request's pages (one shape per page made big tables crawl)
         fig_t.add_shape(type="rect", x0=-0.5, x1=pages_r - 0.5, y0=r - 0.5, y1=r + 0.5, line=figures.HILITE)
     ui.plot(fig_t, "csr.tablefig", "block_table")
@@ -73,10 +59,7 @@ with right:
     fig_c = figures.csr_figure(indptr, indices, lpl, page_size=kbs, title=tr("csr"), lang=ui.lang(), selected_req=r,
                                window_title=tr("csr_window"))
     ui.plot(fig_c, "csr.csrfig", "csr")
-per_req = pd.DataFrame({"request": np.arange(n), "seq_len (this rank)": local_seq, "pages": np.diff(indptr),
-                        "indptr[r]": indptr[:-1], "indptr[r+1]": indptr[1:], "last_page_len": lpl,
-                        "rule": ["empty" if s == 0 else ("full page" if s % kbs == 0 else "partial")
-                                 for s in local_seq]})
+per_req = csr_vm.requests_frame(local_seq, indptr, lpl, kbs)
 st.subheader(tr("per_req"))
 st.dataframe(per_req, hide_index=True, height=min(360, 38 + 35 * n))
 

@@ -11,37 +11,22 @@ import ui
 
 ui.ensure_app_shell()
 
-from kvviz.views import demo_catalogue as demos  # noqa: E402
-from kvviz.views.demos import (bands, events_text, padded_line, presenter_screens,  # noqa: E402
-                               scheduled_frame, screens_for)
 from kvviz.texts.i18n import LANGS  # noqa: E402
+from kvviz.views import demo_catalogue as demos  # noqa: E402
+from kvviz.views import links as share  # noqa: E402
+from kvviz.views.demos import (bands, events_text, padded_line, presenter_screens,  # noqa: E402
+                               presenter_style, scheduled_frame, screens_for)
 
 lang = ui.lang()
 tr = ui.texts("demos")
 KEYS = demos.DEMO_KEYS
-TRUE = ("1", "true", "on", "yes")
 
 
 # --- state: restored once from the link, then owned by the widgets ---------------------------------
 def _from_link() -> None:
-    qp = st.query_params
-    bad = []
-    key = qp.get("demo", KEYS[0])
-    if key not in demos.DEMOS:
-        bad.append(f"demo={str(key)[:40]}")
-        key = KEYS[0]
-    raw_step = qp.get("step", "0")
-    step = demos.clamp_step(key, raw_step)
-    if str(raw_step).strip() != str(step):
-        bad.append(f"step={str(raw_step)[:20]}")
-    raw_lang = qp.get("lang")
-    if raw_lang is not None and raw_lang not in LANGS:
-        bad.append(f"lang={str(raw_lang)[:20]}")
-    st.session_state["demos_demo"] = key
-    st.session_state["demos_step"] = step
-    st.session_state["demos_presenter"] = str(qp.get("presenter", "0")).lower() in TRUE
-    st.session_state["demos_fig"] = 0
-    st.session_state["demos_bad_link"] = ", ".join(bad)
+    S = st.session_state
+    S["demos_demo"], S["demos_step"], S["demos_presenter"], S["demos_bad_link"] = share.decode_demo(st.query_params)
+    S["demos_fig"] = 0
 
 
 if "demos_demo" not in st.session_state or st.session_state.get("demos_demo") not in demos.DEMOS:
@@ -55,10 +40,7 @@ def _on_demo(widget_key):
 
 
 def _go(to):
-    n = demos.num_steps(st.session_state["demos_demo"])
-    cur = st.session_state["demos_step"]
-    st.session_state["demos_step"] = {"first": 0, "prev": max(cur - 1, 0), "next": min(cur + 1, n - 1),
-                                      "last": n - 1}[to]
+    st.session_state["demos_step"] = demos.nav_step(st.session_state["demos_demo"], st.session_state["demos_step"], to)
 
 
 def _fig(delta, count):
@@ -74,9 +56,7 @@ def _on_lang():
         st.session_state["lang.widget"] = choice
 
 
-for _k, _default in (("demos_step", 0), ("demos_presenter", False)):  # widgets forget when the page is left
-    if _k not in st.session_state:
-        st.session_state[_k] = st.session_state.get(_k + ".kept", _default)
+ui.restore({"demos_step": 0, "demos_presenter": False})
 presenter = st.session_state.get("demos_presenter", False)
 if presenter:
     st.markdown("""<style>
@@ -124,7 +104,7 @@ nav[3].button(tr("ui.last"), icon=":material/last_page:", on_click=_go, args=("l
               width="stretch")
 
 # keep the URL in step with what is shown: it is the link to this step
-link = {"demo": key, "step": str(step), "lang": lang, "presenter": "1" if presenter else "0"}
+link = share.encode_demo(key, step, lang, presenter)
 st.query_params.from_dict(link)
 
 st.header(f"{tr(key + '.title')} — {tr('ui.step_of', k=step + 1, n=n)}")
@@ -149,11 +129,7 @@ def _show(screen, big: bool):
         for col, charts in zip(cols, band):
             for caption, fig in charts:
                 if big:
-                    fig.update_layout(height=max(fig.layout.height or 400, 520), font=dict(size=20))
-                    fig.update_xaxes(tickfont=dict(size=18), title_font=dict(size=20))
-                    fig.update_yaxes(tickfont=dict(size=18), title_font=dict(size=20))
-                    fig.update_traces(textfont=dict(size=20), selector=dict(type="heatmap"))
-                    fig.update_layout(legend=dict(font=dict(size=18)), title=dict(font=dict(size=26)))
+                    presenter_style(fig)
                 name = screen.key.replace(":", "_").replace("#", "_")
                 with col:
                     ui.plot(fig, key=f"demos_{screen.key}_{k}", name=f"{key}_step{step}_{name}_{k}")
@@ -189,11 +165,10 @@ else:
         st.subheader(tr("ui.events"))
         st.markdown("\n".join(f"- {e}" for e in events_text(key, step, lang)))
 
-href = "?" + "&".join(f"{k}={v}" for k, v in link.items())
-st.markdown(f":material/link: [{tr('ui.link')}]({href})")
+st.markdown(f":material/link: [{tr('ui.link')}]({share.query_string(link)})")
 with st.expander(tr("ui.all_links")):
     st.markdown("\n".join(
-        f"- [{tr('ui.step_of', k=i + 1, n=n)}](?demo={key}&step={i}&lang={lang}&presenter={link['presenter']})"
+        f"- [{tr('ui.step_of', k=i + 1, n=n)}]({share.query_string(share.encode_demo(key, i, lang, presenter))})"
         for i in range(n)))
 if not presenter:
     with st.expander(tr("ui.scenario")):

@@ -1,27 +1,19 @@
 """Debug dumps: one or two dumps (an injected bug, two simulator steps, examples, your own files),
 what the checker finds (the first wrong row first), the tables side by side, where they differ."""
-import hashlib
-
 import streamlit as st
 
 import ui
 
 ui.ensure_app_shell()
 from kvviz.views import dumps as view
-from kvviz.dumps.check import first_wrong_row
-from kvviz.dumps.diff import diff_dumps
-from kvviz.dumps.format import dump_to_npz_bytes, load_dump_bytes
 from kvviz.errors import BadInput
 
 tr = ui.texts("dumps")
 lang = ui.lang()
 S = st.session_state
-SOURCES = ["bug", "sim", "examples", "upload"]
 EXAMPLES = view.example_names()
 SIM = view.sim_sources()
-WIDGETS = {"source": "bug", "bug": next(iter(view.BUGS)), "sim_sc": next(iter(SIM)), "fault": "none",
-           "step_a": 0, "step_b": 1, "group": 0, "a_healthy": True, "ex_a": EXAMPLES[0],
-           "ex_b": EXAMPLES[min(1, len(EXAMPLES) - 1)], "table": "block_table", "profile": view.AUTO_PROFILE}
+WIDGETS = view.widget_defaults()
 for k, default in WIDGETS.items():  # widgets are forgotten when the page is left
     if f"dumps.{k}" not in S:
         S[f"dumps.{k}"] = S.get(f"dumps.{k}.kept", default)
@@ -34,15 +26,14 @@ def keep():
 def load_side(side: str, data: bytes, name: str) -> None:
     """Parse an upload or paste once per content; a bad one leaves the dump loaded before."""
     s = side.lower()
-    digest = hashlib.sha256(data).hexdigest()
+    digest = view.content_digest(data)
     if S.get(f"dumps.digest_{s}") != digest:
-        try:
-            S[f"dumps.up_dump_{s}"], S[f"dumps.up_name_{s}"] = load_dump_bytes(data, name), name
+        dump, error = view.read_upload(data, name)
+        if error is None:
+            S[f"dumps.up_dump_{s}"], S[f"dumps.up_name_{s}"] = dump, name
             S.pop(f"dumps.err_{s}", None)
-        except BadInput as e:
-            S[f"dumps.err_{s}"] = str(e)
-        except Exception as e:  # noqa: BLE001 - never a traceback, and the previous dump stays
-            S[f"dumps.err_{s}"] = f"{name} could not be read ({type(e).__name__})"
+        else:   # the previous dump stays
+            S[f"dumps.err_{s}"] = error
         S[f"dumps.digest_{s}"] = digest   # parsed (or refused) once per content
     if f"dumps.err_{s}" in S:
         st.error(tr("bad_input", side=side, msg=S[f"dumps.err_{s}"]), icon=":material/error:")
@@ -52,7 +43,7 @@ def load_side(side: str, data: bytes, name: str) -> None:
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
-st.radio(tr("source"), SOURCES, format_func=lambda s: tr("src." + s), horizontal=True, key="dumps.source")
+st.radio(tr("source"), view.SOURCES, format_func=lambda s: tr("src." + s), horizontal=True, key="dumps.source")
 source = S["dumps.source"]
 
 # --- the dumps: [(side, name, dump)] ----------------------------------------------------------------
@@ -67,16 +58,14 @@ try:
     elif source == "sim":
         c = st.columns(2)
         c[0].selectbox(tr("scenario"), list(SIM), format_func=SIM.get, key="dumps.sim_sc")
-        c[1].selectbox(tr("fault"), ["none", *view.FAULTS], format_func=lambda f: tr("fault." + f),
+        c[1].selectbox(tr("fault"), view.FAULT_OPTIONS, format_func=lambda f: tr("fault." + f),
                        key="dumps.fault")
-        sc, fault = S["dumps.sim_sc"], S["dumps.fault"]
-        fault = None if fault == "none" else fault
-        n = min(len(view.sim_run(sc)[1]), len(view.sim_run(sc, fault)[1]))
+        sc, fault = S["dumps.sim_sc"], view.fault_of(S["dumps.fault"])
+        n = view.sim_step_count(sc, fault)
         groups = view.sim_groups(sc)
         for k in ("step_a", "step_b"):
-            S[f"dumps.{k}"] = max(0, min(int(S[f"dumps.{k}"]), n - 1))
-        if S["dumps.group"] not in groups:
-            S["dumps.group"] = next(iter(groups))
+            S[f"dumps.{k}"] = view.clamp_step(S[f"dumps.{k}"], n)
+        S["dumps.group"] = view.kept_choice(S["dumps.group"], groups)
         c = st.columns([1, 1, 2, 3])
         c[0].number_input(tr("step_a"), 0, n - 1, key="dumps.step_a")
         c[1].number_input(tr("step_b"), 0, n - 1, key="dumps.step_b")
@@ -84,10 +73,10 @@ try:
             c[2].selectbox(tr("group"), list(groups), format_func=groups.get, key="dumps.group")
         c[3].toggle(tr("a_healthy"), key="dumps.a_healthy", disabled=fault is None)
         st.caption(tr("sim_help", n=n, last=n - 1))
-        fault_a = None if S["dumps.a_healthy"] else fault
-        dumps = [(side, tr("name_step_fault", i=i, fault=f) if f else tr("name_step", i=i),
-                  view.sim_dump(sc, f, i, S["dumps.group"]))
-                 for side, i, f in (("A", S["dumps.step_a"], fault_a), ("B", S["dumps.step_b"], fault))]
+        pair = view.sim_pair(sc, fault, (S["dumps.step_a"], S["dumps.step_b"]), S["dumps.group"],
+                             S["dumps.a_healthy"])
+        dumps = [(side, tr("name_step_fault", i=i, fault=f) if f else tr("name_step", i=i), d)
+                 for side, i, f, d in pair]
     elif source == "examples":
         c = st.columns(2)
         c[0].selectbox(tr("dump_a"), EXAMPLES, key="dumps.ex_a")
@@ -144,54 +133,51 @@ for side, name, d in dumps:
     st.markdown(f"**{tr('findings_of', side=side, name=name)}**")
     st.dataframe(view.findings_frame(f, lang), hide_index=True, column_config=FINDING_COLS,
                  column_order=["row", "check", "title", "message", "index"], key=f"dumps.findings_{side}",
-                 height=min(400, 38 + 35 * len(f)))
+                 height=view.frame_height(len(f), 400))
     concepts = list(view.concepts_of(f, lang).values())
     for col, concept in zip(st.columns(len(concepts)), concepts):
         with col.expander(tr("concept_label", name=concept["name"]), icon=":material/school:"):
             st.markdown(concept["text"])
             st.markdown(tr("checks_fired"))
-            st.markdown("\n".join(f"- `{cid}` **{title}**: {text}" for cid, title, text in concept["checks"]))
+            st.markdown(view.concept_checks_markdown(concept["checks"]))
 
 # --- the tables side by side -------------------------------------------------------------------------
 st.subheader(tr("tables"))
 st.caption(tr("legend"))
-st.segmented_control(tr("table"), ["block_table", "block_table_device"], format_func=lambda x: tr("table." + x),
-                     key="dumps.table")
-table = S["dumps.table"] or "block_table"
+st.segmented_control(tr("table"), view.TABLES, format_func=lambda x: tr("table." + x), key="dumps.table")
+table = view.table_choice(S["dumps.table"])
 size = view.shown_size([d for _, _, d in dumps], table)
 zero = view.hidden_columns_are_zero([d for _, _, d in dumps], table, size[1])
 for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
-    other = next((o for s, _, o in dumps if s != side), None)
-    frame = view.table_frame(d, table, first_wrong_row(found[side]), size)
+    frame = view.table_frame(d, table, view.first_wrong_row(found[side]), size)
     with col:
         st.markdown(f"**{side}: {name}**")
         st.caption(tr("rows_caption", live=d.num_reqs, rows=d.rows, padded=d.padded_reqs, width=d.width))
         if frame is None:
             st.write(tr("no_table"))
             continue
-        st.dataframe(view.styled(frame, view.cell_marks(d, table, other, size)), key=f"dumps.table_{side}",
-                     height=min(600, 38 + 35 * len(frame)))
-        if frame.shape[0] < getattr(d, table).shape[0] or frame.shape[1] - 1 < d.width:
-            st.caption(tr("shown_zero" if zero else "shown", r=frame.shape[0], rows=getattr(d, table).shape[0],
-                          c=frame.shape[1] - 1, w=d.width))
-        stale = view.stale_rows(d)
+        marks = view.cell_marks(d, table, view.other_dump(dumps, side), size)
+        st.dataframe(view.styled(frame, marks), key=f"dumps.table_{side}", height=view.frame_height(len(frame), 600))
+        cut = view.cut_counts(frame, d, table)
+        if cut:
+            st.caption(tr("shown_zero" if zero else "shown", **cut))
+        stale = view.stale_rows_text(d)
         if stale:
-            st.caption(tr("stale_rows", rows=", ".join(map(str, stale))))
+            st.caption(tr("stale_rows", rows=stale))
 
 # --- where they differ ----------------------------------------------------------------------------------
-res = None
-if len(dumps) == 2:
-    res = diff_dumps(dumps[0][2], dumps[1][2])
+res = view.diff_pair(dumps)
+if res is not None:
     st.subheader(tr("differences"))
     if res.equal:
         st.success(tr("equal"), icon=":material/check_circle:")
     else:
-        for side, only in res.only_in.items():
-            st.caption(tr("only_in", side=side.upper(), tables=", ".join(only)))
+        for side, tables in view.only_in(res):
+            st.caption(tr("only_in", side=side, tables=tables))
         if res.differences:
             st.caption(tr("n_diff", n=len(res.differences)))
             st.dataframe(view.diff_frame(res), hide_index=True, key="dumps.diff",
-                         height=min(500, 38 + 35 * len(res.differences)),
+                         height=view.frame_height(len(res.differences), 500),
                          column_config={k: tr("col_" + k) for k in ("table", "row", "col", "a", "b")})
 
 # --- downloads -------------------------------------------------------------------------------------------
@@ -204,7 +190,7 @@ with st.container(horizontal=True):
                          tr("dl_findings_json", side=side))
         ui.download_csv(view.findings_csv_frame(found[side]), f"findings_{side}", f"dumps.dl_fcsv_{side}",
                         tr("dl_findings_csv", side=side))
-        st.download_button(f":material/download: {tr('dl_npz', side=side)}", lambda d=d: dump_to_npz_bytes(d),
+        st.download_button(f":material/download: {tr('dl_npz', side=side)}", lambda d=d: view.npz_bytes(d),
                            file_name=f"dump_{side}.npz", mime="application/octet-stream", key=f"dumps.dl_npz_{side}",
                            on_click="ignore")
     if res is not None:

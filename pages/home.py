@@ -25,11 +25,7 @@ with right:
 st.subheader(tr("pages_title"))
 app = ui.texts("app")
 cols = st.columns(2)
-for i, (path, key) in enumerate([("pages/batch.py", "batch"), ("pages/step_through.py", "step"),
-                                 ("pages/prefixes.py", "prefixes"), ("pages/csr.py", "csr"),
-                                 ("pages/layout.py", "layout"), ("pages/pcie.py", "pcie"),
-                                 ("pages/kernel_lab.py", "kernel_lab"), ("pages/demos.py", "demos"),
-                                 ("pages/notations.py", "notations"), ("pages/dumps.py", "dumps")]):
+for i, (path, key, _) in enumerate(ui.PAGES[1:]):  # every page but this one
     with cols[i % 2].container(border=True):
-        st.page_link(path, label=f"**{app('nav_' + key)}**")
-        st.caption(tr("d_" + key))
+        st.page_link(path, label=f"**{app(key)}**")
+        st.caption(tr("d_" + key.removeprefix("nav_")))

@@ -1,11 +1,12 @@
-"""Kernel lab: run kvviz.gpu.bench on this machine's backend with a progress bar, and plot it."""
+"""Kernel lab: run the kernel bench (kvviz.gpu.bench) on this machine's backend with a progress bar, and plot it."""
 import pandas as pd
 import streamlit as st
 
 import ui
 
 ui.ensure_app_shell()
-from kvviz.gpu import bench
+from kvviz.gpu.bench import goals, results
+from kvviz.gpu.bench.run import run_bench
 from kvviz.views import figures
 from kvviz.errors import BadInput
 
@@ -39,7 +40,7 @@ if source == "run":
             bar.progress(min(done / max(total, 1), 1.0), text=f"{done}/{total} · {msg}")
 
         try:
-            S["lab.result"] = ui.run_backend(bench.run_bench, quick=S["lab.quick"], progress=progress)
+            S["lab.result"] = ui.run_backend(run_bench, quick=S["lab.quick"], progress=progress)
             S.pop("lab.error", None)
         except KernelMismatch as e:
             S["lab.error"] = str(e)
@@ -51,17 +52,17 @@ if source == "run":
         st.info(tr("not_run", dev=dev), icon=":material/info:")
         st.stop()
 elif source == "recorded":
-    runs = bench.example_runs()
+    runs = results.example_runs()
     name = st.selectbox(tr("recorded"), runs, index=runs.index(ui.kept("lab.recorded", runs[0]))
                         if ui.kept("lab.recorded", runs[0]) in runs else 0, key="lab.recorded")
     ui.keep("lab.recorded")
-    res = bench.load_example_run(name)
+    res = results.load_example_run(name)
     st.caption(tr("recorded_note"))
 else:
     up = st.file_uploader(tr("upload"), type=["json"], key="lab.upload", max_upload_size=8)
     if up is not None and up.file_id != S.get("lab.upload_id"):
         try:
-            S["lab.uploaded"] = bench.load_bench_json(up.getvalue(), up.name)
+            S["lab.uploaded"] = results.load_bench_json(up.getvalue(), up.name)
             S["lab.upload_name"] = up.name
             S.pop("lab.upload_error", None)
         except BadInput as e:   # one message; the last good file stays on screen
@@ -87,14 +88,13 @@ if res["floors"].get("empty_dev_us"):
 kernels = list(dict.fromkeys(df["kernel"]))
 pick = st.segmented_control(tr("kernel"), kernels, key="lab.kernel", default=kernels[0]) or kernels[0]
 sub = df[df["kernel"] == pick]
-timings = bench.available_timings(sub.to_dict("records"))
+timings = goals.available_timings(sub.to_dict("records"))
 timing = "us"
 if len(timings) > 1:
     timing = st.segmented_control(tr("timing"), timings, key="lab.timing", default="us",
                                     format_func=lambda t: tr(f"timing_{t}"), help=tr("timing_help")) or "us"
     timing = timing if timing in timings else "us"
-goal_x = {"slot_mapping": bench.GOAL_SLOT_X_EMPTY, "csr": bench.GOAL_CSR_X_EMPTY}.get(pick)
-floor = res["floors"].get(bench.TIMINGS[timing]) if goal_x else None
+floor, goal_x = goals.plot_guides(pick, timing, res["floors"])
 fig = figures.bench_figure(sub, x="shape", y=timing, color="variant", title=tr("plot", kernel=pick),
                            x_title=tr("shape"), y_title="µs · " + tr(f"timing_{timing}"), log_x=False,
                            floor=floor, floor_label=tr("floor_line", e=floor),

@@ -1,8 +1,6 @@
 """One batch in six engines' notations, side by side, with the same token highlighted in each."""
 import json
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 import ui
@@ -10,36 +8,15 @@ import ui
 ui.ensure_app_shell()
 
 from kvviz.notations import models as nt  # noqa: E402
-from kvviz.views.notations import lookup_text, round_trip_report, tables  # noqa: E402
+from kvviz.views.notations import (forms_json, lookup_text, round_trip_report, styled, tables,  # noqa: E402
+                                   token_answer)
 
 tr = ui.texts("notations")
-HILITE = "background-color: #ffd54f; color: black; font-weight: 700; border: 2px solid black"
 
 
 @st.cache_resource
 def _batch() -> nt.CanonicalBatch:
     return nt.example_batch()
-
-
-def _styled(df, marks):
-    cells = set(marks)
-    css = pd.DataFrame([[HILITE if (r, col) in cells else "" for col in df.columns] for r in df.index],
-                       index=df.index, columns=df.columns)
-    return df.style.apply(lambda _: css, axis=None)
-
-
-def _jsonable(form) -> dict:
-    out = {}
-    for k, v in vars(form).items():
-        if k.startswith("_"):
-            continue
-        if isinstance(v, np.ndarray):
-            out[k] = v.tolist()
-        elif isinstance(v, list) and v and isinstance(v[0], frozenset):
-            out[k] = [sorted(s) for s in v]
-        else:
-            out[k] = v
-    return out
 
 
 st.title(tr("title"))
@@ -58,14 +35,14 @@ if "notations_pos" not in st.session_state or not 0 <= st.session_state["notatio
     st.session_state["notations_pos"] = min(255, seq - 1)
 pos = int(pick[2].number_input(tr("position"), 0, seq - 1, step=1, key="notations_pos"))
 
-slot = c.address(i, pos)
-sharers = [r.req_id for r in c.requests if slot in r.slots]
-st.success(tr("answer", pos=pos, req=req, slot=slot, block=slot // page_size, bs=page_size,
-              off=slot % page_size), icon=":material/my_location:")
+ans = token_answer(c, i, pos, page_size)
+slot = ans["slot"]
+st.success(tr("answer", pos=pos, req=req, slot=slot, block=ans["page"], bs=page_size, off=ans["offset"]),
+           icon=":material/my_location:")
 notes = []
-if len(sharers) > 1:
-    notes.append(tr("shared", reqs=", ".join(sharers)))
-notes.append(tr("new_token") if pos >= seq - c.requests[i].query_len else tr("old_token"))
+if len(ans["sharers"]) > 1:
+    notes.append(tr("shared", reqs=", ".join(ans["sharers"])))
+notes.append(tr("new_token") if ans["new"] else tr("old_token"))
 st.markdown("  \n".join(notes))
 
 forms = nt.all_forms(c, page_size)
@@ -84,14 +61,14 @@ for start in (0, 2, 4):
             st.markdown(f"**{tr('lookup')}:** {lookup_text(name, form, i, pos, ui.lang())}")
             for label, df, marks in tables(name, form, i, pos, ui.lang()):
                 st.caption(f"`{label}`")
-                st.dataframe(_styled(df, marks), width="stretch")
+                st.dataframe(styled(df, marks), width="stretch")
 
 st.subheader(tr("roundtrip"))
 st.caption(tr("roundtrip_help"))
 st.dataframe(round_trip_report(c, page_size, ui.lang()), width="stretch")
 
 with st.expander(tr("arrays")):
-    blob = {name: (_jsonable(f) if not isinstance(f, Exception) else str(f)) for name, f in forms.items()}
+    blob = forms_json(forms)
     st.download_button(":material/download: JSON", json.dumps(blob), file_name="notations.json",
                        mime="application/json", key="notations_dl", on_click="ignore")
     st.json(blob, expanded=False)

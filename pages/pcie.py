@@ -1,6 +1,4 @@
 """PCIe bytes per step: the traffic model, what-if strategies, and (on a GPU) measured copies."""
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 import ui
@@ -13,7 +11,6 @@ from kvviz.errors import BadInput
 tr = ui.texts("pcie")
 S = st.session_state
 DEFAULTS = {"pcie.reqs": 64, "pcie.ctx": 2048, "pcie.bs": 16, "pcie.len": 32768, "pcie.q": 1, "pcie.host": False}
-GBPS, LAT = 25.0, 8.0
 for key, default in DEFAULTS.items():
     if key not in S:
         S[key] = S.get(key + ".kept", default)
@@ -23,7 +20,7 @@ st.markdown(tr("intro"))
 c = st.columns([1, 1, 1, 1, 1.2])
 c[0].number_input(tr("num_reqs"), 1, 4096, key="pcie.reqs")
 c[1].number_input(tr("context"), 1, 1 << 20, key="pcie.ctx")
-c[2].selectbox(tr("block_size"), [1, 2, 4, 8, 16, 32, 64, 128, 256], key="pcie.bs")
+c[2].selectbox(tr("block_size"), list(traffic.BLOCK_SIZES), key="pcie.bs")
 c[3].number_input(tr("max_len"), 1, 1 << 21, key="pcie.len")
 c[4].number_input(tr("query"), 1, 8192, key="pcie.q")
 st.toggle(tr("host_idx"), key="pcie.host")
@@ -51,17 +48,12 @@ with right:
     ui.plot(fig_s, "pcie.stacked", "bytes_by_strategy")
     ui.download_fig(fig_s, "bytes_by_strategy", "pcie.dl_fig_stacked", "figure HTML")
 
-sweeps = [
-    ("num_reqs", [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], tr("vs_batch"), tr("num_reqs"), shape.num_reqs),
-    ("context_len", [128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768], tr("vs_context"), tr("context"),
-     shape.context_len),
-    ("block_size", [1, 2, 4, 8, 16, 32, 64, 128, 256], tr("vs_block"), tr("block_size"), shape.block_size),
-]
+sweeps = [("num_reqs", tr("vs_batch"), tr("num_reqs"), shape.num_reqs),
+          ("context_len", tr("vs_context"), tr("context"), shape.context_len),
+          ("block_size", tr("vs_block"), tr("block_size"), shape.block_size)]
 cols = st.columns(3)
-frames = {}
-for col, (field, values, title, xt, here) in zip(cols, sweeps):
-    df = traffic.sweep(shape, field, values)
-    frames[field] = df
+for col, (field, title, xt, here) in zip(cols, sweeps):
+    df = traffic.sweep(shape, field, traffic.SWEEP_VALUES[field])
     with col:
         fig = figures.bytes_lines(df, x=field, title=title, x_title=xt, lang=ui.lang(), marker_x=here)
         ui.plot(fig, f"pcie.sweep_{field}", f"bytes_vs_{field}")
@@ -72,19 +64,17 @@ for col, (field, values, title, xt, here) in zip(cols, sweeps):
             ui.download_fig(fig, f"bytes_vs_{field}", f"pcie.dl_fig_{field}", "figure HTML")
 
 st.subheader(tr("measured"))
-sizes = [int(comp.loc[comp["table"] == "total", s].iloc[0]) for s in traffic.STRATEGIES]
-model = [traffic.model_us(b, GBPS, LAT) for b in sizes]
+sizes = traffic.strategy_totals(shape)
 label = ui.backend_label()
 measured = None
 if label["mode"] == "interpreter":
-    st.caption(tr("no_gpu", g=GBPS, l=LAT))
+    st.caption(tr("no_gpu", g=traffic.MODEL_GBPS, l=traffic.MODEL_LATENCY_US))
 elif st.button(tr("measure"), key="pcie.measure", icon=":material/timer:"):
     measured = ui.run_backend(traffic.measure_h2d_us, sizes)
     S["pcie.measured"] = (sizes, measured)
 if S.get("pcie.measured") and S["pcie.measured"][0] == sizes:
     measured = S["pcie.measured"][1]
-table = pd.DataFrame({"strategy": traffic.STRATEGIES, "bytes": sizes, "model µs": np.round(model, 1),
-                      "measured µs": measured if measured else [None] * len(sizes)})
+table = traffic.model_vs_measured(sizes, measured)
 st.dataframe(table, hide_index=True)
-st.caption(tr("model_note", g=GBPS, l=LAT))
+st.caption(tr("model_note", g=traffic.MODEL_GBPS, l=traffic.MODEL_LATENCY_US))
 ui.download_csv(table, "model_vs_measured", "pcie.dl_measured", "model vs measured CSV")

@@ -32,7 +32,7 @@ with left:
     st.markdown(f"**{tr('sharing')}**")
     fig = figures.sharing_figure(blocks, ref, rec.rows, lang=ui.lang())
     ui.plot(fig, "pre.sharefig", "sharing")
-    shared = sorted({int(b) for b, r in zip(blocks.ravel(), ref.ravel()) if r > 1})
+    shared = stepper.shared_blocks(blocks, ref)
     st.markdown(tr("shared_now", blocks=", ".join(map(str, shared))) if shared else tr("none_shared"))
     # the pool after this step's finishes (what the events end with), or as the kernels saw it
     when, queue, refs = ui.pool_view("pre", rec)
@@ -43,8 +43,8 @@ with left:
 with right:
     st.subheader(tr("why_title"))
     st.markdown(tr("why"))
-    n, b = scenario.requests[0].prompt.__len__(), scenario.config.block_size
-    st.caption(tr("example", n=n, b=b, full=", ".join(str(i) for i in range(n // b)), rest=n % b))
+    ex = stepper.prompt_blocks(scenario)
+    st.caption(tr("example", n=ex["n"], b=ex["b"], full=", ".join(map(str, ex["full"])), rest=ex["rest"]))
     st.subheader(tr("this_step"))
     for _, e in stepper.events_frame(rec.events, ui.lang()).iterrows():
         if e["kind"] in stepper.PREFIX_EVENTS:

@@ -21,9 +21,7 @@ def move(delta):
 def load_custom():
     """Replay the pasted scenario once here; only a good one replaces what is on screen."""
     try:
-        _, records = ui.replay(S["step.custom_text"])
-        if not records:
-            raise BadInput("the scenario has no step (no request ever arrives)")
+        stepper.require_steps(ui.replay(S["step.custom_text"])[1])
     except BadInput as e:
         S["step.custom_error"] = str(e)      # the scenario and step on screen stay as they were
         return
@@ -56,8 +54,7 @@ if S.get("step.custom_error"):
 source = S.get("step.custom", S["step.sc"])
 try:
     scenario, records = ui.replay(source)
-    if not records:
-        raise BadInput("the scenario has no step (no request ever arrives)")
+    stepper.require_steps(records)
 except BadInput as e:
     st.error(tr("bad_scenario", msg=e), icon=":material/error:")
     st.stop()
@@ -82,22 +79,22 @@ left, right = st.columns([3, 2], gap="large")
 with left:
     cols = stepper.shown_columns(records)
     n_rows = stepper.rows_shown(records)
-    stale = [int(r) for r in range(n_rows) if (rec.cpu_tables[0][r, :cols] != rec.device_before_commit[0][r, :cols]).any()]
-    kb = cfg.num_blocks * (cfg.block_size // cfg.kbs)
+    stale = stepper.stale_rows(rec, n_rows, cols)
+    sizes = stepper.table_sizes(cfg)
     t1, t2 = st.columns(2)
     with t1:
         st.markdown(f"**{tr('cpu')}**")
-        fig_cpu = figures.block_table_heatmap(rec.cpu_tables[0][:n_rows], num_reqs=n_rows, num_blocks=kb, kbs=cfg.kbs,
-                                              bpk=cfg.block_size // cfg.kbs, counts=rec.num_blocks_per_row[0],
-                                              lang=ui.lang(), max_cols=cols, showscale=False)
+        fig_cpu = figures.block_table_heatmap(rec.cpu_tables[0][:n_rows], num_reqs=n_rows, **sizes,
+                                              counts=rec.num_blocks_per_row[0], lang=ui.lang(), max_cols=cols,
+                                              showscale=False)
         ui.plot(fig_cpu, "step.cpufig", "cpu_table")
     with t2:
         after = st.toggle(tr("show_after"), key="step.after")
         st.markdown(f"**{tr('dev_after') if after else tr('dev_before')}**")
         dev = rec.device_tables[0] if after else rec.device_before_commit[0]
-        fig_dev = figures.block_table_heatmap(dev[:n_rows], num_reqs=n_rows, num_blocks=kb, kbs=cfg.kbs,
-                                              bpk=cfg.block_size // cfg.kbs, stale_rows=[] if after else stale,
-                                              lang=ui.lang(), max_cols=cols, showscale=False)
+        fig_dev = figures.block_table_heatmap(dev[:n_rows], num_reqs=n_rows, **sizes,
+                                              stale_rows=[] if after else stale, lang=ui.lang(), max_cols=cols,
+                                              showscale=False)
         ui.plot(fig_dev, "step.devfig", "device_table")
     st.caption(tr("stale", rows=", ".join(map(str, stale))) if stale else tr("no_stale"))
     # the pool after this step's finishes (what the events end with), or as the kernels saw it
@@ -113,9 +110,7 @@ with right:
     for _, e in events.iterrows():
         st.markdown(f"- `{e['kind']}` {e['what happened']}")
     st.subheader(tr("scheduled"))
-    st.dataframe([{"row": s.row, "request": s.req_id, "kind": s.kind, "tokens": s.num_tokens,
-                   "computed before": s.num_computed, "seq_len": s.seq_len} for s in rec.scheduled],
-                 hide_index=True)
+    st.dataframe(stepper.scheduled_rows(rec), hide_index=True)
     st.subheader(tr("requests"))
     reqs = stepper.requests_frame(rec)
     st.dataframe(reqs, hide_index=True)
@@ -127,7 +122,7 @@ if "step.custom" not in S:
     params = {**share.encode_scenario(S["step.sc"], S["step.idx"]), "lang": ui.lang()}
     st.query_params.from_dict(params)
     st.caption(tr("link"))
-    st.code("?" + "&".join(f"{k}={v}" for k, v in params.items()), language=None)
+    st.code(share.query_string(params), language=None)
 else:  # the address must not name the built-in scenario that is no longer shown
     st.query_params.from_dict({"lang": ui.lang()})
     st.caption(tr("no_link"))

@@ -95,7 +95,7 @@ def run_config(step, layout: str, dtype: str, tensor_cores: bool, *, kv_heads: i
     from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
     from kernels.slot_mapping import slot_mapping_flat
     from kvviz.gpu.attention_ref import decode_attention_ref
-    from kvviz.gpu.harness import _full_sequence_slots, torch_device
+    from kvviz.gpu.harness import full_sequence_slots, torch_device
 
     dev = torch_device()
     cdt = {"float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
@@ -128,7 +128,7 @@ def run_config(step, layout: str, dtype: str, tensor_cores: bool, *, kv_heads: i
     poison = (torch.randn(shape, generator=gen) * 300).to(cdt)     # finite, loud if read unmasked
     fi_cache = poison.to(dev)
     view = fi_cache.transpose(0, 1)                                # kvviz's [2, N, ...] over the same memory
-    req_all, pos_all, slot_all = _full_sequence_slots(step)
+    req_all, pos_all, slot_all = full_sequence_slots(step)
     k_all = torch.randn((len(pos_all), kv_heads, head_dim), generator=gen).to(cdt)
     v_all = torch.randn((len(pos_all), kv_heads, head_dim), generator=gen).to(cdt)
     qlen = np.diff(step.query_start_loc[: nr + 1]).astype(np.int64)

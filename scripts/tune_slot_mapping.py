@@ -2,9 +2,9 @@
 
     python3 scripts/tune_slot_mapping.py [--json PATH] [--rep-ms 20] [--smoke]
 
-On a GPU every figure is timed as kvviz/bench.py times it: ``triton.testing.do_bench``
+On a GPU every figure is timed as kvviz/gpu/bench times it: ``triton.testing.do_bench``
 median (CUDA events, L2 cleared before each call) of one launch on the bench's own inputs
-(``kvviz.gpu.bench._slot_case``); the empty-launch floor is measured in the same run, at the start
+(``kvviz.gpu.bench.cases.slot_case``); the empty-launch floor is measured in the same run, at the start
 and again at the end. Every configuration's output is first compared with
 ``kvviz.core.step.compute_slot_mapping`` on the same inputs (poisoned output buffer): a wrong one
 stops the sweep. The fastest few configurations of each (design, shape) are timed a second
@@ -55,12 +55,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import torch
-    import triton
     from kernels.empty import empty_launch
     from kernels.slot_mapping import (flat_config, grid2d_config, slot_mapping, slot_mapping_flat,
                                       slot_mapping_grid2d, slot_mapping_per_request)
-    from kvviz.gpu.harness import device_label, torch_device
-    from kvviz.gpu.bench import CPU_SCALE, SLOT_SHAPES, _slot_case, slot_inputs
+    from kvviz.gpu.device import device_label, torch_device
+    from kvviz.gpu.device import time_us as device_time_us
+    from kvviz.gpu.bench.cases import CPU_SCALE, SLOT_SHAPES, slot_case, slot_inputs
     from kvviz.core.step import compute_slot_mapping
 
     dev = torch_device()
@@ -68,12 +68,7 @@ def main(argv=None) -> int:
     shapes = SLOT_SHAPES if on_gpu and not args.smoke else [(r, max(1, t // CPU_SCALE)) for r, t in SLOT_SHAPES[:5]]
 
     def time_us(fn):
-        if on_gpu:
-            return float(triton.testing.do_bench(fn, warmup=5, rep=args.rep_ms, return_mode="median")) * 1e3
-        fn()
-        t0 = time.perf_counter()
-        fn()
-        return (time.perf_counter() - t0) * 1e6
+        return device_time_us(fn, rep_ms=args.rep_ms)
 
     t_start = time.perf_counter()
     buf = torch.zeros(16, device=dev)
@@ -84,7 +79,7 @@ def main(argv=None) -> int:
 
     results = []   # one dict per (design, shape, tile, warps)
     for num_reqs, per_req in shapes:
-        step = _slot_case(num_reqs, per_req)
+        step = slot_case(num_reqs, per_req)
         shape = f"{num_reqs}x{per_req}"
         want = compute_slot_mapping(step.query_start_loc, step.positions, step.block_table, num_reqs=step.num_reqs,
                                     num_tokens_padded=step.num_tokens_padded, block_size=step.block_size)

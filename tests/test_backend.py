@@ -221,7 +221,7 @@ def test_compute_command_exits_1_and_prints_nothing_on_a_mismatch(tmp_path, caps
 def test_bench_h2d_strategies_copy_what_they_claim():
     """Each block-table commit strategy (full, valid prefix, three dirty-row ways) is checked
     inside the bench against the host table; off a GPU it runs on the CPU, unpinned."""
-    from kvviz.gpu.bench import bench_h2d
+    from kvviz.gpu.bench.h2d import bench_h2d
 
     rows = bench_h2d([(32, 64)], {"empty_us": 1.0}, lambda m: None, repeats=1)
     variants = [r["variant"] for r in rows if r["kernel"] == "h2d_commit"]
@@ -245,12 +245,13 @@ def test_rows_sharing_blocks_pass_the_whole_chain():
 
 
 def test_bench_slot_rows_include_auto_and_its_pick(monkeypatch):
-    from kvviz.gpu import bench
-    from kvviz.gpu.bench import bench_slot_mapping, measure_floors
+    from kvviz.gpu.bench import timing
+    from kvviz.gpu.bench.cases import bench_slot_mapping
+    from kvviz.gpu.bench.timing import measure_floors
 
     # no graph capture here: under compute-sanitizer (caching allocator off) the torch variant's
     # allocations inside a capture are reported as CUDA API errors (seen on the H200, 2026-11-30)
-    monkeypatch.setattr(bench, "time_us_graph", lambda fns: None)
+    monkeypatch.setattr(timing, "time_us_graph", lambda fns: None)
     floors = measure_floors(rep_ms=1)
     rows = bench_slot_mapping([(1, 3), (6, 1)], floors, lambda msg: None)
     auto = {r["shape"]: r for r in rows if r["variant"] == "auto"}

@@ -43,7 +43,7 @@ def test_bench_bad_output_path_exits_2(capsys):
 
 def test_goals_judge_the_device_timed_figures():
     """The host-hidden figures get their own goal lines, judged on their own floor."""
-    from kvviz.gpu.bench import evaluate_goals
+    from kvviz.gpu.bench.goals import evaluate_goals
 
     floors = {"empty_us": 4.0, "empty_graph_us": 1.0, "empty_dev_us": 2.0, "empty_dev_warm_us": 1.8,
               "copy_gbps": 4000.0}

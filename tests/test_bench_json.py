@@ -3,32 +3,32 @@ import json
 
 import pytest
 
-from kvviz.gpu import bench
+from kvviz.gpu.bench import goals, results
 from kvviz.cli import main
 from kvviz.errors import BadInput
 
 
 def _good():
-    return json.loads((bench.EXAMPLE_RUNS_DIR / f"{bench.example_runs()[0]}.json").read_text())
+    return json.loads((results.EXAMPLE_RUNS_DIR / f"{results.example_runs()[0]}.json").read_text())
 
 
 def test_recorded_runs_load_and_keep_every_figure():
     raw = _good()
-    d = bench.load_example_run(bench.example_runs()[0])
+    d = results.load_example_run(results.example_runs()[0])
     assert d["label"]["mode"] == "compiled" and d["label"]["device"] == raw["label"]["device"]
     assert len(d["rows"]) == len(raw["rows"]) and len(d["goals"]) == len(raw["goals"])
     for got, want in zip(d["rows"], raw["rows"]):
         assert {k: v for k, v in got.items() if v is not None} == {k: v for k, v in want.items() if v is not None}
-    assert bench.available_timings(d["rows"]) == ["us", "graph_us", "dev_us", "dev_warm_us"]
+    assert goals.available_timings(d["rows"]) == ["us", "graph_us", "dev_us", "dev_warm_us"]
 
 
 def test_this_machines_bench_output_loads(tmp_path, capsys):
     out = tmp_path / "b.json"
     assert main(["bench", "--quick", "--no-progress", "--json", str(out)]) == 0
     capsys.readouterr()
-    d = bench.load_bench_json(out.read_bytes())
+    d = results.load_bench_json(out.read_bytes())
     assert d["rows"] and all(r["us"] > 0 for r in d["rows"])
-    assert "us" in bench.available_timings(d["rows"])
+    assert "us" in goals.available_timings(d["rows"])
 
 
 def test_unknown_keys_are_dropped():
@@ -36,7 +36,7 @@ def test_unknown_keys_are_dropped():
     raw["rows"][0]["evil"] = "<script>"
     raw["label"]["extra"] = "x"
     raw["surprise"] = [1, 2]
-    d = bench.load_bench_json(json.dumps(raw).encode())
+    d = results.load_bench_json(json.dumps(raw).encode())
     assert "evil" not in d["rows"][0] and "extra" not in d["label"] and "surprise" not in d
 
 
@@ -70,7 +70,7 @@ def test_bad_bench_files_are_one_clear_message(mutate, msg):
     raw = _good()
     mutate(raw)
     with pytest.raises(BadInput, match=msg.replace("(", r"\(").replace(".", r"\.")):
-        bench.load_bench_json(json.dumps(raw).encode(), "b.json")
+        results.load_bench_json(json.dumps(raw).encode(), "b.json")
 
 
 @pytest.mark.parametrize("raw,msg", [(b"\xff\xfe", "not UTF-8"), (b"{nope", "not valid JSON"),
@@ -78,18 +78,26 @@ def test_bad_bench_files_are_one_clear_message(mutate, msg):
                                      (b" " * (9 << 20), "at most 8 MiB")])
 def test_unreadable_bench_files(raw, msg):
     with pytest.raises(BadInput, match=msg):
-        bench.load_bench_json(raw, "b.json")
+        results.load_bench_json(raw, "b.json")
 
 
 def test_unknown_recorded_run():
     with pytest.raises(BadInput, match="no recorded run"):
-        bench.load_example_run("../../etc/passwd")
+        results.load_example_run("../../etc/passwd")
 
 
 def test_huge_integers_and_lone_surrogates_are_one_message():
     raw = json.dumps(_good()).replace('"us": 5.472', '"us": 1' + "0" * 400, 1).encode()
     with pytest.raises(BadInput, match="too large a number"):
-        bench.load_bench_json(raw, "b.json")
+        results.load_bench_json(raw, "b.json")
     raw = json.dumps(_good()).replace('"NVIDIA H200"', '"\\ud800"', 1).encode()
     with pytest.raises(BadInput, match="lone surrogate"):
-        bench.load_bench_json(raw, "b.json")
+        results.load_bench_json(raw, "b.json")
+
+
+def test_plot_guides_pick_the_floor_timed_like_the_column():
+    """The kernel lab draws a kernel's x-empty goal over the empty-launch floor timed the same way."""
+    floors = {"empty_us": 4.0, "empty_graph_us": 1.0, "empty_dev_us": 2.0, "empty_dev_warm_us": 1.8}
+    assert goals.plot_guides("slot_mapping", "us", floors) == (4.0, goals.GOAL_SLOT_X_EMPTY)
+    assert goals.plot_guides("csr", "dev_warm_us", floors) == (1.8, goals.GOAL_CSR_X_EMPTY)
+    assert goals.plot_guides("kv_write", "graph_us", floors) == (None, None)

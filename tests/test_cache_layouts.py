@@ -263,3 +263,35 @@ def test_page_texts_complete_and_consistent():
         for key, entry in table.items():
             fields = [{f for _, f, _, _ in string.Formatter().parse(entry[lang]) if f} for lang in LANGS]
             assert all(f == fields[0] for f in fields), key
+
+
+# --- the memory-layout page's view-model ----------------------------------------------------------
+
+def test_layout_page_view_model():
+    from kvviz.views import layout as lay_vm
+
+    geo = lay_vm.caches(2, 4, 2, 4, "float16", "flashinfer_packed")
+    assert set(geo) == {"NHD", "HND"} and geo["HND"].cache_layout == "flashinfer_packed"
+    got = lay_vm.picked_addresses(geo, 1, 2, 1, 0, "v")           # slot 1 * 4 + 2 = 6
+    assert got["NHD"] == geo["NHD"].address(6, 1, 0, "v") and got["NHD"]["byte_offset"] == 216
+    assert got["HND"]["byte_offset"] == 232
+    assert lay_vm.picture_line(geo["NHD"]) == 16                  # packed: K|V of each head on a line
+    assert lay_vm.picture_line(lay_vm.caches(2, 4, 2, 4, "float16", "flash_attn")["HND"]) == 8
+
+
+@pytest.mark.parametrize("text, value", [("0x1a0", 416), ("0010", 10), ("1_000", 1000), (" 64 ", 64)])
+def test_layout_page_reads_byte_addresses(text, value):
+    from kvviz.views.layout import parse_byte
+
+    assert parse_byte(text) == value
+
+
+@pytest.mark.parametrize("text, message", [("-3", "cannot be negative"), ("abc", "Not a byte address"),
+                                           ("9" * 70, "Not a byte address")])
+def test_layout_page_refuses_bad_byte_addresses(text, message):
+    from kvviz.views.layout import parse_byte
+
+    with pytest.raises(ValueError, match=message):
+        parse_byte(text, "en")
+    with pytest.raises(ValueError):
+        parse_byte(text, "zh")

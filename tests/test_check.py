@@ -25,6 +25,27 @@ def test_every_check_names_a_known_concept():
     assert all(c.concept in CONCEPTS and c.explanation for c in CHECKS.values())
 
 
+def test_one_function_per_check():
+    """The runner runs one function per catalogued check, in catalogue order."""
+    assert list(check.CHECK_FUNCTIONS) == list(CHECKS)
+    assert len(set(check.CHECK_FUNCTIONS.values())) == len(CHECKS)
+
+
+def test_the_geometry_the_checks_use():
+    """The Geometry quantities the checks compare against (FlashInfer's last page, a slot's block and
+    offset, kernel blocks per manager block) agree with the step builder's CSR and plain arithmetic."""
+    from kvviz.core.geometry import Geometry
+    from kvviz.core.step import compute_csr
+    geo = Geometry(8, 4)
+    seq = np.array([0, 1, 4, 5, 8, 9])
+    bt = np.arange(60, dtype=np.int32).reshape(6, 10)
+    for empty_zero in (True, False):
+        want = compute_csr(bt, seq, 4, empty_last_page_len_is_zero=empty_zero)[2]
+        assert geo.last_page_len(seq, empty_zero).tolist() == want.tolist()
+    assert [geo.split_slot(s) for s in (0, 5, 11, -1)] == [(0, 0), (1, 1), (2, 3), (-1, 3)]
+    assert geo.kernel_block_count(3) == 6 and geo.kernel_block_count(np.array([0, 1])).tolist() == [0, 2]
+
+
 def test_mirror_stale_in_counted_prefix_only():
     dev = base_mapping()["block_table_device"]
     dev[1, 1] = 9          # inside row 1's 2 counted blocks: stale

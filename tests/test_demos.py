@@ -197,7 +197,7 @@ def test_dcp_ranks_split_the_positions():
 def test_pcie_commit_bytes_and_model():
     run = demos.play("pcie")
     c = run.scenario.config
-    row = demos.block_table_row_bytes(c.max_model_len, c.block_size)
+    row = demos.commit_bytes_per_step(1, c.max_model_len, c.block_size)   # one full-width row
     assert row == 65536 * 4 == 256 * 1024
     assert [r.commit_bytes for r in run.history] == [row, 2 * row, 2 * row]
     assert demos.commit_bytes_per_step(256, 1 << 20, 16) == 64 * 2**20
@@ -206,7 +206,7 @@ def test_pcie_commit_bytes_and_model():
 
 
 def test_every_event_has_a_sentence_in_every_language():
-    from kvviz.views.demos import describe
+    from kvviz.views.report import describe_event as describe
     from kvviz.texts.events import STRINGS as EVENTS
     for key in demos.DEMO_KEYS:
         for vi in range(len(demos.DEMOS[key].variants)):

@@ -33,7 +33,6 @@ def test_rows_first_column_and_stale_view():
     assert r.stale_rows["a"] == []
     assert r.stale_rows["b"] == [{"row": 1, "col": 1, "cpu": 5, "device": 9, "live": True},
                                  {"row": 3, "col": 2, "cpu": 0, "device": 7, "live": False}]
-    assert r.rows_of("block_table_device") == {1: 1, 3: 2}
 
 
 def test_shape_differences_and_one_sided_tables():

@@ -10,7 +10,7 @@ import numpy as np
 from dump_fixtures import base_dump, base_mapping
 from kvviz.dumps.capture import capture
 from kvviz.dumps.check import run_checks
-from kvviz.dumps.format import Dump, dump_to_npz_bytes, load_dump, load_dump_bytes, save_dump
+from kvviz.dumps.format import Dump, dump_from_mapping, dump_to_npz_bytes, load_dump, load_dump_bytes, save_dump
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -35,6 +35,16 @@ def test_derived_fields():
     d = base_dump()
     assert (d.rows, d.width, d.padded_reqs, d.num_tokens, d.kbs) == (4, 4, 3, 3, 4)
     assert "ref_cnt" in d.present() and "sliding_window" not in d.present()
+
+
+def test_geometry_of_a_dump():
+    from kvviz.core.geometry import Geometry
+    assert base_dump().geometry == Geometry(4)
+    m = {**base_mapping(), "block_size": 8, "kernel_block_size": 4, "dcp_world_size": 2, "dcp_rank": 1,
+         "cp_kv_cache_interleave_size": 2}
+    geo = dump_from_mapping(m).geometry
+    assert (geo.block_size, geo.kernel_block_size, geo.dcp_world_size, geo.dcp_rank, geo.interleave) == (8, 4, 2, 1, 2)
+    assert (geo.blocks_per_kv_block, geo.virtual_block_size) == (2, 16)
 
 
 def test_optional_keys_absent():
@@ -207,15 +217,3 @@ def test_capture_marks_a_state_group():
     d = capture(batch, group=1, num_reqs_padded=3, num_blocks=16, seq_lens=m["seq_lens"], group_kind="state",
                 profile="2025-11")
     assert (d.group_kind, d.profile) == ("state", "2025-11") and run_checks(d) == []
-
-
-def test_dump_from_block_table_knows_state_groups():
-    from kvviz.core.block_table import BlockTable
-    from kvviz.dumps.capture import dump_from_block_table
-    from kvviz.core.step import build_step
-    state = BlockTable(4, 1, 4, has_slot_mapping=False)
-    state.add_row([5], 0)
-    state.device[:] = state.cpu
-    step = build_step(state.device, [7], [1], block_size=4, has_slot_mapping=False)
-    d = dump_from_block_table(state, step, num_blocks=8)
-    assert d.group_kind == "state" and run_checks(d) == []

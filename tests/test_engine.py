@@ -315,7 +315,7 @@ def test_reorder_decodes_first_property():
         assert order == sorted(order, reverse=True)
         for row, q in b.rows():
             i = int(q[1:])
-            assert b.table(0).cpu[row, :2].tolist() == [i + 1, i + 20]
+            assert b.tables[0].cpu[row, :2].tolist() == [i + 1, i + 20]
         n_dec = sum(order)
         assert len(swaps) == sum(1 for n in tokens[:n_dec] if n > 1)
     check()

@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from kvviz.views import batch as ex
+from kvviz.views.csr import csr_view
 from kvviz.constants import PAD_SLOT_ID
 from kvviz.errors import BadInput
 
@@ -93,9 +94,9 @@ def test_big_batch_builds():
 
 def test_csr_view_adds_empty_rows_with_either_rule():
     eb = ex.explore(*ex.preset("decode"))                  # 8 rows already (5 real + 3 padded)
-    step, seq, (indptr, indices, lpl) = ex.csr_view(eb, 2, True)
+    step, seq, (indptr, indices, lpl) = csr_view(eb, 2, True)
     assert len(seq) == 10 and lpl[-5:].tolist() == [0] * 5 and indptr[-1] == indptr[5]
-    _, _, (_, _, lpl_old) = ex.csr_view(eb, 2, False)
+    _, _, (_, _, lpl_old) = csr_view(eb, 2, False)
     assert lpl_old[-5:].tolist() == [8] * 5
     # decode of a 16-token prompt: seq 17 -> 3 pages of 8, last page 1 entry
     assert lpl[2] == 1 and np.diff(indptr)[2] == 3
@@ -144,3 +145,55 @@ def test_batch_page_survives_an_all_zero_new_tokens_link():
     assert any("no request has a new token" in e.value for e in at.error)
     at.run()
     assert not at.exception
+
+
+def test_page_windows_of_the_default_batch():
+    eb = ex.explore(ex.default_rows(), ex.BatchConfig())
+    # widest row holds 4 blocks: +2 columns, at least 8, at most the width (32)
+    assert eb.shown_columns() == 8
+    assert eb.row_kernel_blocks().tolist() == [3, 4, 2, 3, 4]
+    # blocks up to 14 in use: draw them all, and two blocks more
+    assert eb.buffer_window(None) == (0, 16)
+    rows, cfg = ex.preset("kernel")                        # 2 kernel blocks per manager block
+    ek = ex.explore(rows, cfg)
+    assert ek.row_kernel_blocks().tolist() == [4, 2, 6] and ek.buffer_window(None) == (0, 17)
+
+
+def test_buffer_window_of_a_big_pool_follows_the_token():
+    eb = ex.explore(*ex.big_rows(8, 64, 16))               # 513 blocks in use
+    assert eb.buffer_window(None) == (0, 31)               # no token picked: round block 1
+    assert eb.buffer_window(300) == (284, 315)
+    assert eb.buffer_window(512) == (481, 512)             # clamped at the pool's end
+
+
+def test_token_frame_marks_other_rank_tokens():
+    eb = ex.explore(*ex.preset("dcp"))                     # rank 0 of 2, block 4: 8 positions a block
+    t = eb.tokens.iloc[:4]
+    assert t["logical_block"].tolist() == [0, 0, 0, 0]
+    assert t["column"].tolist() == [0, -1, 0, -1] and t["offset"].tolist() == [0, -1, 1, -1]
+    assert t["physical_block"].tolist() == [1, -1, 1, -1] and t["slot"].tolist() == [4, -1, 5, -1]
+    assert t["kind"].tolist() == ["written", "other DCP rank"] * 2
+    assert ex.token_frame(eb.step).equals(eb.tokens.drop(columns=["kind"]))
+
+
+def test_chain_bytes_follow_the_cache_layout_family():
+    eb = ex.explore(ex.default_rows(), ex.BatchConfig())
+    c = eb.chain(12, cache_layout="flashinfer")           # slot 18 = block 4, offset 2
+    assert (c["NHD_byte"], c["HND_byte"]) == (1088, 1056)
+    assert eb.chain(12)["NHD_byte"] == 576                  # flash_attn, the default
+
+
+def test_csr_table_window_and_request_lines():
+    from kvviz.views import csr as csr_vm
+
+    eb = ex.explore(ex.default_rows(), ex.BatchConfig())
+    step, seq, (indptr, _, lpl) = csr_view(eb, 2, True)
+    assert csr_vm.table_shape(step.block_table, indptr) == (7, 6)      # 4 pages at most, + 2
+    assert csr_vm.table_window(step.block_table, indptr, 1) == (6, None)
+    lines = csr_vm.requests_frame(seq, indptr, lpl, 4)
+    assert lines["rule"].tolist() == ["partial", "partial", "full page", "partial", "partial", "empty", "empty"]
+    assert lines.iloc[1].to_dict() == {"request": 1, "seq_len (this rank)": 13, "pages": 4, "indptr[r]": 3,
+                                       "indptr[r+1]": 7, "last_page_len": 1, "rule": "partial"}
+    big = ex.explore(*ex.big_rows())
+    bstep, _, (bptr, _, _) = csr_view(big, 2, True)
+    assert csr_vm.table_window(bstep.block_table, bptr, 100) == (2048, (76, 124))   # capped at the width

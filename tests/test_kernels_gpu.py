@@ -36,12 +36,12 @@ def test_kv_write_fp8_quantised_in_the_kernel_matches_torch():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("seed", [7101, 7102])
 @pytest.mark.parametrize("layout", ["NHD", "HND"])
 @pytest.mark.parametrize("src", [torch.float16, torch.bfloat16, torch.float32])
-def test_kv_write_fp8_any_value_rounds_like_the_bit_model(layout, src):
+def test_kv_write_fp8_any_value_rounds_like_the_bit_model(layout, src, seed):
     """Compiled, the kernel's e4m3 cast of arbitrary values (odd scales, ties, saturation) against
-    tests/e4m3.py's round-to-nearest-even model."""
-    seed = fresh_seed()
+    tests/e4m3.py's round-to-nearest-even model (seed pinned, in the test id)."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((2, 200, 4, 32)) * 40
     x[rng.random(x.shape) < 0.02] *= 100
@@ -180,7 +180,7 @@ def test_device_timing_hides_the_host_and_sees_the_work():
     import triton.testing
 
     from kernels.empty import empty_launch
-    from kvviz.gpu.bench import time_us_device
+    from kvviz.gpu.bench.timing import time_us_device
 
     buf = torch.zeros(16, device="cuda")
 

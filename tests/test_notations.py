@@ -27,13 +27,18 @@ def _forms(c, page):
     return out
 
 
+def _same(a, b):
+    """Two canonical batches put every token of every request in the same slot."""
+    return [(r.slots, r.query_len) for r in a.requests] == [(r.slots, r.query_len) for r in b.requests]
+
+
 def _assert_agree(c, page):
     forms = _forms(c, page)
     for name, f in forms.items():
-        assert nt.to_canonical(f).same_as(c), name
+        assert _same(nt.to_canonical(f), c), name
         for i, r in enumerate(c.requests):
             for p in range(r.seq_len):
-                assert nt.address_of(f, i, p) == r.slots[p], (name, i, p)
+                assert f.address(i, p) == r.slots[p], (name, i, p)
                 assert f.coords(i, p)["slot"] == r.slots[p]
                 assert f.locate(i, p)
     return forms
@@ -216,3 +221,20 @@ def test_page_runs_cover_pages(pages):
     runs = nt.page_runs(pages)
     assert [s + k for s, n in runs for k in range(n)] == pages
     assert all(a[0] + a[1] != b[0] for a, b in zip(runs, runs[1:]))   # runs are maximal
+
+
+def test_page_answer_styles_and_download():
+    import pandas as pd
+
+    from kvviz.views.notations import HILITE, forms_json, styled, token_answer
+
+    c = nt.example_batch()
+    ans = token_answer(c, 1, 255, 16)          # B's last prefix token: in A's shared block
+    assert ans == {"slot": 383, "page": 23, "offset": 15, "sharers": ["A", "B"], "new": False}
+    assert token_answer(c, 2, c.requests[2].seq_len - 1, 16)["new"]     # C prefills this step
+    blob = forms_json(nt.all_forms(c, 16))
+    assert set(blob) == set(nt.NOTATIONS) and isinstance(blob["vllm"]["block_table"], list)
+    assert isinstance(blob["llamacpp"]["cell_seqs"][0], list) and "_index" not in blob["llamacpp"]
+    df = pd.DataFrame({"0": [1, 2]}, index=["a", "b"])
+    html = styled(df, [("b", "0")]).to_html()
+    assert html.count("#ffd54f") == 1 and HILITE.startswith("background-color: #ffd54f")

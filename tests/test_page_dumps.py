@@ -250,3 +250,57 @@ def test_a_table_in_one_dump_only_is_a_difference(at):
     assert not at.exception
     assert not any(s.value.startswith("The two dumps are equal") for s in at.success)
     assert "Only A has: block_table_device." in [c.value for c in at.caption]
+
+
+# --- the view-model the page lays out (no AppTest: plain functions) ----------------------------------
+
+def test_view_sim_choices():
+    assert view.fault_of("none") is None and view.fault_of(None) is None
+    assert view.fault_of("skip_commit") == "skip_commit" and view.FAULT_OPTIONS[0] == view.NO_FAULT
+    assert [view.clamp_step(s, 5) for s in (-2, 0, 3, 9)] == [0, 0, 3, 4]
+    assert view.kept_choice(2, {0: "a", 1: "b"}) == 0 and view.kept_choice(1, {0: "a", 1: "b"}) == 1
+    src = "file:shared_prefix_fork.json"
+    n = view.sim_step_count(src, "commit_too_few_rows")
+    assert n == min(len(view.sim_run(src)[1]), len(view.sim_run(src, "commit_too_few_rows")[1]))
+    pair = view.sim_pair(src, "skip_commit", (0, 1), 0, a_healthy=True)
+    assert [(side, i, f) for side, i, f, _ in pair] == [("A", 0, None), ("B", 1, "skip_commit")]
+    assert pair[1][3].to_json() == view.sim_dump(src, "skip_commit", 1).to_json()
+    assert [f for _, _, f, _ in view.sim_pair(src, "skip_commit", (0, 1), 0, a_healthy=False)] == \
+        ["skip_commit", "skip_commit"]
+    w = view.widget_defaults()
+    assert (w["source"], w["bug"], w["fault"], w["table"], w["profile"]) == \
+        ("bug", next(iter(BUGS)), "none", "block_table", view.AUTO_PROFILE)
+    assert w["ex_a"] in view.example_names() and w["sim_sc"] in view.sim_sources()
+
+
+def test_view_read_upload():
+    good = json.dumps(make_dump("pad_swap").to_json()).encode()
+    d, err = view.read_upload(good, "a.json")
+    assert err is None and d.to_json() == make_dump("pad_swap").to_json()
+    d, err = view.read_upload(b'{"kvviz_dump_version": 1', "a.json")
+    assert d is None and "not valid JSON" in err
+    assert view.content_digest(good) == view.content_digest(bytes(good)) != view.content_digest(b"x")
+
+
+def test_view_tables_and_diff():
+    a, b = make_dump("skip_commit", buggy=False), make_dump("skip_commit")
+    dumps = [("A", "clean", a), ("B", "bug", b)]
+    assert view.other_dump(dumps, "A") is b and view.other_dump(dumps[:1], "A") is None
+    assert view.table_choice(None) == "block_table" and view.table_choice("block_table_device") == "block_table_device"
+    assert view.frame_height(2, 400) == 108 and view.frame_height(100, 400) == 400
+    frame = view.table_frame(b, "block_table", None, (2, 3))
+    assert view.cut_counts(frame, b, "block_table") == {"r": 2, "rows": b.rows, "c": 3, "w": b.width}
+    whole = view.table_frame(b, "block_table", None, (b.rows, b.width))
+    assert view.cut_counts(whole, b, "block_table") is None
+    assert view.stale_rows_text(a) == "" and view.stale_rows_text(b) == ", ".join(map(str, view.stale_rows(b)))
+    assert view.stale_rows(b)
+    res = view.diff_pair(dumps)
+    assert not res.equal and view.diff_pair(dumps[:1]) is None
+    j = b.to_json()
+    j.pop("block_table_device")
+    from kvviz.dumps.format import dump_from_mapping, load_dump_bytes
+    res = view.diff_pair([("A", "", a), ("B", "", dump_from_mapping(j))])
+    assert view.only_in(res) == [("A", "block_table_device")]
+    assert load_dump_bytes(view.npz_bytes(b)).to_json() == b.to_json()
+    md = view.concept_checks_markdown([("pad-row", "Padded row", "Why."), ("pad-slot", "Pad slot", "Because.")])
+    assert md == "- `pad-row` **Padded row**: Why.\n- `pad-slot` **Pad slot**: Because."

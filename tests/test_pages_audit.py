@@ -158,7 +158,8 @@ def test_step_through_custom_scenario_clears_link(at):
 # --- 5. home links every page --------------------------------------------------------------
 
 def test_home_links_every_page(at):
-    pages = ast.literal_eval(next(n.value for n in ast.parse(Path(APP).read_text()).body
+    ui_py = Path(APP).with_name("ui.py")   # app.py builds its navigation from ui.PAGES
+    pages = ast.literal_eval(next(n.value for n in ast.parse(ui_py.read_text()).body
                                   if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PAGES"))
     want = {Path(path).stem for path, _, _ in pages} - {"home"}
     links = {p.proto.page for p in at.get("page_link")}

@@ -62,7 +62,7 @@ def _build(t):
 
 def check_step(engine: Engine, rec) -> None:
     m = engine.manager
-    tpb = m.tokens_per_block
+    tpb = m.geometry.virtual_block_size
     # pool accounting
     m.pool.check_invariants(m.live_references())
     # shared blocks are full in every holder

@@ -47,3 +47,13 @@ def test_scenario_links():
     _, step, warns = share.decode_scenario({"sc": "lifecycle", "step": "1e9"}, names, lambda n: 5)
     assert step == 0 and warns
     assert share.encode_scenario("prefixes", 2) == {"sc": "prefixes", "step": "2"}
+
+
+def test_demo_link_round_trip_and_refusals():
+    params = share.encode_demo("dcp", 1, "zh", True)
+    assert share.query_string(params) == "?demo=dcp&step=1&lang=zh&presenter=1"
+    assert share.decode_demo(params) == ("dcp", 1, True, "")
+    assert share.decode_demo({}) == ("prefix", 0, False, "")
+    assert share.decode_demo({"demo": "nope", "step": "x", "lang": "fr", "presenter": "yes"}) == (
+        "prefix", 0, True, "demo=nope, step=x, lang=fr")
+    assert share.decode_demo({"demo": "dcp", "step": "99"}) == ("dcp", 1, False, "step=99")   # clamped

@@ -42,3 +42,28 @@ def test_prefixes_scenario_keeps_its_early_story():
     assert hit1 and hit1[0]["req"] == "B" and hit1[0]["blocks"] == [1, 2]     # B shares A's running blocks
     assert any(e["kind"] == "cow" for e in recs[2].events)                     # the fork's copy-on-write
     assert all(q["state"] == "finished" for q in recs[-1].requests.values())
+
+
+def test_page_helpers_of_the_lifecycle_scenario():
+    sc = stepper.load("lifecycle")
+    recs = stepper.replay(sc)
+    assert stepper.table_sizes(sc.config) == {"num_blocks": 14, "kbs": 4, "bpk": 1}
+    rows, cols = stepper.rows_shown(recs), stepper.shown_columns(recs)
+    # step 0 admits A and B: rows 0 and 1 are new on the CPU, the mirror has not got them yet
+    assert stepper.stale_rows(recs[0], rows, cols) == [0, 1]
+    assert stepper.stale_rows(recs[2], rows, cols) == []
+    assert stepper.scheduled_rows(recs[0])[1] == {"row": 1, "request": "B", "kind": "prefill", "tokens": 9,
+                                                   "computed before": 0, "seq_len": 9}
+
+
+def test_page_helpers_of_the_prefixes_scenario():
+    import pytest
+
+    from kvviz.errors import BadInput
+
+    sc = stepper.load("prefixes")
+    assert stepper.prompt_blocks(sc) == {"n": 10, "b": 4, "full": [0, 1], "rest": 2}
+    blocks, ref = stepper.sharing_matrix(stepper.replay(sc)[1], 4)
+    assert stepper.shared_blocks(blocks, ref) == [1, 2]      # A and B share the system prompt's blocks
+    with pytest.raises(BadInput, match="no step"):
+        stepper.require_steps([])

@@ -46,3 +46,26 @@ def test_sweep_and_model():
 def test_bad_shapes(kw):
     with pytest.raises(BadInput):
         tf.validate(tf.StepShape(**{**S.__dict__, **kw}))
+
+
+def test_strategy_totals_match_the_components_table():
+    """The PCIe page's per-strategy totals are the 'total' line of the components table."""
+    comp = tf.components_frame(S)
+    want = [int(comp.loc[comp["table"] == "total", s].iloc[0]) for s in tf.STRATEGIES]
+    assert tf.strategy_totals(S) == want and want[0] == tf.total_bytes(S)
+
+
+def test_model_vs_measured_table():
+    """25 GB/s and 8 µs by default: 1 MB takes 8 + 40 µs; no measurement leaves the column empty."""
+    assert tf.model_us(1_000_000) == pytest.approx(48.0)
+    t = tf.model_vs_measured([1_000_000, 0, 25_000, 50], None)
+    assert list(t.columns) == ["strategy", "bytes", "model µs", "measured µs"]
+    assert t["model µs"].tolist() == [48.0, 8.0, 9.0, 8.0] and t["measured µs"].isna().all()
+    assert tf.model_vs_measured([1, 2, 3, 4], [5.0, 6.0, 7.0, 8.0])["measured µs"].tolist() == [5.0, 6.0, 7.0, 8.0]
+
+
+def test_sweeps_cover_the_page_defaults():
+    """Each sweep holds the page's default value, so its marker lands on a point."""
+    for field, values in tf.SWEEP_VALUES.items():
+        assert getattr(tf.StepShape(), field) in values
+    assert tf.SWEEP_VALUES["block_size"] == tf.BLOCK_SIZES

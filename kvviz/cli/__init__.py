@@ -33,8 +33,6 @@ class _Parser(argparse.ArgumentParser):
 
 def read_json_file(path: str):
     """Read an untrusted JSON file with a size bound; BadInput on any problem."""
-    import os
-
     try:
         size = os.path.getsize(path)
     except OSError as e:

@@ -26,7 +26,7 @@ def _bar(done: int, total: int, msg: str) -> None:
 
 
 def run(args) -> int:
-    from kvviz.gpu.bench import format_table, run_bench
+    from kvviz.gpu.bench.run import format_table, run_bench
     from kvviz.errors import BadInput
 
     out = None

@@ -4,8 +4,9 @@ from __future__ import annotations
 import sys
 
 from kvviz.cli import dump_json, read_json_file
-from kvviz.core.versions import get_profile
 from kvviz.core.step import build_step_from_batch
+from kvviz.core.versions import get_profile
+from kvviz.errors import BadInput
 
 
 def register(sub) -> None:
@@ -27,8 +28,6 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from kvviz.errors import BadInput
-
     try:
         profile = get_profile(args.profile)
     except ValueError as e:

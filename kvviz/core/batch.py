@@ -10,7 +10,7 @@ import heapq
 
 import numpy as np
 
-from kvviz.core.block_table import BlockTable, MultiGroupBlockTable
+from kvviz.core.block_table import MultiGroupBlockTable
 
 
 class PersistentBatch:
@@ -129,6 +129,3 @@ class PersistentBatch:
 
     def rows(self) -> list[tuple[int, str]]:
         return sorted((r, q) for q, r in self.req_id_to_index.items())
-
-    def table(self, gid: int = 0) -> BlockTable:
-        return self.tables[gid]

@@ -25,6 +25,8 @@ def map_to_kernel_blocks(block_ids, blocks_per_kv_block: int) -> list[int]:
 
 
 def _geometry(block_size: int, kernel_block_size: int | None) -> Geometry:
+    """The geometry the loose sizes stand for (no kernel block size: the manager block size),
+    refusing a kernel block size that does not divide the block size with a ValueError."""
     kbs = kernel_block_size or block_size
     if block_size % kbs:
         raise ValueError(f"kernel block size {kbs} does not divide block size {block_size}")
@@ -32,36 +34,45 @@ def _geometry(block_size: int, kernel_block_size: int | None) -> Geometry:
 
 
 class BlockTable:
-    """One KV-cache group's table: ``[max_num_reqs, width]`` int32 in kernel blocks."""
+    """One KV-cache group's table: ``[max_num_reqs, width]`` int32 in kernel blocks.
 
-    def __init__(self, max_num_reqs: int, max_num_blocks_per_req: int, block_size: int,
-                 kernel_block_size: int | None = None, *, has_slot_mapping: bool = True,
-                 move_row_clears_source: bool = True, alignment: str = "lcm"):
-        kbs = kernel_block_size or block_size
-        if block_size % kbs:
-            raise ValueError(f"kernel block size {kbs} does not divide block size {block_size}")
-        self.manager_block_size = block_size
-        self.block_size = kbs  # what the kernels see
-        self.blocks_per_kv_block = block_size // kbs
+    ``geometry`` says how manager block ids become the kernel block ids of a row; the loose
+    ``block_size`` / ``kernel_block_size`` are a shorthand for ``Geometry(block_size, kernel_block_size)``."""
+
+    def __init__(self, max_num_reqs: int, max_num_blocks_per_req: int, block_size: int | None = None,
+                 kernel_block_size: int | None = None, *, geometry: Geometry | None = None,
+                 has_slot_mapping: bool = True, move_row_clears_source: bool = True, alignment: str = "lcm"):
+        self.geometry = geometry or _geometry(block_size, kernel_block_size)
         self.has_slot_mapping = has_slot_mapping
         self.move_row_clears_source = move_row_clears_source
-        if has_slot_mapping:
-            width = get_block_table_width(max_num_blocks_per_req, block_size, kbs, alignment=alignment)
-        else:  # state tables (Mamba-like) hold state indices and are not token-aligned
-            width = get_block_table_width(max_num_blocks_per_req, block_size, kbs, alignment="none")
+        # state tables (Mamba-like) hold state indices and are not token-aligned
+        width = self.geometry.table_width(max_num_blocks_per_req, alignment if has_slot_mapping else "none")
         self.max_num_reqs = max_num_reqs
         self.width = width
         self.cpu = np.zeros((max_num_reqs, width), dtype=np.int32)
         self.device = np.zeros((max_num_reqs, width), dtype=np.int32)
         self.num_blocks_per_row = np.zeros(max_num_reqs, dtype=np.int32)
         self.dirty = np.zeros(max_num_reqs, dtype=bool)  # rows changed since the last commit
-        self.last_commit_rows = 0
+
+    @property
+    def manager_block_size(self) -> int:
+        """Tokens per manager block (what the KV-cache manager hands out)."""
+        return self.geometry.block_size
+
+    @property
+    def block_size(self) -> int:
+        """Tokens per kernel block: what the table entries, slots and kernels count in."""
+        return self.geometry.kernel_block_size
+
+    @property
+    def blocks_per_kv_block(self) -> int:
+        return self.geometry.blocks_per_kv_block
 
     # --- row operations (CPU only) -------------------------------------------------
     def append_row(self, block_ids, row: int) -> None:
         if len(block_ids) == 0:
             return
-        ids = map_to_kernel_blocks(block_ids, self.blocks_per_kv_block)
+        ids = self.geometry.kernel_blocks(block_ids)
         start = int(self.num_blocks_per_row[row])
         end = start + len(ids)
         if end > self.width:
@@ -97,24 +108,12 @@ class BlockTable:
         self.num_blocks_per_row[[a, b]] = self.num_blocks_per_row[[b, a]]
         self.dirty[[a, b]] = True
 
-    def clear(self) -> None:
-        self.cpu[:] = NULL_BLOCK_ID
-        self.device[:] = NULL_BLOCK_ID
-        self.num_blocks_per_row[:] = 0
-        self.dirty[:] = False
-
     # --- the one boundary between truth and mirror ----------------------------------
     def commit(self, num_rows: int) -> int:
         """Copy rows [0, num_rows) at full width to the mirror; returns the bytes moved."""
         self.device[:num_rows] = self.cpu[:num_rows]
         self.dirty[:num_rows] = False
-        self.last_commit_rows = num_rows
         return num_rows * self.width * self.cpu.itemsize
-
-    def stale_rows(self, num_rows: int | None = None) -> np.ndarray:
-        """Rows (among the first ``num_rows``) whose mirror differs from the CPU table."""
-        n = self.max_num_reqs if num_rows is None else num_rows
-        return np.nonzero((self.cpu[:n] != self.device[:n]).any(axis=1))[0]
 
     def row_prefix(self, row: int) -> np.ndarray:
         return self.cpu[row, : int(self.num_blocks_per_row[row])]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kvviz.core.batch import PersistentBatch
-from kvviz.core.block_table import BlockTable, MultiGroupBlockTable, cdiv
+from kvviz.core.block_table import BlockTable, MultiGroupBlockTable
 from kvviz.errors import BadInput
 from kvviz.core.manager import KVCacheManager, Request
 from kvviz.core.versions import get_profile
@@ -65,7 +65,19 @@ class StepRecord:
         return sum(s.num_tokens for s in self.scheduled)
 
 
+@dataclass
+class _Commit:
+    """What one commit saw and did: the tables before it, the rows it copied and their bytes."""
+    cpu_tables: list[np.ndarray]
+    device_before: list[np.ndarray]
+    dirty_rows: list[int]
+    rows: int
+    bytes: int
+
+
 class Engine:
+    """Replays a scenario step by step; ``history`` keeps every step's record."""
+
     def __init__(self, scenario: Scenario, *, faults: set[str] | None = None):
         self.scenario = scenario
         self.config: EngineConfig = scenario.config
@@ -75,15 +87,16 @@ class Engine:
         if bad:
             raise ValueError(f"unknown fault(s) {sorted(bad)}; known: {FAULTS}")
         c = self.config
+        self.geometry = c.geometry
         self.events: list[dict] = []
-        self.manager = KVCacheManager(c.num_blocks, c.block_size, c.groups,
+        self.manager = KVCacheManager(c.num_blocks, groups=c.groups, geometry=self.geometry,
                                       enable_caching=c.enable_prefix_caching, profile=self.profile,
-                                      dcp_world_size=c.dcp_world_size, events=self.events)
-        max_blocks = cdiv(c.max_model_len, c.block_size * c.dcp_world_size)
+                                      events=self.events)
+        max_blocks = self.geometry.blocks_for(c.max_model_len)
         clears = self.profile.move_row_clears_source and "move_row_no_clear" not in self.faults
-        # state groups hold state indices: never split into kernel blocks
-        tables = [BlockTable(c.max_num_reqs, 1 if g.kind == "state" else max_blocks, c.block_size,
-                             c.block_size if g.kind == "state" else c.kbs, has_slot_mapping=g.kind != "state", move_row_clears_source=clears,
+        # a state group holds one state index a row, never split into kernel blocks
+        tables = [BlockTable(c.max_num_reqs, 1 if g.kind == "state" else max_blocks, geometry=c.group_geometry(g),
+                             has_slot_mapping=g.kind != "state", move_row_clears_source=clears,
                              alignment=self.profile.width_alignment)
                   for g in c.groups]
         self.batch = PersistentBatch(MultiGroupBlockTable(tables), events=self.events,
@@ -91,10 +104,8 @@ class Engine:
         self.requests: dict[str, Request] = {}
         self.waiting: list[str] = []
         self.running: list[str] = []
-        self.finished: list[str] = []
         self.state: dict[str, str] = {}
         self._to_remove: list[str] = []      # finished/preempted since the last worker update
-        self._new_in_batch: set[str] = set()
         self.step_index = 0
         self.history: list[StepRecord] = []
         self._history_bytes = 0
@@ -109,7 +120,6 @@ class Engine:
         if rid in self.waiting:
             self.waiting.remove(rid)
         self.state[rid] = "finished"
-        self.finished.append(rid)
         self._to_remove.append(rid)
         self.events.append({"kind": "finish", "req": rid, "why": why})
 
@@ -174,8 +184,28 @@ class Engine:
         return not self._pending and not self.waiting and not self.running
 
     def step(self) -> StepRecord:
-        c = self.config
+        """One scheduler + worker step, in vLLM's order; returns its record (kept in ``history``)."""
         self.events.clear()
+        self._admit_arrivals()
+        self._apply_actions()
+        scheduled = self._schedule()
+        self._update_batch(scheduled)
+        commit = self._commit()
+        sched_list, seq_lens, q_lens = self._in_row_order(scheduled)
+        num_reqs = self.batch.num_reqs
+        r_pad, t_pad = self._padding(num_reqs, sum(q_lens), sched_list)
+        inputs = self._build_inputs(num_reqs, r_pad, t_pad, seq_lens, q_lens)
+        self._execute(sched_list)
+        # the pool as the kernels of this step see it (rows and blocks agree) ...
+        record = self._snapshot(sched_list, commit, r_pad, t_pad, inputs)
+        # ... and after the requests that finished this step released their blocks
+        self._finish_completed(sched_list, record)
+        self._keep(record)
+        return record
+
+    # --- scheduler side -----------------------------------------------------------------
+    def _admit_arrivals(self) -> None:
+        """Requests whose arrival step has come join the waiting queue, in arrival order."""
         while self._pending and self._pending[0].arrival <= self.step_index:
             spec = self._pending.pop(0)
             self.requests[spec.req_id] = Request(spec.req_id, list(spec.prompt), spec.max_tokens,
@@ -183,11 +213,19 @@ class Engine:
             self.waiting.append(spec.req_id)
             self.state[spec.req_id] = "waiting"
             self.events.append({"kind": "arrive", "req": spec.req_id, "prompt_len": len(spec.prompt)})
-        self._apply_actions()
 
-        budget = c.max_num_batched_tokens
-        scheduled: dict[str, tuple[int, int, list[list[int]]]] = {}  # rid -> (tokens, computed, new ids)
-        # running requests first, oldest first
+    def _schedule(self) -> dict[str, tuple[int, int, list[list[int]]]]:
+        """Running requests first, then waiting ones, within the token budget. Returns
+        rid -> (tokens scheduled, tokens computed before, block ids added per group)."""
+        scheduled: dict[str, tuple[int, int, list[list[int]]]] = {}
+        budget, preempted = self._schedule_running(scheduled, self.config.max_num_batched_tokens)
+        if not preempted:  # none after a preemption: the pool just ran short, as in vLLM's scheduler
+            self._schedule_waiting(scheduled, budget)
+        return scheduled
+
+    def _schedule_running(self, scheduled: dict, budget: int) -> tuple[int, bool]:
+        """Running requests, oldest first, preempting the newest when the pool is short.
+        Returns the budget left and whether anything was preempted."""
         i = 0
         preempted = False
         while i < len(self.running) and budget > 0:
@@ -197,28 +235,39 @@ class Engine:
             if n <= 0:
                 i += 1
                 continue
-            while True:
-                ids = self.manager.allocate_slots(req, n)
-                if ids is not None:
-                    break
-                victim = self.running[-1]
-                if victim == rid and len(self.running) == 1:
-                    # it holds every block in use and still does not fit: it would be preempted,
-                    # re-admitted and preempted again forever (vLLM refuses such a model length)
-                    raise BadInput(self._never_fits(rid, req.num_computed_tokens + n))
-                self._preempt(victim, "pool exhausted")
-                preempted = True
-                scheduled.pop(victim, None)
-                if victim == rid:
-                    break
+            ids, preempted_now = self._allocate_or_preempt(rid, n, scheduled)
+            preempted = preempted or preempted_now
             if ids is None:
                 break
             scheduled[rid] = (n, req.num_computed_tokens, ids)
             budget -= n
             i += 1
-        # then waiting requests, in order, while rows and budget last (none after a preemption:
-        # the pool just ran short, as in vLLM's scheduler)
-        while self.waiting and not preempted and budget > 0 and len(self.running) < c.max_num_reqs:
+        return budget, preempted
+
+    def _allocate_or_preempt(self, rid: str, n: int, scheduled: dict) -> tuple[list[list[int]] | None, bool]:
+        """Room for ``n`` more tokens of running request ``rid``, preempting the newest running
+        request until it fits (None if ``rid`` itself was preempted); and whether one was."""
+        req = self.requests[rid]
+        preempted = False
+        while True:
+            ids = self.manager.allocate_slots(req, n)
+            if ids is not None:
+                return ids, preempted
+            victim = self.running[-1]
+            if victim == rid and len(self.running) == 1:
+                # it holds every block in use and still does not fit: it would be preempted,
+                # re-admitted and preempted again forever (vLLM refuses such a model length)
+                raise BadInput(self._never_fits(rid, req.num_computed_tokens + n))
+            self._preempt(victim, "pool exhausted")
+            preempted = True
+            scheduled.pop(victim, None)
+            if victim == rid:
+                return None, preempted
+
+    def _schedule_waiting(self, scheduled: dict, budget: int) -> None:
+        """Waiting requests, in order, while rows and budget last; a prefix-cache hit is
+        counted as computed."""
+        while self.waiting and budget > 0 and len(self.running) < self.config.max_num_reqs:
             rid = self.waiting[0]
             req = self.requests[rid]
             hits, n_hit = self.manager.get_computed_blocks(req)
@@ -235,7 +284,9 @@ class Engine:
             scheduled[rid] = (n, n_hit, ids)
             budget -= n
 
-        # --- worker side: the persistent batch --------------------------------------------
+    # --- worker side ----------------------------------------------------------------------
+    def _update_batch(self, scheduled: dict) -> None:
+        """The persistent batch: remove, append, add, condense (and reorder, if configured)."""
         for rid in self._to_remove:
             if rid in self.batch.req_id_to_index:
                 self.batch.remove_request(rid)
@@ -244,7 +295,7 @@ class Engine:
             if rid not in scheduled:
                 self.batch.remove_request(rid)
         added = []
-        for rid, (n, done, ids) in scheduled.items():
+        for rid, (_, _, ids) in scheduled.items():
             if rid in self.batch.req_id_to_index:
                 self.batch.append_blocks(rid, ids)
             else:
@@ -252,26 +303,31 @@ class Engine:
         for rid in added:
             self.batch.add_request(rid, self.manager.block_ids(rid), scheduled[rid][1])
         self.batch.condense()
-        if c.reorder_decodes_first:
+        if self.config.reorder_decodes_first:
             self.batch.reorder_decodes_first({rid: v[0] for rid, v in scheduled.items()})
-        num_reqs = self.batch.num_reqs
-        cpu_tables = [t.cpu.copy() for t in self.batch.tables.tables]
-        before = [t.device.copy() for t in self.batch.tables.tables]
-        dirty = sorted(set(np.nonzero(self.batch.tables[0].dirty[:max(num_reqs, 1)])[0].tolist()))
-        commit_rows = num_reqs
-        if "commit_too_few_rows" in self.faults:
-            commit_rows = max(0, num_reqs - 1)
-        commit_bytes = 0
-        if "skip_commit" not in self.faults:
-            commit_bytes = self.batch.tables.commit(commit_rows)
-        else:
-            commit_rows = 0
-        self.events.append({"kind": "commit", "rows": commit_rows, "bytes": commit_bytes})
 
-        # --- attention inputs, row order ---------------------------------------------------
-        rows = self.batch.rows()
+    def _commit(self) -> _Commit:
+        """Copy the batch's rows to the device mirror (or, under a fault, too few or none)."""
+        num_reqs = self.batch.num_reqs
+        tables = self.batch.tables
+        cpu_tables = [t.cpu.copy() for t in tables.tables]
+        before = [t.device.copy() for t in tables.tables]
+        dirty = sorted(set(np.nonzero(tables[0].dirty[:max(num_reqs, 1)])[0].tolist()))
+        rows = num_reqs
+        if "commit_too_few_rows" in self.faults:
+            rows = max(0, num_reqs - 1)
+        nbytes = 0
+        if "skip_commit" not in self.faults:
+            nbytes = tables.commit(rows)
+        else:
+            rows = 0
+        self.events.append({"kind": "commit", "rows": rows, "bytes": nbytes})
+        return _Commit(cpu_tables, before, dirty, rows, nbytes)
+
+    def _in_row_order(self, scheduled: dict) -> tuple[list[ScheduledRequest], list[int], list[int]]:
+        """The scheduled requests in batch-row order, with their sequence and query lengths."""
         sched_list, seq_lens, q_lens = [], [], []
-        for row, rid in rows:
+        for row, rid in self.batch.rows():
             n, done, _ = scheduled[rid]
             req = self.requests[rid]
             if done >= len(req.prompt):
@@ -281,13 +337,15 @@ class Engine:
             sched_list.append(ScheduledRequest(rid, row, n, done, done + n, kind))
             seq_lens.append(done + n)
             q_lens.append(n)
-        num_tokens = sum(q_lens)
-        r_pad, t_pad = self._padding(num_reqs, num_tokens, sched_list)
+        return sched_list, seq_lens, q_lens
+
+    def _build_inputs(self, num_reqs: int, r_pad: int, t_pad: int, seq_lens, q_lens) -> list[StepInputs]:
+        """Each group's attention inputs, from the device mirror (the profile may take the slot
+        mapping from the CPU table instead)."""
         inputs = []
-        for gid, (g, t) in enumerate(zip(c.groups, self.batch.tables.tables)):
-            kw = dict(block_size=c.block_size, kernel_block_size=t.block_size, num_reqs_padded=r_pad,
-                      num_tokens_padded=t_pad, dcp_world_size=c.dcp_world_size, dcp_rank=c.dcp_rank,
-                      interleave=c.cp_kv_cache_interleave_size, has_slot_mapping=g.kind != "state",
+        for g, t in zip(self.config.groups, self.batch.tables.tables):
+            kw = dict(geometry=t.geometry, num_reqs_padded=r_pad, num_tokens_padded=t_pad,
+                      has_slot_mapping=g.kind != "state",
                       empty_last_page_len_is_zero=self.profile.empty_last_page_len_is_zero)
             step_in = build_step(t.device_view(num_reqs, r_pad), seq_lens, q_lens, **kw)
             if not self.profile.slot_mapping_from_device_table and step_in.slot_mapping is not None:
@@ -295,24 +353,29 @@ class Engine:
                 step_in.slot_mapping = build_step(t.cpu_view(num_reqs, r_pad), seq_lens, q_lens,
                                                   **kw).slot_mapping
             inputs.append(step_in)
+        return inputs
 
-        # --- "execute": tokens computed, one sampled when a request reaches its end ---------
+    def _execute(self, sched_list: list[ScheduledRequest]) -> None:
+        """"Run" the step: tokens computed, one sampled when a request reaches its end."""
         for s in sched_list:
             req = self.requests[s.req_id]
             req.num_computed_tokens += s.num_tokens
             if req.num_computed_tokens >= req.num_tokens:
                 req.output.append(sampled_token(s.req_id, req.num_tokens))
-        # the pool as the kernels of this step see it (rows and blocks agree) ...
-        record = self._snapshot(sched_list, cpu_tables, before, commit_rows, commit_bytes,
-                                r_pad, t_pad, dirty, inputs)
+
+    def _finish_completed(self, sched_list: list[ScheduledRequest], record: StepRecord) -> None:
+        """Requests that produced their last token finish; the record gets the pool after their
+        blocks were released, and the step's events."""
         for s in sched_list:
             if self.requests[s.req_id].finished and self.state[s.req_id] == "running":
                 self._finish(s.req_id, "max_tokens")
                 record.requests[s.req_id]["state"] = "finished"
-        # ... and after the requests that finished this step released their blocks
         record.free_queue_after = self.manager.pool.free_block_ids()
         record.ref_counts_after = self.manager.pool.ref_counts()
         record.events = list(self.events)
+
+    def _keep(self, record: StepRecord) -> None:
+        """Append the record to the history, within MAX_HISTORY_BYTES."""
         # the tables, and the pool's free queue and ref counts (Python lists, kept twice per step:
         # at kernel time and after the finishes; ~36 bytes an entry: a pointer and an int object)
         pool_entries = sum(len(x) for x in (record.free_queue, record.ref_counts, record.free_queue_after,
@@ -324,7 +387,6 @@ class Engine:
                            f"{self.step_index}; use fewer steps or smaller tables")
         self.history.append(record)
         self.step_index += 1
-        return record
 
     def _padding(self, num_reqs: int, num_tokens: int, sched: list[ScheduledRequest]) -> tuple[int, int]:
         sizes = self.config.cudagraph_capture_sizes
@@ -335,8 +397,8 @@ class Engine:
         r_pad = min(t_pad, self.config.max_num_reqs) if uniform_decode else num_reqs
         return max(r_pad, num_reqs), t_pad
 
-    def _snapshot(self, sched, cpu_tables, before, commit_rows, commit_bytes, r_pad, t_pad, dirty,
-                  inputs) -> StepRecord:
+    def _snapshot(self, sched, commit: _Commit, r_pad: int, t_pad: int, inputs) -> StepRecord:
+        """The step as the kernels see it: tables, pool, and every request's state."""
         pool = self.manager.pool
         reqs = {}
         for rid, req in self.requests.items():
@@ -348,13 +410,13 @@ class Engine:
         cached = {b.block_id: b.block_hash[:4].hex() for b in pool.blocks if b.block_hash is not None}
         return StepRecord(
             index=self.step_index, scheduled=sched, events=[], inputs=inputs,
-            cpu_tables=cpu_tables, device_before_commit=before,
+            cpu_tables=commit.cpu_tables, device_before_commit=commit.device_before,
             device_tables=[t.device.copy() for t in self.batch.tables.tables],
             num_blocks_per_row=[t.num_blocks_per_row.copy() for t in self.batch.tables.tables],
-            commit_rows=commit_rows, commit_bytes=commit_bytes, free_queue=pool.free_block_ids(),
+            commit_rows=commit.rows, commit_bytes=commit.bytes, free_queue=pool.free_block_ids(),
             ref_counts=pool.ref_counts(), cached_blocks=cached, requests=copy.deepcopy(reqs),
             rows=list(self.batch.req_ids), num_reqs=self.batch.num_reqs, num_reqs_padded=r_pad,
-            num_tokens_padded=t_pad, dirty_rows=dirty)
+            num_tokens_padded=t_pad, dirty_rows=commit.dirty_rows)
 
     def run(self, max_steps: int = 10000) -> list[StepRecord]:
         while not self.done() and self.step_index < max_steps:

@@ -102,6 +102,11 @@ class Geometry:
         """Manager blocks a request of ``num_tokens`` positions needs."""
         return cdiv(num_tokens, self.virtual_block_size)
 
+    def full_blocks(self, num_tokens: int) -> int:
+        """Manager blocks that ``num_tokens`` positions fill completely (the ones a prefix-cache
+        hash can cover; a partial tail block has none)."""
+        return num_tokens // self.virtual_block_size
+
     def tokens_held(self, num_blocks: int) -> int:
         """Positions ``num_blocks`` manager blocks can hold (every DCP rank's share together)."""
         return num_blocks * self.virtual_block_size
@@ -115,6 +120,10 @@ class Geometry:
 
     def manager_block_of(self, kernel_block):
         return kernel_block // self.blocks_per_kv_block
+
+    def kernel_block_count(self, num_blocks):
+        """Kernel blocks (table columns) that ``num_blocks`` manager blocks stand for (vectorised)."""
+        return num_blocks * self.blocks_per_kv_block
 
     def table_width(self, max_num_blocks: int, alignment: str = "lcm") -> int:
         """Row width in kernel blocks for ``max_num_blocks`` manager blocks. ``alignment``: "lcm" (a
@@ -169,8 +178,22 @@ class Geometry:
         s = np.asarray(slot, dtype=np.int64)
         return np.where(s >= 0, s // self.kernel_block_size, PAD_SLOT_ID)
 
+    def split_slot(self, slot):
+        """(kernel block, offset in it) of a slot, with no special case for PAD (to name what a
+        wrong slot points at)."""
+        return divmod(slot, self.kernel_block_size)
+
     def column_of(self, position: int) -> int:
         return int(self.locate(position)[1])
+
+    def logical_block(self, positions):
+        """Vectorised: the manager block (index in the request's block list) each position lies
+        in, the same on every DCP rank."""
+        return np.asarray(positions, dtype=np.int64) // self.virtual_block_size
+
+    def slot_at(self, kernel_block, offset):
+        """The slot at ``offset`` in kernel block ``kernel_block`` (inverse of ``kernel_block_of_slot``)."""
+        return kernel_block * self.kernel_block_size + offset
 
     def slot_of(self, position: int, row) -> int:
         """Slot of one position in a request whose table row (kernel blocks) is ``row``, or
@@ -198,6 +221,14 @@ class Geometry:
         """FlashInfer pages (kernel blocks) per request for these (local) sequence lengths."""
         seq = np.asarray(seq_lens, dtype=np.int64)
         return (seq + self.kernel_block_size - 1) // self.kernel_block_size
+
+    def last_page_len(self, seq_lens, empty_is_zero: bool = True) -> np.ndarray:
+        """Tokens in each request's last FlashInfer page: a full page counts ``kernel_block_size``;
+        an empty request 0, or a full page where ``empty_is_zero`` is false (older FlashInfer)."""
+        seq = np.asarray(seq_lens, dtype=np.int64)
+        page = self.kernel_block_size
+        rem = seq % page
+        return np.where(seq == 0, 0 if empty_is_zero else page, np.where(rem == 0, page, rem))
 
     # --- variants and bytes -----------------------------------------------------------------
 

@@ -50,13 +50,6 @@ SHAPE_TEXT = {
     ("flashinfer_packed", "NHD"): "[B, N, H, 2D]", ("flashinfer_packed", "HND"): "[B, H, N, 2D]",
 }
 
-# Whose layout each family is (one line; the pages carry translated versions).
-WHOSE = {
-    "flash_attn": "vLLM's FlashAttention backend: K plane, then V plane",
-    "flashinfer": "FlashInfer's documented 5-D layout; vLLM's FlashInfer backend before 2026-07",
-    "flashinfer_packed": "vLLM's FlashInfer backend since 2026-07-11: K and V packed in the last dimension",
-}
-
 
 def check_cache_layout(name: str) -> str:
     if name not in CACHE_LAYOUTS:

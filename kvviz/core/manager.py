@@ -4,14 +4,14 @@ Groups share one block pool and one manager block size. A group is
   "full"            full attention: every block kept,
   "sliding_window"  blocks wholly outside the window are freed and replaced by the null block,
   "state"           one block per request holding a recurrent state index (Mamba-like): no slots.
-With decode context parallelism (world W) each block id covers block_size * W positions:
-each rank stores its share of those positions in its own copy of the block.
+With decode context parallelism each block id covers ``geometry.virtual_block_size`` positions
+(block_size per rank): each rank stores its share of those positions in its own copy of the block.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kvviz.core.block_table import cdiv
+from kvviz.core.geometry import Geometry
 from kvviz.core.pool import Block, BlockPool, block_hashes_for
 from kvviz.core.versions import CURRENT, Profile
 
@@ -62,12 +62,14 @@ class Request:
 
 
 class KVCacheManager:
-    def __init__(self, num_blocks: int, block_size: int, groups: list[GroupSpec] | None = None, *,
-                 enable_caching: bool = True, profile: Profile = CURRENT, dcp_world_size: int = 1,
-                 events: list | None = None):
-        self.block_size = block_size
-        self.dcp_world_size = dcp_world_size
-        self.tokens_per_block = block_size * dcp_world_size
+    """Which blocks each request holds. One manager block id stands for
+    ``geometry.virtual_block_size`` positions; ``block_size`` and ``dcp_world_size`` are a
+    shorthand for ``Geometry(block_size, dcp_world_size=dcp_world_size)``."""
+
+    def __init__(self, num_blocks: int, block_size: int | None = None, groups: list[GroupSpec] | None = None,
+                 *, geometry: Geometry | None = None, enable_caching: bool = True, profile: Profile = CURRENT,
+                 dcp_world_size: int = 1, events: list | None = None):
+        self.geometry = geometry or Geometry(block_size, dcp_world_size=dcp_world_size)
         self.groups = list(groups or [GroupSpec()])
         self.events = events if events is not None else []
         self.pool = BlockPool(num_blocks, enable_caching=enable_caching, profile=profile,
@@ -84,9 +86,9 @@ class KVCacheManager:
 
     def block_hashes(self, req: Request) -> list[bytes]:
         known = self._hashes.get(req.req_id, [])
-        n_full = req.num_tokens // self.tokens_per_block
+        n_full = self.geometry.full_blocks(req.num_tokens)
         if len(known) < n_full:
-            known = block_hashes_for(req.tokens, self.tokens_per_block, req.extra_keys)
+            known = block_hashes_for(req.tokens, self.geometry.virtual_block_size, req.extra_keys)
             self._hashes[req.req_id] = known
         return known[:n_full]
 
@@ -99,7 +101,7 @@ class KVCacheManager:
     def _required(self, group: GroupSpec, num_tokens: int) -> int:
         if group.kind == "state":
             return 1 if num_tokens > 0 else 0
-        return cdiv(num_tokens, self.tokens_per_block)
+        return self.geometry.blocks_for(num_tokens)
 
     # --- prefix cache -----------------------------------------------------------------------
     def get_computed_blocks(self, req: Request) -> tuple[list[list[Block]], int]:
@@ -108,7 +110,7 @@ class KVCacheManager:
         empty = [[] for _ in self.groups]
         if not self.caching_hits_supported:
             return empty, 0
-        max_blocks = (req.num_tokens - 1) // self.tokens_per_block
+        max_blocks = self.geometry.full_blocks(req.num_tokens - 1)
         hashes = self.block_hashes(req)[:max_blocks]
         hit_per_group = []
         n_hit = len(hashes)
@@ -122,7 +124,7 @@ class KVCacheManager:
             n_hit = min(n_hit, len(run))
             hit_per_group.append(run)
         hit_per_group = [run[:n_hit] for run in hit_per_group]
-        return hit_per_group, n_hit * self.tokens_per_block
+        return hit_per_group, self.geometry.tokens_held(n_hit)
 
     # --- allocation ----------------------------------------------------------------------------
     def remove_skipped_blocks(self, req: Request, num_computed_tokens: int) -> None:
@@ -131,7 +133,7 @@ class KVCacheManager:
                 continue
             blocks = self.blocks_of(req.req_id)[gid]
             skipped = max(0, num_computed_tokens - g.sliding_window + 1)
-            k = min(skipped // self.tokens_per_block, len(blocks))
+            k = min(self.geometry.full_blocks(skipped), len(blocks))
             removed = []
             for i in range(k - 1, -1, -1):  # walk back; stop at the first already-null block
                 if blocks[i].is_null:
@@ -164,7 +166,7 @@ class KVCacheManager:
         added = []
         for gid, g in enumerate(self.groups):
             if hit_blocks[gid]:
-                self.pool.touch(hit_blocks[gid], req_id=req.req_id, group_id=gid)
+                self.pool.touch(hit_blocks[gid])
                 self.events.append({"kind": "cache_hit", "req": req.req_id, "group": gid,
                                     "blocks": [b.block_id for b in hit_blocks[gid]],
                                     "tokens": num_hit_tokens})
@@ -180,14 +182,14 @@ class KVCacheManager:
         if not self.pool.enable_caching:
             return
         hashes = self.block_hashes(req)
-        num_full = min(num_tokens // self.tokens_per_block, len(hashes))
+        num_full = min(self.geometry.full_blocks(num_tokens), len(hashes))
         for gid, g in enumerate(self.groups):
             if g.kind == "state":
                 continue
             done = self.num_cached_blocks[req.req_id][gid]
             if num_full > done:
                 self.pool.cache_full_blocks(hashes, self.req_blocks[req.req_id][gid], done, num_full,
-                                            self.tokens_per_block, gid, req.req_id)
+                                            self.geometry.virtual_block_size, gid, req.req_id)
                 self.num_cached_blocks[req.req_id][gid] = num_full
 
     def free(self, req: Request) -> None:
@@ -203,27 +205,28 @@ class KVCacheManager:
         is copied (copy-on-write). Returns the child's block ids per group, or None if short."""
         pblocks = self.blocks_of(parent.req_id)
         n_computed = parent.num_computed_tokens
-        n_full = n_computed // self.tokens_per_block
+        n_full = self.geometry.full_blocks(n_computed)
+        tail = n_computed - self.geometry.tokens_held(n_full)   # tokens in the partial last block
         copies = []
         for gid, g in enumerate(self.groups):
             if g.kind == "state":
                 copies.append(1 if pblocks[gid] else 0)
             else:
-                copies.append(1 if n_computed % self.tokens_per_block and len(pblocks[gid]) > n_full else 0)
+                copies.append(1 if tail and len(pblocks[gid]) > n_full else 0)
         if sum(copies) > self.pool.num_free:
             return None
         cblocks, out = [], []
         for gid, g in enumerate(self.groups):
             src = pblocks[gid]
             shared = [] if g.kind == "state" else src[:n_full]
-            self.pool.touch(shared, req_id=child.req_id, group_id=gid)
+            self.pool.touch(shared)
             mine = list(shared)
             if copies[gid]:
                 new = self.pool.get_new_blocks(1, req_id=child.req_id, group_id=gid)[0]
                 source = src[0] if g.kind == "state" else src[n_full]
                 self.events.append({"kind": "cow", "req": child.req_id, "group": gid,
                                     "src": source.block_id, "dst": new.block_id,
-                                    "tokens": (n_computed % self.tokens_per_block) if g.kind != "state" else 0})
+                                    "tokens": tail if g.kind != "state" else 0})
                 mine.append(new)
             if shared:
                 self.events.append({"kind": "share", "req": child.req_id, "group": gid,

@@ -124,9 +124,6 @@ class FreeBlockQueue:
         for b in blocks:  # keeps the given order at the front
             self._link_before(first, b)
 
-    def __contains__(self, b: Block) -> bool:
-        return b.prev is not None
-
     def ids(self) -> list[int]:
         out, b = [], self.head.next
         while b is not self.tail:
@@ -195,7 +192,7 @@ class BlockPool:
         b.hash_num_tokens = 0
         self.events.append({"kind": "evict", "block": b.block_id})
 
-    def touch(self, blocks, *, req_id: str | None = None, group_id: int = 0) -> None:
+    def touch(self, blocks) -> None:
         """A prefix-cache hit or a share: take one more reference."""
         for b in blocks:
             if b.is_null:
@@ -246,7 +243,7 @@ class BlockPool:
         if new:
             self.events.append({"kind": "cache", "req": req_id, "group": group_id, "blocks": new})
 
-    # --- invariants (used by tests and by the checker UI) -------------------------------
+    # --- invariants (the property tests check them after every step) ---------------------
     def check_invariants(self, live_refs: dict[int, int] | None = None) -> None:
         free_ids = self.free_block_ids()
         assert len(free_ids) == len(set(free_ids)), "a block is twice in the free queue"

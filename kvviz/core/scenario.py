@@ -18,13 +18,14 @@
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from kvviz.errors import BadInput
+from kvviz.core.geometry import Geometry
 from kvviz.core.manager import GROUP_KINDS, GroupSpec
 from kvviz.core.versions import PROFILES
+from kvviz.errors import BadInput
 
 VOCAB = 32000
 MAX_TABLE_ENTRIES = 1 << 22   # per KV-cache group: 16 MiB of int32, copied into every step's record
@@ -64,8 +65,20 @@ class EngineConfig:
     reorder_decodes_first: bool = False
 
     @property
+    def geometry(self) -> Geometry:
+        """The block sizes and DCP layout of the config (kernel blocks as configured)."""
+        return Geometry(self.block_size, self.kernel_block_size, self.dcp_world_size, self.dcp_rank,
+                        self.cp_kv_cache_interleave_size)
+
+    @property
     def kbs(self) -> int:
-        return self.kernel_block_size or self.block_size
+        return self.geometry.kernel_block_size
+
+    def group_geometry(self, group: GroupSpec) -> Geometry:
+        """A group's geometry: a state group's table holds one state index per block, never
+        split into kernel blocks."""
+        geo = self.geometry
+        return replace(geo, kernel_block_size=geo.block_size) if group.kind == "state" else geo
 
 
 @dataclass
@@ -187,27 +200,73 @@ def parse_scenario(data) -> Scenario:
     _refuse_other_kinds(data)
     check_keys(data, SCENARIO_KEYS, "scenario",
                hints={k: f"{k!r} belongs inside 'config'" for k in CONFIG_KEYS})
-    cfg = data.get("config", {})
+    config = _parse_config(data.get("config", {}))
+    requests = _parse_requests(data.get("requests", []), config)
+    actions = _parse_actions(data.get("actions", []))
+    _check_action_targets(requests, actions)
+    name = data.get("name", "scenario")
+    desc = data.get("description", "")
+    for k, v in (("name", name), ("description", desc)):
+        if not isinstance(v, str):
+            raise BadInput(f"scenario: {k!r} must be a string, got {_json_type(v)}")
+    return Scenario(name[:120], config, requests, actions, desc[:2000])
+
+
+def _parse_config(cfg) -> EngineConfig:
+    """The 'config' object: geometry first, then the switches, the groups and the sizes."""
     if not isinstance(cfg, dict):
         raise BadInput(f"'config' must be an object, got {_json_type(cfg)}")
     check_keys(cfg, CONFIG_KEYS, "config")
-    bs = _get_int(cfg, "block_size", 4, 1, LIMITS["block_size"], "config")
-    kbs = cfg.get("kernel_block_size")
-    if kbs is not None:
-        kbs = _get_int(cfg, "kernel_block_size", None, 1, bs, "config")
-        if bs % kbs:
-            raise BadInput(f"config: kernel_block_size {kbs} does not divide block_size {bs}")
-    world = _get_int(cfg, "dcp_world_size", 1, 1, 64, "config")
-    rank = _get_int(cfg, "dcp_rank", 0, 0, world - 1, "config")
-    inter = _get_int(cfg, "cp_kv_cache_interleave_size", 1, 1, bs, "config")
-    if bs % inter:
-        raise BadInput(f"config: cp_kv_cache_interleave_size {inter} does not divide block_size {bs}")
+    geo = _config_geometry(cfg)
     profile = cfg.get("profile", "current")
     if not isinstance(profile, str) or profile not in PROFILES:
         raise BadInput(f"config: unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
     caching = _get_bool(cfg, "enable_prefix_caching", True, "config")
     reorder = _get_bool(cfg, "reorder_decodes_first", False, "config")
-    groups_raw = cfg.get("groups", [{"kind": "full"}])
+    groups = _parse_groups(cfg.get("groups", [{"kind": "full"}]))
+    caps = cfg.get("cudagraph_capture_sizes", [])
+    if not isinstance(caps, list) or not all(isinstance(c, int) and not isinstance(c, bool) and 0 < c <= 1 << 16
+                                             for c in caps):
+        raise BadInput("config: 'cudagraph_capture_sizes' must be a list of positive integers")
+    config = EngineConfig(
+        num_blocks=_get_int(cfg, "num_blocks", 32, 2, LIMITS["num_blocks"], "config"),
+        block_size=geo.block_size, kernel_block_size=cfg.get("kernel_block_size"),
+        max_num_reqs=_get_int(cfg, "max_num_reqs", 8, 1, LIMITS["max_num_reqs"], "config"),
+        max_num_batched_tokens=_get_int(cfg, "max_num_batched_tokens", 64, 1,
+                                        LIMITS["max_num_batched_tokens"], "config"),
+        max_model_len=_get_int(cfg, "max_model_len", 256, 1, LIMITS["max_model_len"], "config"),
+        enable_prefix_caching=caching,
+        profile=profile, groups=groups, dcp_world_size=geo.dcp_world_size, dcp_rank=geo.dcp_rank,
+        cp_kv_cache_interleave_size=geo.interleave, cudagraph_capture_sizes=sorted(set(caps)),
+        reorder_decodes_first=reorder)
+    _check_table_size(config)
+    return config
+
+
+def _config_geometry(cfg: dict) -> Geometry:
+    """The config's block sizes and DCP layout. Keys are read in the order a user fixes them, so
+    the first problem is the one named; Geometry refuses what does not fit, prefixed 'config:'."""
+    bs = _get_int(cfg, "block_size", 4, 1, LIMITS["block_size"], "config")
+    kbs = cfg.get("kernel_block_size")
+    if kbs is not None:
+        kbs = _get_int(cfg, "kernel_block_size", None, 1, bs, "config")
+    geo = _in_config(Geometry, bs, kbs)
+    world = _get_int(cfg, "dcp_world_size", 1, 1, 64, "config")
+    rank = _get_int(cfg, "dcp_rank", 0, 0, world - 1, "config")
+    inter = _get_int(cfg, "cp_kv_cache_interleave_size", 1, 1, bs, "config")
+    return _in_config(replace, geo, dcp_world_size=world, dcp_rank=rank, interleave=inter)
+
+
+def _in_config(make, *args, **kw):
+    """``make(*args, **kw)``, a refusal naming the 'config' object it came from."""
+    try:
+        return make(*args, **kw)
+    except BadInput as e:
+        raise BadInput(f"config: {e}") from None
+
+
+def _parse_groups(groups_raw) -> list[GroupSpec]:
+    """The KV-cache groups: 1 to 8, each a full, sliding-window or state group."""
     if not isinstance(groups_raw, list) or not groups_raw or len(groups_raw) > 8:
         raise BadInput("config: 'groups' must be a list of 1 to 8 group objects")
     groups = []
@@ -228,38 +287,37 @@ def parse_scenario(data) -> Scenario:
         if not isinstance(name, str):
             raise BadInput(f"{where}: 'name' must be a string, got {_json_type(name)}")
         groups.append(GroupSpec(kind=g["kind"], sliding_window=win, name=name[:40]))
-    caps = cfg.get("cudagraph_capture_sizes", [])
-    if not isinstance(caps, list) or not all(isinstance(c, int) and not isinstance(c, bool) and 0 < c <= 1 << 16
-                                             for c in caps):
-        raise BadInput("config: 'cudagraph_capture_sizes' must be a list of positive integers")
-    config = EngineConfig(
-        num_blocks=_get_int(cfg, "num_blocks", 32, 2, LIMITS["num_blocks"], "config"),
-        block_size=bs, kernel_block_size=kbs,
-        max_num_reqs=_get_int(cfg, "max_num_reqs", 8, 1, LIMITS["max_num_reqs"], "config"),
-        max_num_batched_tokens=_get_int(cfg, "max_num_batched_tokens", 64, 1,
-                                        LIMITS["max_num_batched_tokens"], "config"),
-        max_model_len=_get_int(cfg, "max_model_len", 256, 1, LIMITS["max_model_len"], "config"),
-        enable_prefix_caching=caching,
-        profile=profile, groups=groups, dcp_world_size=world, dcp_rank=rank,
-        cp_kv_cache_interleave_size=inter, cudagraph_capture_sizes=sorted(set(caps)),
-        reorder_decodes_first=reorder)
+    return groups
 
-    from kvviz.core.block_table import cdiv, get_block_table_width
 
-    for i, g in enumerate(groups):
-        if g.kind == "state":
-            continue
-        width = get_block_table_width(cdiv(config.max_model_len, bs * world), bs, config.kbs)
-        if config.max_num_reqs * width > MAX_TABLE_ENTRIES:
-            raise BadInput(f"config: a block table of {config.max_num_reqs} rows x {width} columns "
-                           f"(max_num_reqs x max_model_len / block_size) exceeds {MAX_TABLE_ENTRIES} "
-                           f"entries; lower max_num_reqs or max_model_len")
+def _check_table_size(config: EngineConfig) -> None:
+    """Every step's record copies each group's table: refuse one too large to keep (state groups
+    hold one entry a row)."""
+    if all(g.kind == "state" for g in config.groups):
+        return
+    geo = config.geometry
+    width = geo.table_width(geo.blocks_for(config.max_model_len))
+    if config.max_num_reqs * width > MAX_TABLE_ENTRIES:
+        raise BadInput(f"config: a block table of {config.max_num_reqs} rows x {width} columns "
+                       f"(max_num_reqs x max_model_len / block_size) exceeds {MAX_TABLE_ENTRIES} "
+                       f"entries; lower max_num_reqs or max_model_len")
 
-    reqs_raw = data.get("requests", [])
+
+def _parse_requests(reqs_raw, config: EngineConfig) -> list[RequestSpec]:
+    """The requests: ids first (actions and duplicates refer to them), then the token total a
+    scenario may ask for, then each request."""
     if not isinstance(reqs_raw, list) or len(reqs_raw) > LIMITS["requests"]:
         raise BadInput(f"'requests' must be a list of at most {LIMITS['requests']} requests")
+    ids = _request_ids(reqs_raw)
+    _check_claimed_tokens(reqs_raw)
+    return [_parse_request(r, rid, f"request {i} ({rid})", config)
+            for i, (r, rid) in enumerate(zip(reqs_raw, ids))]
+
+
+def _request_ids(reqs_raw: list) -> list[str]:
+    """Each request's id (default ``R<i>``): short, non-empty, unique."""
     ids, seen = [], set()
-    for i, r in enumerate(reqs_raw):  # ids first: actions and duplicates refer to them
+    for i, r in enumerate(reqs_raw):
         where = f"request {i}"
         if not isinstance(r, dict):
             raise BadInput(f"{where} must be an object, got {_json_type(r)}")
@@ -270,11 +328,14 @@ def parse_scenario(data) -> Scenario:
             raise BadInput(f"{where}: duplicate id {rid!r}")
         seen.add(rid)
         ids.append(rid)
-    # before any token list is built: the total a scenario may ask for (each length is checked below)
+    return ids
+
+
+def _check_claimed_tokens(reqs_raw: list) -> None:
+    """Before any token list is built: the total a scenario may ask for (each length is checked
+    with its request)."""
     claimed = 0
     for r in reqs_raw:
-        if not isinstance(r, dict):
-            continue   # refused with its own sentence below
         n = r.get("prompt_len") if "prompt" not in r else r.get("prompt")
         n = len(n) if isinstance(n, list) else n
         m = r.get("max_tokens", 1)
@@ -283,47 +344,53 @@ def parse_scenario(data) -> Scenario:
     if claimed > LIMITS["total_tokens"]:
         raise BadInput(f"the requests ask for {claimed} tokens in all (prompts + max_tokens); the limit is "
                        f"{LIMITS['total_tokens']}")
-    requests = []
-    for i, (r, rid) in enumerate(zip(reqs_raw, ids)):
-        where = f"request {i} ({rid})"
-        check_keys(r, REQUEST_KEYS, where)
-        arrival = _get_int(r, "arrival", 0, 0, LIMITS["steps"], where)
-        max_tokens = _get_int(r, "max_tokens", 1, 1, LIMITS["max_tokens"], where)
-        group = r.get("prefix_group")
-        if "prompt" in r:
-            for k in ("prompt_len", "prefix_group", "prefix_len"):
-                if r.get(k) is not None:
-                    raise BadInput(f"{where}: {k!r} cannot be combined with 'prompt' (explicit token ids); "
-                                   f"give either 'prompt' or 'prompt_len'")
-            p = r["prompt"]
-            if not isinstance(p, list) or not p or len(p) > LIMITS["prompt_len"] or not all(
-                    isinstance(t, int) and not isinstance(t, bool) and 0 <= t < 1 << 31 for t in p):
-                raise BadInput(f"{where}: 'prompt' must be a non-empty list of token ids")
-            prompt = list(p)
-        elif "prompt_len" in r:
-            n = _get_int(r, "prompt_len", None, 1, LIMITS["prompt_len"], where)
-            if group is not None:
-                if not isinstance(group, str) or not group:
-                    raise BadInput(f"{where}: 'prefix_group' must be a non-empty string")
-                k = _get_int(r, "prefix_len", n, 0, n, where)
-                prompt = token_stream("prefix:" + group, k) + token_stream("req:" + rid, n - k)
-            elif "prefix_len" in r:
-                raise BadInput(f"{where}: 'prefix_len' needs a 'prefix_group' to share the prefix with")
-            else:
-                prompt = token_stream("req:" + rid, n)
-        else:
-            raise BadInput(f"{where}: needs 'prompt' (token ids) or 'prompt_len' (a length)")
-        if len(prompt) + max_tokens > config.max_model_len:
-            raise BadInput(f"{where}: prompt + max_tokens = {len(prompt) + max_tokens} exceeds "
-                           f"max_model_len {config.max_model_len}")
-        extra = r.get("extra_keys")
-        if extra is not None and (not isinstance(extra, list) or len(extra) > 8 or not all(
-                isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool)) for x in extra)):
-            raise BadInput(f"{where}: 'extra_keys' must be a list of at most 8 strings or integers")
-        requests.append(RequestSpec(rid, arrival, prompt, max_tokens, group,
-                                    tuple(map(str, extra)) if extra else None))
 
-    acts_raw = data.get("actions", [])
+
+def _parse_request(r: dict, rid: str, where: str, config: EngineConfig) -> RequestSpec:
+    """One request: arrival, decode length, prompt, extra keys; it must fit max_model_len."""
+    check_keys(r, REQUEST_KEYS, where)
+    arrival = _get_int(r, "arrival", 0, 0, LIMITS["steps"], where)
+    max_tokens = _get_int(r, "max_tokens", 1, 1, LIMITS["max_tokens"], where)
+    group = r.get("prefix_group")
+    prompt = _prompt_of(r, rid, group, where)
+    if len(prompt) + max_tokens > config.max_model_len:
+        raise BadInput(f"{where}: prompt + max_tokens = {len(prompt) + max_tokens} exceeds "
+                       f"max_model_len {config.max_model_len}")
+    extra = r.get("extra_keys")
+    if extra is not None and (not isinstance(extra, list) or len(extra) > 8 or not all(
+            isinstance(x, str) or (isinstance(x, int) and not isinstance(x, bool)) for x in extra)):
+        raise BadInput(f"{where}: 'extra_keys' must be a list of at most 8 strings or integers")
+    return RequestSpec(rid, arrival, prompt, max_tokens, group, tuple(map(str, extra)) if extra else None)
+
+
+def _prompt_of(r: dict, rid: str, group, where: str) -> list[int]:
+    """A request's token ids: given ('prompt'), or generated from a length ('prompt_len'), the
+    first 'prefix_len' of them shared with the other requests of its 'prefix_group'."""
+    if "prompt" in r:
+        for k in ("prompt_len", "prefix_group", "prefix_len"):
+            if r.get(k) is not None:
+                raise BadInput(f"{where}: {k!r} cannot be combined with 'prompt' (explicit token ids); "
+                               f"give either 'prompt' or 'prompt_len'")
+        p = r["prompt"]
+        if not isinstance(p, list) or not p or len(p) > LIMITS["prompt_len"] or not all(
+                isinstance(t, int) and not isinstance(t, bool) and 0 <= t < 1 << 31 for t in p):
+            raise BadInput(f"{where}: 'prompt' must be a non-empty list of token ids")
+        return list(p)
+    if "prompt_len" not in r:
+        raise BadInput(f"{where}: needs 'prompt' (token ids) or 'prompt_len' (a length)")
+    n = _get_int(r, "prompt_len", None, 1, LIMITS["prompt_len"], where)
+    if group is not None:
+        if not isinstance(group, str) or not group:
+            raise BadInput(f"{where}: 'prefix_group' must be a non-empty string")
+        k = _get_int(r, "prefix_len", n, 0, n, where)
+        return token_stream("prefix:" + group, k) + token_stream("req:" + rid, n - k)
+    if "prefix_len" in r:
+        raise BadInput(f"{where}: 'prefix_len' needs a 'prefix_group' to share the prefix with")
+    return token_stream("req:" + rid, n)
+
+
+def _parse_actions(acts_raw) -> list[Action]:
+    """The actions: finish, preempt or fork (``n`` children) a request at a step."""
     if not isinstance(acts_raw, list) or len(acts_raw) > LIMITS["actions"]:
         raise BadInput(f"'actions' must be a list of at most {LIMITS['actions']} actions")
     actions = []
@@ -340,13 +407,7 @@ def parse_scenario(data) -> Scenario:
         n = _get_int(a, "n", 1, 1, 64, where)  # a fork's children; type-checked, unused by finish/preempt
         actions.append(Action(step=_get_int(a, "step", None, 0, LIMITS["steps"], where),
                               kind=a["kind"], req=req, n=n if a["kind"] == "fork" else 1))
-    _check_action_targets(requests, actions)
-    name = data.get("name", "scenario")
-    desc = data.get("description", "")
-    for k, v in (("name", name), ("description", desc)):
-        if not isinstance(v, str):
-            raise BadInput(f"scenario: {k!r} must be a string, got {_json_type(v)}")
-    return Scenario(name[:120], config, requests, actions, desc[:2000])
+    return actions
 
 
 def _check_action_targets(requests: list[RequestSpec], actions: list[Action]) -> None:
@@ -369,16 +430,3 @@ def _check_action_targets(requests: list[RequestSpec], actions: list[Action]) ->
         if a.kind == "fork":
             arrived = {r.req_id for r in requests if r.arrival <= a.step}
             children.update(fork_child_ids(a.req, a.n, arrived | children))
-
-
-def config_to_json(c: EngineConfig) -> dict:
-    return {"num_blocks": c.num_blocks, "block_size": c.block_size,
-            "kernel_block_size": c.kernel_block_size, "max_num_reqs": c.max_num_reqs,
-            "max_num_batched_tokens": c.max_num_batched_tokens, "max_model_len": c.max_model_len,
-            "enable_prefix_caching": c.enable_prefix_caching, "profile": c.profile,
-            "groups": [{"kind": g.kind, **({"sliding_window": g.sliding_window} if g.sliding_window else {}),
-                        **({"name": g.name} if g.name else {})} for g in c.groups],
-            "dcp_world_size": c.dcp_world_size, "dcp_rank": c.dcp_rank,
-            "cp_kv_cache_interleave_size": c.cp_kv_cache_interleave_size,
-            "cudagraph_capture_sizes": list(c.cudagraph_capture_sizes),
-            "reorder_decodes_first": c.reorder_decodes_first}

@@ -5,14 +5,14 @@ is tested against, and the Triton kernels are tested against both.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from kvviz.core.block_table import cdiv, get_block_table_width, map_to_kernel_blocks
 from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID
+from kvviz.core.geometry import MAX_BLOCK_SIZE, MAX_DCP_WORLD, Geometry
+from kvviz.core.scenario import check_keys
 from kvviz.errors import BadInput
-from kvviz.core.geometry import Geometry
 
 
 @dataclass
@@ -34,10 +34,10 @@ class StepInputs:
     paged_kv_indptr: np.ndarray | None = None
     paged_kv_indices: np.ndarray | None = None
     paged_kv_last_page_len: np.ndarray | None = None
-    extra: dict = field(default_factory=dict)
 
     @property
     def geometry(self) -> Geometry:
+        """The geometry these inputs were built with (block sizes and DCP layout)."""
         return Geometry(self.block_size, self.kernel_block_size, self.dcp_world_size, self.dcp_rank,
                         self.interleave)
 
@@ -58,10 +58,11 @@ class StepInputs:
 
 
 def compute_slot_mapping(query_start_loc, positions, block_table, *, num_reqs: int,
-                         num_tokens_padded: int, block_size: int, kernel_block_size: int | None = None,
-                         dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1,
-                         geometry: Geometry | None = None) -> np.ndarray:
-    """Vectorised slot mapping (the kernel's arithmetic, one numpy pass)."""
+                         num_tokens_padded: int, block_size: int | None = None,
+                         kernel_block_size: int | None = None, dcp_world_size: int = 1, dcp_rank: int = 0,
+                         interleave: int = 1, geometry: Geometry | None = None) -> np.ndarray:
+    """Vectorised slot mapping (the kernel's arithmetic, one numpy pass). ``geometry``, or the
+    loose block sizes and DCP numbers it stands for, says where each position lives."""
     geo = geometry or Geometry(block_size, kernel_block_size, dcp_world_size, dcp_rank, interleave)
     qsl = np.asarray(query_start_loc[: num_reqs + 1], dtype=np.int64)
     num_tokens = int(qsl[-1]) if num_reqs else 0
@@ -74,17 +75,17 @@ def compute_slot_mapping(query_start_loc, positions, block_table, *, num_reqs: i
 
 
 def compute_csr(block_table, seq_lens, page_size: int, *, empty_last_page_len_is_zero: bool = True):
-    """FlashInfer's paged_kv_indptr / indices / last_page_len, vectorised."""
+    """FlashInfer's paged_kv_indptr / indices / last_page_len, vectorised (a page is a kernel
+    block of ``page_size`` tokens)."""
+    pages_of = Geometry(page_size)
     seq = np.asarray(seq_lens, dtype=np.int64)
-    pages = (seq + page_size - 1) // page_size
+    pages = pages_of.page_count(seq)
     indptr = np.zeros(len(seq) + 1, dtype=np.int32)
     np.cumsum(pages, out=indptr[1:])
     bt = np.asarray(block_table)
     mask = np.arange(bt.shape[1])[None, :] < pages[:, None] if len(seq) else np.zeros((0, bt.shape[1]), bool)
     indices = bt[: len(seq)][mask].astype(np.int32)
-    rem = seq % page_size
-    last = np.where(rem == 0, page_size, rem)
-    last = np.where(seq == 0, 0 if empty_last_page_len_is_zero else page_size, last)
+    last = pages_of.last_page_len(seq, empty_is_zero=empty_last_page_len_is_zero)
     return indptr, indices, last.astype(np.int32)
 
 
@@ -125,8 +126,22 @@ def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = Tru
     Request r is row r; its positions are S-Q .. S-1. Unknown keys (top level or per request)
     are refused, naming the closest known key, so a typo never falls back to a default.
     """
-    from kvviz.core.scenario import check_keys  # unknown keys: refused, naming the closest known one
+    _refuse_other_inputs(spec)
+    geo = _batch_geometry(spec)
+    rows, seq_lens, qlens = _batch_requests(spec.get("requests"), geo)
+    num_reqs, num_tokens = len(rows), sum(qlens)
+    if num_tokens > MAX_BATCH_TOKENS:
+        raise BadInput(f"too many tokens in one step ({num_tokens} > {MAX_BATCH_TOKENS})")
+    r_pad = _int(spec, "num_reqs_padded", num_reqs, lo=num_reqs, hi=MAX_BATCH_REQS)
+    t_pad = _int(spec, "num_tokens_padded", num_tokens, lo=num_tokens, hi=MAX_BATCH_TOKENS)
+    bt = _batch_block_table(rows, r_pad, geo, width_alignment)
+    return build_step(bt, seq_lens, qlens, geometry=geo, num_reqs_padded=r_pad, num_tokens_padded=t_pad,
+                      empty_last_page_len_is_zero=empty_last_page_len_is_zero)
 
+
+def _refuse_other_inputs(spec) -> None:
+    """A batch is an object with known keys only; a table dump or a scenario handed over as a
+    batch is named, with the command that reads it."""
     expected = "expected a `compute` batch (an object with 'block_size' and 'requests')"
     if not isinstance(spec, dict):
         raise BadInput("the batch must be a JSON object")
@@ -139,72 +154,81 @@ def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = Tru
     check_keys(spec, ("block_size", "requests", "num_reqs_padded", "num_tokens_padded", "dcp_world_size",
                       "dcp_rank", "cp_kv_cache_interleave_size", "kernel_block_size"), "batch",
                hints={"profile": "the profile is chosen with `kvviz compute --profile P`"})
-    bs = _int(spec, "block_size", lo=1, hi=1 << 16)
-    kbs = _int(spec, "kernel_block_size", bs, lo=1, hi=bs)
-    if bs % kbs:
-        raise BadInput(f"kernel_block_size {kbs} does not divide block_size {bs}")
-    world = _int(spec, "dcp_world_size", 1, lo=1, hi=1024)
-    rank = _int(spec, "dcp_rank", 0, lo=0)
-    if rank >= world:
-        raise BadInput(f"dcp_rank {rank} is outside the DCP world of size {world}")
-    inter = _int(spec, "cp_kv_cache_interleave_size", 1, lo=1)
-    if bs % inter:
-        raise BadInput(f"cp_kv_cache_interleave_size {inter} does not divide block_size {bs}")
+
+
+def _batch_geometry(spec: dict) -> Geometry:
+    """The batch's block sizes and DCP layout. Keys are read in the order a user fixes them, so
+    the first problem is the one named; Geometry refuses the combinations that do not fit."""
+    bs = _int(spec, "block_size", lo=1, hi=MAX_BLOCK_SIZE)
+    geo = Geometry(bs, _int(spec, "kernel_block_size", bs, lo=1, hi=bs))
+    world = _int(spec, "dcp_world_size", 1, lo=1, hi=MAX_DCP_WORLD)
+    geo = replace(geo, dcp_world_size=world, dcp_rank=_int(spec, "dcp_rank", 0, lo=0))
+    return replace(geo, interleave=_int(spec, "cp_kv_cache_interleave_size", 1, lo=1))
+
+
+def _batch_requests(reqs, geo: Geometry) -> tuple[list[list[int]], list[int], list[int]]:
+    """Each request's (block ids, seq_len, query_len), validated; row r is request r."""
     if not isinstance(reqs, list):
         raise BadInput("'requests' must be a list")
     if len(reqs) > MAX_BATCH_REQS:
         raise BadInput(f"too many requests ({len(reqs)} > {MAX_BATCH_REQS})")
     rows, seq_lens, qlens = [], [], []
     for i, r in enumerate(reqs):
-        if not isinstance(r, dict):
-            raise BadInput(f"request {i} must be an object")
-        check_keys(r, ("block_ids", "seq_len", "query_len"), f"request {i}")
-        ids = r.get("block_ids")
-        if not isinstance(ids, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in ids):
-            raise BadInput(f"request {i}: 'block_ids' must be a list of integers")
-        if len(ids) > MAX_BLOCKS_PER_REQ:
-            raise BadInput(f"request {i}: too many block ids ({len(ids)})")
-        if any(b < 0 or b >= 2**31 for b in ids):
-            raise BadInput(f"request {i}: block ids must be in [0, 2^31)")
-        s = _int(r, "seq_len", lo=0, hi=MAX_BATCH_TOKENS * 64)
-        q = _int(r, "query_len", 1, lo=0)
-        if q > s:
-            raise BadInput(f"request {i}: query_len {q} exceeds seq_len {s}")
-        if len(ids) * bs * world < s:
-            raise BadInput(f"request {i}: {len(ids)} block(s) of {bs} tokens"
-                           + (f" x {world} DCP ranks" if world > 1 else "")
-                           + f" cannot hold seq_len {s}")
+        ids, s, q = _batch_request(i, r, geo)
         rows.append(ids)
         seq_lens.append(s)
         qlens.append(q)
-    num_reqs = len(rows)
-    num_tokens = sum(qlens)
-    if num_tokens > MAX_BATCH_TOKENS:
-        raise BadInput(f"too many tokens in one step ({num_tokens} > {MAX_BATCH_TOKENS})")
-    r_pad = _int(spec, "num_reqs_padded", num_reqs, lo=num_reqs, hi=MAX_BATCH_REQS)
-    t_pad = _int(spec, "num_tokens_padded", num_tokens, lo=num_tokens, hi=MAX_BATCH_TOKENS)
+    return rows, seq_lens, qlens
 
+
+def _batch_request(i: int, r, geo: Geometry) -> tuple[list[int], int, int]:
+    """Request ``i``: its block ids must be able to hold its sequence (every DCP rank's share)."""
+    if not isinstance(r, dict):
+        raise BadInput(f"request {i} must be an object")
+    check_keys(r, ("block_ids", "seq_len", "query_len"), f"request {i}")
+    ids = r.get("block_ids")
+    if not isinstance(ids, list) or not all(isinstance(b, int) and not isinstance(b, bool) for b in ids):
+        raise BadInput(f"request {i}: 'block_ids' must be a list of integers")
+    if len(ids) > MAX_BLOCKS_PER_REQ:
+        raise BadInput(f"request {i}: too many block ids ({len(ids)})")
+    if any(b < 0 or b >= 2**31 for b in ids):
+        raise BadInput(f"request {i}: block ids must be in [0, 2^31)")
+    s = _int(r, "seq_len", lo=0, hi=MAX_BATCH_TOKENS * 64)
+    q = _int(r, "query_len", 1, lo=0)
+    if q > s:
+        raise BadInput(f"request {i}: query_len {q} exceeds seq_len {s}")
+    if geo.tokens_held(len(ids)) < s:
+        world = geo.dcp_world_size
+        raise BadInput(f"request {i}: {len(ids)} block(s) of {geo.block_size} tokens"
+                       + (f" x {world} DCP ranks" if world > 1 else "")
+                       + f" cannot hold seq_len {s}")
+    return ids, s, q
+
+
+def _batch_block_table(rows: list[list[int]], r_pad: int, geo: Geometry, alignment: str) -> np.ndarray:
+    """The padded block table: row i holds request i's kernel blocks, everything else NULL."""
     max_blocks = max((len(x) for x in rows), default=1) or 1
-    width = get_block_table_width(max_blocks, bs, kbs, alignment=width_alignment)
+    width = geo.table_width(max_blocks, alignment)
     if r_pad * width > MAX_TABLE_ENTRIES:
         raise BadInput(f"the block table would be {r_pad} x {width} entries; the limit is "
                        f"{MAX_TABLE_ENTRIES} entries")
     bt = np.full((r_pad, width), NULL_BLOCK_ID, dtype=np.int32)
     for i, ids in enumerate(rows):
-        k = map_to_kernel_blocks(ids, bs // kbs)
+        k = geo.kernel_blocks(ids)
         bt[i, : len(k)] = k
-    return build_step(bt, seq_lens, qlens, block_size=bs, kernel_block_size=kbs,
-                      num_reqs_padded=r_pad, num_tokens_padded=t_pad, dcp_world_size=world,
-                      dcp_rank=rank, interleave=inter,
-                      empty_last_page_len_is_zero=empty_last_page_len_is_zero)
+    return bt
 
 
-def build_step(block_table, seq_lens, query_lens, *, block_size: int, kernel_block_size: int | None = None,
+def build_step(block_table, seq_lens, query_lens, *, geometry: Geometry | None = None,
+               block_size: int | None = None, kernel_block_size: int | None = None,
                num_reqs_padded: int | None = None, num_tokens_padded: int | None = None,
                dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1,
                has_slot_mapping: bool = True, empty_last_page_len_is_zero: bool = True) -> StepInputs:
-    """Step inputs from a device block-table view (rows [0, num_reqs) real) and lengths."""
-    kbs = kernel_block_size or block_size
+    """Step inputs from a device block-table view (rows [0, num_reqs) real) and lengths.
+
+    ``geometry`` says how positions become slots; the loose ``block_size``, ``kernel_block_size``
+    and DCP numbers are a shorthand for it."""
+    geo = geometry or Geometry(block_size, kernel_block_size or None, dcp_world_size, dcp_rank, interleave)
     num_reqs = len(seq_lens)
     r_pad = num_reqs if num_reqs_padded is None else num_reqs_padded
     q = np.asarray(query_lens, dtype=np.int64)
@@ -226,20 +250,14 @@ def build_step(block_table, seq_lens, query_lens, *, block_size: int, kernel_blo
     slots = None
     if has_slot_mapping:
         slots = compute_slot_mapping(qsl, positions, bt, num_reqs=num_reqs, num_tokens_padded=t_pad,
-                                     block_size=block_size, kernel_block_size=kbs,
-                                     dcp_world_size=dcp_world_size, dcp_rank=dcp_rank,
-                                     interleave=interleave)
-    step = StepInputs(block_size=block_size, kernel_block_size=kbs, num_reqs=num_reqs,
+                                     geometry=geo)
+    step = StepInputs(block_size=geo.block_size, kernel_block_size=geo.kernel_block_size, num_reqs=num_reqs,
                       num_reqs_padded=r_pad, num_tokens=num_tokens, num_tokens_padded=t_pad,
                       query_start_loc=qsl, positions=positions, seq_lens=seq_padded,
-                      block_table=bt, slot_mapping=slots, dcp_world_size=dcp_world_size,
-                      dcp_rank=dcp_rank, interleave=interleave)
-    if dcp_world_size == 1 and has_slot_mapping:
+                      block_table=bt, slot_mapping=slots, dcp_world_size=geo.dcp_world_size,
+                      dcp_rank=geo.dcp_rank, interleave=geo.interleave)
+    if geo.dcp_world_size == 1 and has_slot_mapping:
         (step.paged_kv_indptr, step.paged_kv_indices,
-         step.paged_kv_last_page_len) = compute_csr(bt, seq_padded, kbs,
+         step.paged_kv_last_page_len) = compute_csr(bt, seq_padded, geo.kernel_block_size,
                                                     empty_last_page_len_is_zero=empty_last_page_len_is_zero)
     return step
-
-
-def num_blocks_needed(num_tokens: int, block_size: int, dcp_world_size: int = 1) -> int:
-    return cdiv(num_tokens, block_size * dcp_world_size)

@@ -1,10 +1,9 @@
-"""Vectorised helpers the checks share: segments of table rows, ranges, first entry per row,
-occurrence counts over block ids, and the plural/"more" clauses of messages."""
+"""Vectorised helpers the checks share: segments of table rows, ranges, first entry per row and
+occurrence counts over block ids."""
 from __future__ import annotations
 
 import numpy as np
 
-from kvviz.dumps.catalogue import Msg
 
 class Segments:
     """Row segments [start_r, start_r + len_r) of a [R, W] table, flattened: ``take`` gathers
@@ -26,16 +25,18 @@ class Segments:
         if base is None:
             if self._idx is None:
                 self._idx = flat_ranges(np.arange(self.n, dtype=np.int64) * self.width + self.start,
-                                    self.len, self.total)
+                                        self.len, self.total)
             return self._idx
         return flat_ranges(base.astype(np.int64), self.len, self.total)
 
     def take(self, table: np.ndarray) -> np.ndarray:
+        """The segments' entries of ``table``, row after row, as one flat array."""
         if self.dense:
             return np.ascontiguousarray(table[: self.n]).reshape(-1)
         return np.ascontiguousarray(table).reshape(-1)[self.index()]
 
     def locate(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Flat positions in ``take``'s array -> (row, column in the table)."""
         rows = np.searchsorted(self.off, pos, side="right") - 1
         return rows, self.start[rows] + (pos - self.off[rows])
 
@@ -64,15 +65,6 @@ def first_per_row(rows: np.ndarray, cols: np.ndarray):
     return rows[starts], cols[starts], counts
 
 
-def more_clause(k: int, what: str = "entries"):
-    """The " (N more such <what> in this row)" clause, or "" when the row has one wrong entry."""
-    return Msg(f"more.{what}", {"n": k - 1}) if k > 1 else ""
-
-
-def plural_clause(n: int, key: str) -> Msg:
-    return Msg(f"{key}.{'one' if n == 1 else 'many'}", {"n": n})
-
-
 class Counts:
     """How often each id occurs: a dense id-indexed array when the universe is small enough
     (bool when every id is distinct), else sorted distinct ids with their counts."""
@@ -95,6 +87,7 @@ class Counts:
                 self.per_entry = self.counts[inv]
 
     def at(self, ids: np.ndarray) -> np.ndarray:
+        """The count of each id in ``ids`` (0 for an id that never occurs)."""
         if self.dense is not None:
             return self.dense[ids].astype(np.int64)
         if self.uniq.size == 0:
@@ -103,6 +96,7 @@ class Counts:
         return np.where(self.uniq[i] == ids, self.counts[i], 0)
 
     def set(self, ids: np.ndarray, counts: np.ndarray) -> None:
+        """Overwrite the counts of ``ids`` (which occur)."""
         if self.dense is not None:
             self.dense[ids] = counts
         else:
@@ -111,6 +105,7 @@ class Counts:
 
 
 def isin_ids(values: np.ndarray, members: np.ndarray, universe: int) -> np.ndarray:
+    """``np.isin`` for ids below ``universe``: one boolean mark array when that is small enough."""
     if values.size == 0 or members.size == 0:
         return np.zeros(values.shape, dtype=bool)
     if universe <= 8 * (values.size + members.size) + (1 << 22):

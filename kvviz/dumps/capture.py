@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from kvviz.core.versions import get_profile
 from kvviz.dumps.format import DUMP_VERSION, Dump, dump_from_mapping
 from kvviz.errors import BadInput
-from kvviz.core.versions import get_profile
 
 
 def to_numpy(x) -> np.ndarray | None:
@@ -182,30 +182,3 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
                 m[k] = getattr(inp, k)
     return dump_from_mapping({k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
                               for k, v in m.items()})
-
-
-def dump_from_block_table(table, step, *, num_blocks: int, ref_cnt=None, free_block_ids=None,
-                          sliding_window: int | None = None) -> Dump:
-    """A dump from a ``kvviz.core.block_table.BlockTable`` and the ``StepInputs`` built from it."""
-    n, r_pad = step.num_reqs, step.num_reqs_padded
-    dev = table.device.copy()
-    dev[n:r_pad] = step.block_table[n:r_pad]
-    m = {"kvviz_dump_version": DUMP_VERSION, "block_size": table.manager_block_size,
-         "num_blocks": num_blocks, "num_reqs": n, "num_reqs_padded": r_pad,
-         "block_table": table.cpu.copy(), "num_blocks_per_row": table.num_blocks_per_row.copy(),
-         "block_table_device": dev, "seq_lens": step.seq_lens, "query_start_loc": step.query_start_loc,
-         "positions": step.positions}
-    if table.block_size != table.manager_block_size:
-        m["kernel_block_size"] = table.block_size
-    for k in ("slot_mapping", "paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len"):
-        if getattr(step, k) is not None:
-            m[k] = getattr(step, k)
-    if ref_cnt is not None:
-        m["ref_cnt"] = np.asarray(ref_cnt)
-    if free_block_ids is not None:
-        m["free_block_ids"] = np.asarray(free_block_ids)
-    if sliding_window is not None:
-        m["sliding_window"] = sliding_window
-    if is_state_table(table):
-        m["group_kind"] = "state"
-    return dump_from_mapping(m)

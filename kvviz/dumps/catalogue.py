@@ -1,7 +1,9 @@
 """The checker's catalogue: every check's ID, title, concept and explanation, the concepts they
 guard, and findings with their messages (templates in kvviz/texts/findings.py, three languages).
 
-The checks themselves are in kvviz/dumps/checks_*.py, the runner in kvviz/dumps/check.py.
+``Finding.message`` is the English rendering, exactly what ``python -m kvviz check`` prints: those
+sentences are a contract (tests/data/findings_en.json pins them). The checks themselves are in
+kvviz/dumps/checks_*.py (one function per check), the runner in kvviz/dumps/check.py.
 """
 from __future__ import annotations
 
@@ -10,11 +12,10 @@ from typing import NamedTuple
 
 from kvviz.texts.findings import STRINGS as _TEXTS
 
-MAX_ROWS_PER_CHECK = 50
-
 
 @dataclass(frozen=True)
 class CheckInfo:
+    """What one check guards, for the CLI's help, the page and the docs."""
     id: str
     title: str
     concept: str          # key of the concept the check guards (for the UI's links)
@@ -40,7 +41,7 @@ CONCEPTS = {
                       "the rows' block prefixes, last_page_len the fill of each last page.",
 }
 
-_CHECK_LIST = [
+CHECK_LIST = [
     CheckInfo("mirror-stale", "Device mirror is stale", "mirror", ("block_table_device",),
               "The device copy of a live row differs from the CPU table inside the row's counted "
               "blocks: the row was changed after the last commit, or the commit copied too few rows, "
@@ -94,8 +95,8 @@ _CHECK_LIST = [
               "Each free block is in the free queue once, and the null block 0 never is; otherwise two "
               "requests can be handed the same block."),
 ]
-CHECKS: dict[str, CheckInfo] = {c.id: c for c in _CHECK_LIST}
-_ORDER = {c.id: i for i, c in enumerate(_CHECK_LIST)}
+CHECKS: dict[str, CheckInfo] = {c.id: c for c in CHECK_LIST}
+CHECK_ORDER = {c.id: i for i, c in enumerate(CHECK_LIST)}
 
 
 class Msg(NamedTuple):
@@ -113,8 +114,20 @@ def render(key: str, params: dict, lang: str = "en") -> str:
                           for k, v in params.items()})
 
 
+def more_clause(k: int, what: str = "entries"):
+    """The " (N more such <what> in this row)" clause, or "" when the row has one wrong entry."""
+    return Msg(f"more.{what}", {"n": k - 1}) if k > 1 else ""
+
+
+def plural_clause(n: int, key: str) -> Msg:
+    """The ``key.one`` or ``key.many`` template, for a count ``n``."""
+    return Msg(f"{key}.{'one' if n == 1 else 'many'}", {"n": n})
+
+
 @dataclass
 class Finding:
+    """One broken invariant: the check, where (table row and entry index; None where it belongs to
+    no row), and the message: English in ``message``, any language through ``text(lang)``."""
     check: str
     row: int | None
     index: int | None
@@ -123,12 +136,8 @@ class Finding:
     params: dict = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of(cls, check: str, row: int | None, index: int | None, msg: Msg) -> "Finding":
+    def of(cls, check: str, row: int | None, index: int | None, msg: Msg) -> Finding:
         return cls(check, row, index, render(msg.key, msg.params), msg.key, msg.params)
-
-    @property
-    def info(self) -> CheckInfo:
-        return CHECKS[self.check]
 
     def text(self, lang: str = "en") -> str:
         """The message in ``lang``; ``message`` is the English one."""
@@ -144,7 +153,8 @@ class Finding:
         return out
 
     def sort_key(self):
-        return (self.row is None, self.row if self.row is not None else 0, _ORDER[self.check],
+        """By row (findings of no row last), then check (catalogue order), then index."""
+        return (self.row is None, self.row if self.row is not None else 0, CHECK_ORDER[self.check],
                 self.index if self.index is not None else -1)
 
 

@@ -7,25 +7,50 @@ in it, with how many more there are. Expected values are recomputed from the
 CPU table, which is the truth; the device mirror is only compared with it.
 
 The catalogue (IDs, prose, messages) is kvviz/dumps/catalogue.py; the checks, one function each,
-are kvviz/dumps/checks_rows.py, checks_blocks.py and checks_step.py.
+are in kvviz/dumps/checks_rows.py (row prefixes), checks_blocks.py (the pool) and checks_step.py
+(slots, padding, FlashInfer CSR); what they share is kvviz/dumps/context.py.
 """
 from __future__ import annotations
 
 from kvviz.core.versions import CURRENT, PROFILES, Profile, get_profile
-from kvviz.dumps.catalogue import (_CHECK_LIST, CHECKS, CONCEPTS, MAX_ROWS_PER_CHECK, CheckInfo,  # noqa: F401
-                                   Finding, Msg, render)
-from kvviz.dumps.checks_blocks import check_accounting, check_free_list
-from kvviz.dumps.checks_rows import check_mirror, check_pad_rows, check_ranges, check_too_few
-from kvviz.dumps.checks_step import check_csr, check_slots
-from kvviz.dumps.context import CheckRun, clears_vacated_rows  # noqa: F401 (public)
+from kvviz.dumps import checks_blocks, checks_rows, checks_step
+from kvviz.dumps.catalogue import (  # noqa: F401
+    CHECK_LIST,
+    CHECKS,
+    CONCEPTS,
+    CheckInfo,
+    Finding,
+    Msg,
+    render,
+)
+from kvviz.dumps.context import CheckRun, clears_vacated_rows
 from kvviz.dumps.format import Dump
 
-# the order the checks run in (findings are sorted afterwards)
-CHECK_FUNCTIONS = (check_mirror, check_ranges, check_too_few, check_accounting, check_slots, check_pad_rows,
-                   check_csr, check_free_list)
+MAX_ROWS_PER_CHECK = 50
+PROFILE_NAMES = tuple(PROFILES)
+
+# check id -> the function that runs it, in catalogue order (findings are sorted afterwards)
+CHECK_FUNCTIONS = {
+    "mirror-stale": checks_rows.mirror_stale,
+    "block-out-of-range": checks_rows.block_out_of_range,
+    "null-in-live-row": checks_rows.null_in_live_row,
+    "duplicate-block-in-row": checks_rows.duplicate_block_in_row,
+    "too-few-blocks": checks_rows.too_few_blocks,
+    "freed-block-in-use": checks_blocks.freed_block_in_use,
+    "shared-partial-block": checks_blocks.shared_partial_block,
+    "slot-mismatch": checks_step.slot_mismatch,
+    "pad-slot": checks_step.pad_slot,
+    "pad-row": checks_step.pad_row,
+    "csr-indptr": checks_step.csr_indptr,
+    "csr-indices": checks_step.csr_indices,
+    "csr-last-page-len": checks_step.csr_last_page_len,
+    "refcount-mismatch": checks_blocks.refcount_mismatch,
+    "free-list-duplicate": checks_blocks.free_list_duplicate,
+}
 
 
 def first_wrong_row(findings: list[Finding]) -> int | None:
+    """The smallest row any finding names, None when none names a row."""
     rows = [f.row for f in findings if f.row is not None]
     return min(rows) if rows else None
 
@@ -48,7 +73,7 @@ def applicable_checks(dump: Dump, profile: str | Profile | None = None) -> list[
     state = dump.is_state_group
     window_unknown = dump.sliding_window is not None and dump.seq_lens is None
     out = []
-    for c in _CHECK_LIST:
+    for c in CHECK_LIST:
         if c.id == "freed-block-in-use":
             ok = bool(have & {"ref_cnt", "free_block_ids"})
         elif c.id == "null-in-live-row":
@@ -75,7 +100,7 @@ def run_checks(dump: Dump, *, limit: int = MAX_ROWS_PER_CHECK,
     current vLLM's; ValueError for an unknown name."""
     prof, _ = resolve_profile(dump, profile)
     run = CheckRun(dump, limit, prof)
-    for check in CHECK_FUNCTIONS:
+    for check in CHECK_FUNCTIONS.values():
         check(run)
     return sorted(run.out, key=Finding.sort_key)
 
@@ -87,5 +112,3 @@ def findings_to_json(findings: list[Finding], profile: str | Profile | None = No
         out["profile"] = profile.name if isinstance(profile, Profile) else str(profile)
     return out
 
-
-PROFILE_NAMES = tuple(PROFILES)

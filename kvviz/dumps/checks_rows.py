@@ -1,16 +1,15 @@
-"""The per-row checks: the device mirror against the CPU table, block ids inside the pool, enough
-blocks for each row's tokens, and CUDA-graph padded rows."""
+"""The checks of each live row's counted prefix: the device mirror against the CPU table, block ids
+inside the pool, no null block, no block twice, and enough blocks for the row's tokens."""
 from __future__ import annotations
 
 import numpy as np
 
-from kvviz.constants import NULL_BLOCK_ID
-from kvviz.dumps.arrays import Segments, first_per_row, more_clause
-from kvviz.dumps.catalogue import Msg
-from kvviz.dumps.context import CheckRun, clears_vacated_rows
+from kvviz.dumps.catalogue import Msg, more_clause
+from kvviz.dumps.context import CheckRun
 
 
-def check_mirror(run: CheckRun) -> None:
+def mirror_stale(run: CheckRun) -> None:
+    """mirror-stale: the device copy of a live row differs from the CPU table in its counted prefix."""
     dev = run.d.block_table_device
     if dev is None:
         return
@@ -27,85 +26,85 @@ def check_mirror(run: CheckRun) -> None:
     run.add_flat("mirror-stale", bad, msg)
 
 
-def check_ranges(run: CheckRun) -> None:
-    limit = min(run.kernel_ids, 1 << 31)
-    u = run.vals.view(np.uint32)
-    # one min/max pass settles the common all-valid case without per-entry masks
-    lo, hi = (int(u.min()), int(u.max())) if u.size else (run.bpk, 0)
-    run.all_held = hi < limit and lo >= run.bpk
-    run.in_range = None if hi < limit else u < limit
-    bad = np.flatnonzero(~run.in_range) if run.in_range is not None else np.zeros(0, np.int64)
+def block_out_of_range(run: CheckRun) -> None:
+    """block-out-of-range: a counted entry, then a free-list entry, that is no block of the pool."""
+    in_range = run.ranges.in_range
+    bad = np.flatnonzero(~in_range) if in_range is not None else np.zeros(0, np.int64)
     if bad.size:
         v = run.vals
         run.add_flat("block-out-of-range", bad, lambda r, c, k: Msg("block-out-of-range.row", {
             "r": r, "c": c, "b": int(v[run.prefix.off[r] + c]), "last": run.kernel_ids - 1,
             "more": more_clause(k)}))
-    if run.d.sliding_window is None and lo < run.bpk:
-        bad = np.flatnonzero(u < run.bpk)
-        if bad.size:
-            run.add_flat("null-in-live-row", bad, lambda r, c, k: Msg("null-in-live-row", {
-                "r": r, "c": c, "n": int(run.cnt[r]), "more": more_clause(k)}))
+    if run.d.free_block_ids is None:
+        return
+    f = run.d.free_block_ids.astype(np.int64)
+    last = run.d.num_blocks - 1
+    oor = np.flatnonzero((f < 0) | (f > last))
+    for i in oor[: run.limit].tolist():
+        run.add_one("block-out-of-range", i, Msg("block-out-of-range.free", {"i": i, "b": int(f[i]),
+                                                                             "last": last}))
+    run.truncated("block-out-of-range", oor.size, "free_entries")
 
 
-def check_too_few(run: CheckRun) -> None:
+def null_in_live_row(run: CheckRun) -> None:
+    """null-in-live-row: the null block among a live row's counted blocks (no sliding window)."""
+    r = run.ranges
+    if run.d.sliding_window is not None or r.lowest >= run.bpk:
+        return
+    bad = np.flatnonzero(r.ids < run.bpk)
+    if bad.size:
+        run.add_flat("null-in-live-row", bad, lambda r, c, k: Msg("null-in-live-row", {
+            "r": r, "c": c, "n": int(run.cnt[r]), "more": more_clause(k)}))
+
+
+def duplicate_block_in_row(run: CheckRun) -> None:
+    """duplicate-block-in-row: a kernel block id twice in one row's held entries. With a sliding
+    window but no seq_lens the ids that fell out of the window cannot be told apart (a freed one may
+    come back), so nothing is said."""
+    per_entry = run.kernel_counts.per_entry
+    if per_entry is None or not run.held.window_known:
+        return
+    ids, pos_of = run.held.ids, run.held.pos_of
+    multi = np.flatnonzero(per_entry >= 2)
+    rows, cols = run.prefix.locate(pos_of(multi))
+    v = ids[multi]
+    order = np.lexsort((cols, v, rows))
+    r_s, v_s, c_s = rows[order], v[order], cols[order]
+    same = np.concatenate(([False], (r_s[1:] == r_s[:-1]) & (v_s[1:] == v_s[:-1])))
+    dup = np.flatnonzero(same)
+    if not dup.size:
+        return
+    rr, idx = np.unique(r_s[dup], return_index=True)
+    counts = np.diff(np.append(idx, dup.size))
+    at = dup[idx]
+    first_c = {}
+    for r, i in zip(rr[: run.limit].tolist(), at[: run.limit].tolist()):
+        j = i
+        while j > 0 and r_s[j - 1] == r_s[i] and v_s[j - 1] == v_s[i]:
+            j -= 1
+        first_c[r] = (int(v_s[i]), int(c_s[j]), int(c_s[i]))
+    run.add("duplicate-block-in-row", rr, c_s[at], counts, lambda r, c, k: Msg(
+        "duplicate-block-in-row", {"r": r, "b": first_c[r][0], "c1": first_c[r][1], "c2": first_c[r][2],
+                                   "more": more_clause(k, "repeats")}))
+
+
+def too_few_blocks(run: CheckRun) -> None:
+    """too-few-blocks: a row counts fewer blocks than its tokens need (a state group: one state
+    block per request that has tokens, whatever its length)."""
     if run.seq is None:
         return
-    if run.state:   # one state block per request that has tokens, whatever its length
-        need = (run.seq > 0).astype(np.int64) * run.bpk
+    if run.state:
+        need = run.geo.kernel_block_count((run.seq > 0).astype(np.int64))
         rows = np.flatnonzero(run.cnt < need)
         run.add("too-few-blocks", rows, run.cnt[rows], np.ones(rows.size), lambda r, c, k: Msg(
             "too-few-blocks.state", {"r": r, "c": c, "s": int(run.seq[r])}))
         return
-    need = -(-run.seq // run.span) * run.bpk
+    blocks = run.geo.blocks_for(run.seq)
+    need = run.geo.kernel_block_count(blocks)
     rows = np.flatnonzero(run.cnt < need)
     if rows.size:
         run.add("too-few-blocks", rows, run.cnt[rows], np.ones(rows.size), lambda r, c, k: Msg(
             "too-few-blocks", {"r": r, "c": c, "s": int(run.seq[r]), "span": run.span,
-                               "need": int(need[r]) // run.bpk,
+                               "need": int(blocks[r]),
                                "kernel": Msg("too-few-blocks.kernel", {"n": int(need[r])})
                                if run.bpk > 1 else ""}))
-
-
-def check_pad_rows(run: CheckRun) -> None:
-    d = run.d
-    lo, hi = run.n, d.padded_reqs
-    clears = clears_vacated_rows(run.profile)
-    found = {}
-    # the padded rows the kernel reads: the device table when captured, else the CPU table (under
-    # a 2025 profile the CPU rows of vacated requests legitimately keep their ids: not looked at)
-    if hi > lo and (d.block_table_device is not None or clears):
-        table = d.block_table_device if d.block_table_device is not None else run.bt
-        which = "device" if d.block_table_device is not None else "cpu"
-        pad = table[lo:hi]
-        nz = pad != NULL_BLOCK_ID
-        first = nz.argmax(axis=1)
-        bad = nz[np.arange(hi - lo), first]
-        for j in np.flatnonzero(bad).tolist():
-            r, c = lo + j, int(first[j])
-            found[r] = (c, Msg(f"pad-row.nonzero_{which}", {"r": r, "b": int(pad[j, c]), "c": c}))
-    if clears:
-        # current vLLM clears every row it vacates (remove_request's clear_row, condense's
-        # move_row), so no row past num_reqs counts a block; one that does reaches the kernel at
-        # the next commit that copies it (a dummy run commits its num_reqs_padded rows)
-        cnt_all = d.num_blocks_per_row[lo:].astype(np.int64)
-        vac = np.flatnonzero(cnt_all > 0)
-        if vac.size:
-            rows_v = lo + vac
-            cnt = cnt_all[vac]
-            seg = Segments(run.W, np.zeros(vac.size, np.int64), cnt)
-            v = seg.take(run.bt[rows_v])
-            rows, cols = seg.locate(np.flatnonzero(v != NULL_BLOCK_ID))
-            first_c = dict(zip(*(x.tolist() for x in first_per_row(rows, cols)[:2])))
-            for j, r in enumerate(rows_v.tolist()):
-                if r in found:
-                    continue
-                n = int(cnt[j])
-                if j not in first_c:
-                    found[r] = (None, Msg("pad-row.count_only", {"r": r, "n": n, "live": lo}))
-                    continue
-                c = int(first_c[j])
-                key = "pad-row.not_cleared" if r < hi else "pad-row.vacated"
-                found[r] = (c, Msg(key, {"r": r, "n": n, "b": int(run.bt[r, c]), "c": c, "live": lo}))
-    keys = sorted(found)
-    run.add("pad-row", keys, np.array([found[r][0] for r in keys], dtype=object), np.ones(len(keys)),
-             lambda r, c, k: found[r][1])

@@ -48,14 +48,6 @@ class DiffResult:
         """Same keys with the same values (a table only one dump carries is a difference)."""
         return not self.differences and not self.only_in
 
-    def live_stale(self, side: str) -> list[dict]:
-        """The stale rows of one dump that are live (device mirror differs from the CPU table)."""
-        return [s for s in self.stale_rows.get(side, []) if s["live"]]
-
-    def rows_of(self, table: str) -> dict[int, int]:
-        """row -> first differing column, for one table (for highlighting)."""
-        return {d.row: d.col for d in self.differences if d.table == table and d.row is not None}
-
     def to_json(self) -> dict:
         out = {"differences": [d.to_json() for d in self.differences], "stale_rows": self.stale_rows,
                "equal": self.equal}

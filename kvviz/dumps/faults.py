@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kvviz.dumps.capture import dump_from_step
 from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID
-from kvviz.dumps.format import Dump
 from kvviz.core.engine import Engine
 from kvviz.core.scenario import parse_scenario
 from kvviz.core.step import build_step, compute_slot_mapping
+from kvviz.dumps.capture import dump_from_step
+from kvviz.dumps.format import Dump
 
 # Four requests, block size 4, CUDA-graph sizes 1/2/4/8. Step 0 prefills them
 # (22 tokens, no padding); step 1 decodes 4 tokens; at step 2 B is finished, D

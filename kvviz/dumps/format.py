@@ -11,14 +11,14 @@ from __future__ import annotations
 import io
 import json
 import os
-import zipfile
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
 from kvviz.core.geometry import Geometry
-from kvviz.errors import BadInput, parse_json
 from kvviz.core.versions import PROFILES
+from kvviz.dumps.npz import read_npz, short_error
+from kvviz.errors import BadInput, parse_json
 
 DUMP_VERSION = 1
 
@@ -232,13 +232,37 @@ def _nondecreasing(a: np.ndarray) -> bool:
 
 
 def dump_from_mapping(m: dict) -> Dump:
-    """Validate an untrusted key -> value mapping (from .npz or JSON); BadInput on any problem."""
+    """Validate an untrusted key -> value mapping (from .npz or JSON); BadInput on any problem.
+    The stages run in a fixed order, so a mapping with several problems always reports the same one."""
+    _check_keys(m)
+    head = _header(m)
+    bt = _as_int_array("block_table", m["block_table"], 2, np.int32)
+    _check_table_shape("block_table", bt.shape)
+    R = bt.shape[0]
+    num_reqs = _scalar(m, "num_reqs", lo=0, hi=R)
+    padded = _scalar(m, "num_reqs_padded", lo=num_reqs, hi=R, optional=True)
+    vec = _vectors(m)
+    _check_counts(vec["num_blocks_per_row"], bt.shape)
+    dev = _device_table(m, bt.shape, num_reqs if padded is None else padded)
+    _check_step_arrays(vec, num_reqs, R)
+    _check_csr_and_pool(vec, num_reqs, R, head["num_blocks"])
+    return Dump(num_reqs=num_reqs, block_table=bt, block_table_device=dev, num_reqs_padded=padded,
+                **head, **{k: vec.get(k) for k in VECTOR_KEYS})
+
+
+def _check_keys(m) -> None:
+    """The mapping is an object holding every required key."""
     if not isinstance(m, dict):
         raise BadInput("a dump must be a JSON object (or an .npz archive) of named arrays")
     missing = [k for k in REQUIRED_KEYS if k not in m]
     if missing:
         raise BadInput(f"the dump lacks the required key{'s' if len(missing) > 1 else ''} "
                        + ", ".join(repr(k) for k in missing))
+
+
+def _header(m: dict) -> dict:
+    """The format version, the block geometry, the pool size and the short strings, as ``Dump``
+    fields."""
     version = _scalar(m, "kvviz_dump_version", lo=0, hi=1 << 30)
     if version != DUMP_VERSION:
         raise BadInput(f"kvviz_dump_version is {version}; this kvviz reads version {DUMP_VERSION}")
@@ -257,13 +281,13 @@ def dump_from_mapping(m: dict) -> Dump:
     kind = _text(m, "group_kind", GROUP_KINDS)
     if kind == "state" and window is not None:
         raise BadInput("a state group (group_kind 'state') has no sliding_window")
+    return {"block_size": bs, "num_blocks": nb, "kernel_block_size": kbs, "dcp_world_size": world,
+            "dcp_rank": rank, "cp_kv_cache_interleave_size": inter, "sliding_window": window,
+            "profile": profile, "group_kind": kind}
 
-    bt = _as_int_array("block_table", m["block_table"], 2, np.int32)
-    _check_table_shape("block_table", bt.shape)
-    R, W = bt.shape
-    num_reqs = _scalar(m, "num_reqs", lo=0, hi=R)
-    padded = _scalar(m, "num_reqs_padded", lo=num_reqs, hi=R, optional=True)
 
+def _vectors(m: dict) -> dict[str, np.ndarray]:
+    """The 1-D arrays present, each in its dtype and under the size limit."""
     vec = {}
     for key, dtype in VECTOR_KEYS.items():
         if key in m and m[key] is not None:
@@ -271,22 +295,34 @@ def dump_from_mapping(m: dict) -> Dump:
             if a.size > MAX_ARRAY_ENTRIES:
                 raise BadInput(f"{key!r} has {a.size} entries; the limit is {MAX_ARRAY_ENTRIES}")
             vec[key] = a
+    return vec
 
-    cnt = vec["num_blocks_per_row"]
+
+def _check_counts(cnt: np.ndarray, shape) -> None:
+    """num_blocks_per_row: one count per table row, each within the table width."""
+    R, W = shape
     if cnt.shape[0] != R:
         raise BadInput(f"num_blocks_per_row has {cnt.shape[0]} entries but block_table has {R} rows")
     if R and (int(cnt.min()) < 0 or int(cnt.max()) > W):
         r = int(np.nonzero((cnt < 0) | (cnt > W))[0][0])
         raise BadInput(f"num_blocks_per_row[{r}] = {int(cnt[r])} is outside [0, {W}], the table width")
 
-    dev = m.get("block_table_device")
-    if dev is not None:
-        dev = _as_int_array("block_table_device", dev, 2, np.int32)
-        need = num_reqs if padded is None else padded
-        if dev.shape[1] != W or not need <= dev.shape[0] <= R:
-            raise BadInput(f"block_table_device has shape {tuple(dev.shape)}; it must be {W} wide "
-                           f"with {need} to {R} rows like block_table")
 
+def _device_table(m: dict, shape, need: int) -> np.ndarray | None:
+    """block_table_device, when present: as wide as the CPU table, with ``need`` to all its rows."""
+    dev = m.get("block_table_device")
+    if dev is None:
+        return None
+    R, W = shape
+    dev = _as_int_array("block_table_device", dev, 2, np.int32)
+    if dev.shape[1] != W or not need <= dev.shape[0] <= R:
+        raise BadInput(f"block_table_device has shape {tuple(dev.shape)}; it must be {W} wide "
+                       f"with {need} to {R} rows like block_table")
+    return dev
+
+
+def _check_step_arrays(vec: dict, num_reqs: int, R: int) -> None:
+    """seq_lens, query_start_loc, positions and slot_mapping against the live rows."""
     if "seq_lens" in vec:
         s = vec["seq_lens"]
         if s.shape[0] < num_reqs or s.shape[0] > R:
@@ -307,6 +343,10 @@ def dump_from_mapping(m: dict) -> Dump:
         if key in vec and qsl is not None and vec[key].shape[0] < int(qsl[num_reqs]):
             raise BadInput(f"{key} has {vec[key].shape[0]} entries but query_start_loc counts "
                            f"{int(qsl[num_reqs])} tokens")
+
+
+def _check_csr_and_pool(vec: dict, num_reqs: int, R: int, num_blocks: int) -> None:
+    """FlashInfer's per-row arrays against the rows, ref_cnt against the pool."""
     if "paged_kv_indptr" in vec:
         n = vec["paged_kv_indptr"].shape[0] - 1
         if not num_reqs <= n <= R:
@@ -317,17 +357,8 @@ def dump_from_mapping(m: dict) -> Dump:
         if not num_reqs <= n <= R:
             raise BadInput(f"paged_kv_last_page_len has {n} entries; it needs between {num_reqs} "
                            f"and {R}")
-    if "ref_cnt" in vec and vec["ref_cnt"].shape[0] != nb:
-        raise BadInput(f"ref_cnt has {vec['ref_cnt'].shape[0]} entries; it needs one per block ({nb})")
-    return Dump(block_size=bs, num_blocks=nb, num_reqs=num_reqs, block_table=bt,
-                num_blocks_per_row=cnt, block_table_device=dev, num_reqs_padded=padded,
-                seq_lens=vec.get("seq_lens"), query_start_loc=qsl, positions=vec.get("positions"),
-                slot_mapping=vec.get("slot_mapping"), paged_kv_indptr=vec.get("paged_kv_indptr"),
-                paged_kv_indices=vec.get("paged_kv_indices"),
-                paged_kv_last_page_len=vec.get("paged_kv_last_page_len"), ref_cnt=vec.get("ref_cnt"),
-                free_block_ids=vec.get("free_block_ids"), sliding_window=window,
-                kernel_block_size=kbs, dcp_world_size=world, dcp_rank=rank,
-                cp_kv_cache_interleave_size=inter, profile=profile, group_kind=kind)
+    if "ref_cnt" in vec and vec["ref_cnt"].shape[0] != num_blocks:
+        raise BadInput(f"ref_cnt has {vec['ref_cnt'].shape[0]} entries; it needs one per block ({num_blocks})")
 
 
 def _check_table_shape(key: str, shape) -> None:
@@ -342,79 +373,6 @@ def _check_table_shape(key: str, shape) -> None:
 
 
 # --- files ----------------------------------------------------------------------------
-
-def _read_npz(src, name: str, max_bytes: int) -> dict:
-    """The arrays of an .npz without unpickling anything (as np.load(allow_pickle=False) would
-    refuse), checking each array's declared size before reading it."""
-    try:
-        zf = zipfile.ZipFile(src)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError):
-        raise BadInput(f"{name} is not a readable .npz archive (truncated or corrupt)") from None
-    with zf:
-        infos = zf.infolist()
-        total = sum(i.file_size for i in infos)
-        if total > max_bytes:
-            raise BadInput(f"{name} unpacks to {total} bytes; the limit is {max_bytes}")
-        out = {}
-        for info in infos:
-            key = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
-            if key not in KNOWN_KEYS:
-                continue  # a newer writer's extra key: ignored
-            if key in out:
-                raise BadInput(f"{name} holds {key!r} twice")
-            try:
-                with zf.open(info) as f:
-                    out[key] = _read_npy(f, key, info.file_size, text=key in TEXT_KEYS)
-            except BadInput as e:
-                raise BadInput(f"{name}: {e}") from None
-            except MemoryError:
-                raise BadInput(f"{name}: array {key!r} is too large to load into memory") from None
-            except Exception as e:  # noqa: BLE001 - anything a hostile member triggers (bad header
-                # syntax, encryption, an unknown compression method, ...) is one clear sentence
-                raise BadInput(f"{name}: array {key!r} cannot be read ({type(e).__name__}: {_short(e)})") from None
-        return out
-
-
-try:
-    from zlib import error as zlibError
-except ImportError:  # pragma: no cover
-    zlibError = OSError
-
-
-def _short(e: Exception) -> str:
-    s = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-    return s[:120]
-
-
-def _read_npy(f, key: str, member_size: int, text: bool = False) -> np.ndarray:
-    fmt = np.lib.format
-    version = fmt.read_magic(f)
-    if version == (1, 0):
-        shape, fortran, dtype = fmt.read_array_header_1_0(f)
-    elif version in ((2, 0), (3, 0)):
-        shape, fortran, dtype = fmt.read_array_header_2_0(f)
-    else:
-        raise BadInput(f"array {key!r} has an unknown .npy version {version}")
-    if dtype.hasobject:
-        raise BadInput(f"array {key!r} holds pickled Python objects, which dumps may not contain")
-    if dtype.kind not in ("iubUS" if text else "iub") or dtype.itemsize == 0:
-        raise BadInput(f"array {key!r} has dtype {dtype}; "
-                       + ("a string (ASCII codes as uint8) is required" if text else "integers are required"))
-    if any(int(d) < 0 for d in shape):
-        raise BadInput(f"array {key!r} declares a negative dimension {tuple(shape)}")
-    count = 1
-    for d in shape:
-        count *= int(d)
-    nbytes = count * dtype.itemsize
-    if nbytes > member_size:
-        raise BadInput(f"array {key!r} claims shape {tuple(shape)} ({nbytes} bytes) but its file "
-                       f"holds only {member_size} bytes")
-    data = f.read(nbytes)
-    if len(data) != nbytes:
-        raise BadInput(f"array {key!r} is truncated ({len(data)} of {nbytes} bytes)")
-    arr = np.frombuffer(data, dtype=dtype)
-    return arr.reshape(shape, order="F" if fortran else "C")
-
 
 def _parse_json(raw: bytes, name: str) -> dict:
     return parse_json(raw, name, not_text=f"{name} is neither an .npz archive nor UTF-8 JSON")
@@ -459,11 +417,11 @@ def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max
         raise BadInput(f"{name} is empty")
     if _looks_like_zip(head):
         try:
-            mapping = _read_npz(zip_src(), name, max_bytes)
+            mapping = read_npz(zip_src(), name, max_bytes, KNOWN_KEYS, TEXT_KEYS)
         except BadInput:
             raise
         except Exception as e:  # noqa: BLE001 - a hostile archive must never become a traceback
-            raise BadInput(f"{name} is not a readable .npz archive ({type(e).__name__}: {_short(e)})") from None
+            raise BadInput(f"{name} is not a readable .npz archive ({type(e).__name__}: {short_error(e)})") from None
     elif head.startswith(b"\x93NUMPY"):
         raise BadInput(f"{name} is a single .npy array; a dump is an .npz archive or a JSON object")
     else:
@@ -497,6 +455,3 @@ def dump_to_npz_bytes(dump: Dump) -> bytes:
     np.savez(buf, **_npz_arrays(dump))
     return buf.getvalue()
 
-
-def field_names() -> list[str]:
-    return [f.name for f in fields(Dump)]

@@ -26,8 +26,6 @@ def kv_write_ref(cache, key, value, slot_mapping, *, layout: str = "NHD",
                  k_scale: float = 1.0, v_scale: float = 1.0):
     """Write token by token into a CPU copy of ``cache`` (returned). PAD slots, and slots
     outside the cache, are skipped (the kernel's bound guard)."""
-    import torch
-
     cache = cache.detach().cpu().clone()
     key = key.detach().cpu()
     value = value.detach().cpu()

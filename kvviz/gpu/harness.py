@@ -8,17 +8,16 @@ tolerance for attention. A mismatch is reported, never smoothed over.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-import kernels  # sets TRITON_INTERPRET before any kernel is decorated when there is no GPU
-
 from kvviz import reference
 from kvviz.gpu.attention_ref import decode_attention_ref, kv_write_ref, quantize_fp8
 from kvviz.constants import PAD_SLOT_ID
-from kvviz.core.step import StepInputs, compute_slot_mapping, dcp_local_seq_lens
+from kvviz.gpu.device import device_label, label_string, sync, time_us, torch_device
+from kvviz.core.geometry import Geometry
+from kvviz.core.step import StepInputs
 
 DTYPES = ("float16", "bfloat16", "fp8")
 LAYOUTS = ("NHD", "HND")
@@ -30,53 +29,6 @@ MAX_CACHE_BYTES = {"cuda": 8 << 30, "cpu": 512 << 20}
 
 class KernelMismatch(RuntimeError):
     """A kernel's output differs from its reference."""
-
-
-# --- what runs -------------------------------------------------------------------------------
-
-def device_label() -> dict:
-    """{"device", "mode", "triton", "torch"}: where and how the kernels run."""
-    import torch
-    import triton
-
-    interp = kernels.interpreted()
-    if not interp and torch.cuda.is_available():
-        dev = torch.cuda.get_device_name(0)
-    else:
-        dev = "CPU"
-    return {"device": dev, "mode": "interpreter" if interp else "compiled",
-            "triton": triton.__version__, "torch": torch.__version__}
-
-
-def label_string(label: dict | None = None) -> str:
-    lab = label or device_label()
-    return f"triton {lab['triton']}, {lab['mode']} ({lab['device']})"
-
-
-def torch_device() -> str:
-    import torch
-
-    return "cuda" if torch.cuda.is_available() and not kernels.interpreted() else "cpu"
-
-
-def _sync():
-    import torch
-
-    if torch_device() == "cuda":
-        torch.cuda.synchronize()
-
-
-def time_us(fn, *, rep_ms: int = 25) -> float:
-    """Median µs of ``fn``: CUDA events (triton.testing.do_bench) on a GPU; one wall-clock call
-    in the interpreter (a figure for the curious, not a kernel speed)."""
-    if torch_device() == "cuda":
-        import triton.testing
-
-        return float(triton.testing.do_bench(fn, warmup=5, rep=rep_ms, return_mode="median")) * 1e3
-    fn()  # the first interpreted call also builds the kernel's Python closure
-    t0 = time.perf_counter()
-    fn()
-    return (time.perf_counter() - t0) * 1e6
 
 
 # --- results ----------------------------------------------------------------------------------
@@ -196,7 +148,7 @@ def run_slot_mapping(step: StepInputs, *, timing: bool = False, want: np.ndarray
                             ("slot_mapping[grid2d]", slot_mapping_grid2d, {"max_query_len": max_query_len(step)})):
         buf = _poison(step.num_tokens_padded, torch.int64, dev)
         fn(qsl, pos, bt, out=buf, **kw, **extra)
-        _sync()
+        sync()
         got = buf.cpu().numpy()
         us = time_us(lambda: fn(qsl, pos, bt, out=buf, **kw, **extra)) if timing else None
         out.append(_exact(name, got, want, f"{step.num_tokens_padded} slots", us))
@@ -223,7 +175,7 @@ def run_csr(step: StepInputs, seq_lens: np.ndarray, want, *, empty_last_page_len
                                   empty_last_page_len_is_zero=empty_last_page_len_is_zero,
                                   indices_out=idx_buf, last_page_len_out=lpl_buf)
     indptr, indices, lpl = call()
-    _sync()
+    sync()
     got_ip, got_idx, got_lpl = indptr.cpu().numpy(), indices.cpu().numpy(), lpl.cpu().numpy()
     us = time_us(call) if timing else None
     parts = [_exact("csr", got_ip, want[0], "paged_kv_indptr"),
@@ -253,7 +205,8 @@ def kernel_backend_for_compute(step: StepInputs, *, empty_last_page_len_is_zero:
 
 # --- the whole chain ----------------------------------------------------------------------------
 
-def _cache_dtype(dtype: str):
+def cache_torch_dtype(dtype: str):
+    """The torch dtype of a cache of ``dtype`` (one of DTYPES); ValueError otherwise."""
     import torch
 
     try:
@@ -262,20 +215,232 @@ def _cache_dtype(dtype: str):
         raise ValueError(f"dtype must be one of {DTYPES}, not {dtype!r}") from None
 
 
-def _full_sequence_slots(step: StepInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def full_sequence_slots(step: StepInputs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(request, position, slot) of every token 0..seq_len-1 of every real request on this rank."""
     seq = step.seq_lens[: step.num_reqs].astype(np.int64)
-    qsl = np.zeros(step.num_reqs + 1, dtype=np.int64)
-    np.cumsum(seq, out=qsl[1:])
-    total = int(qsl[-1])
+    starts = np.zeros(step.num_reqs + 1, dtype=np.int64)
+    np.cumsum(seq, out=starts[1:])
     req = np.repeat(np.arange(step.num_reqs), seq)
-    pos = np.arange(total, dtype=np.int64) - np.repeat(qsl[:-1], seq)
-    slots = compute_slot_mapping(qsl.astype(np.int32), pos, step.block_table, num_reqs=step.num_reqs,
-                                 num_tokens_padded=total, block_size=step.block_size,
-                                 kernel_block_size=step.kernel_block_size,
-                                 dcp_world_size=step.dcp_world_size, dcp_rank=step.dcp_rank,
-                                 interleave=step.interleave)
-    return req, pos, slots
+    pos = np.arange(int(starts[-1]), dtype=np.int64) - np.repeat(starts[:-1], seq)
+    return req, pos, step.geometry.slots(pos, req, step.block_table)
+
+
+@dataclass
+class _BatchKV:
+    """The K/V one run_batch draws: every position of every request, what is fed to the KV write
+    (already in e4m3 when the interpreter runs an fp8 cache) and the step's own padded tokens."""
+    req_all: np.ndarray         # request of each position of the full sequences
+    slot_all: np.ndarray        # its slot (PAD where another DCP rank stores it)
+    ctx: np.ndarray             # indices of the earlier context, written first
+    k_all: object               # K/V as drawn, in the cache dtype (fp16 for an fp8 cache)
+    v_all: object
+    k_feed: object              # what the kernel is given
+    v_feed: object
+    k_step: object              # the step's tokens, then garbage for the CUDA-graph tail
+    v_step: object
+    scales: tuple               # (k_scale, v_scale) the kernel is given
+    quant_in_kernel: bool
+
+
+def _check_batch_args(step: StepInputs, layout: str, dtype: str, num_kv_heads: int,
+                      num_q_heads: int | None) -> int:
+    """Refuse what run_batch cannot run; the number of query heads (default: 2 per KV head)."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be NHD or HND, not {layout!r}")
+    cache_torch_dtype(dtype)
+    if step.slot_mapping is None:
+        raise ValueError("this step has no slot mapping (a state group): nothing to write")
+    num_q_heads = num_q_heads or 2 * num_kv_heads
+    if num_q_heads % num_kv_heads:
+        raise ValueError(f"num_q_heads {num_q_heads} is not a multiple of num_kv_heads {num_kv_heads}")
+    return num_q_heads
+
+
+def _check_step_slots(step: StepInputs, res: BackendResult, timing: bool) -> tuple[str, np.ndarray]:
+    """Stage 1: the three slot-mapping designs against the plain loop (the vectorised core for big
+    steps). Returns the name of the design that feeds the KV write, and the reference slots."""
+    geo = step.geometry
+    if step.num_tokens_padded <= LOOP_REFERENCE_MAX_TOKENS:
+        want_slots = reference.slot_mapping(step.query_start_loc, step.positions, step.block_table,
+                                            block_size=geo.block_size, num_reqs=step.num_reqs,
+                                            num_tokens_padded=step.num_tokens_padded,
+                                            kernel_block_size=geo.kernel_block_size,
+                                            dcp_world_size=geo.dcp_world_size, dcp_rank=geo.dcp_rank,
+                                            interleave=geo.interleave)
+    else:
+        want_slots = step.slot_mapping
+    for r in run_slot_mapping(step, timing=timing, want=want_slots):
+        res.kernels[r.name] = r
+    picked = step_slots_design(step)
+    res.params["step_slots_design"] = picked + (" (auto)" if STEP_SLOTS_DESIGN == "auto" else "")
+    return f"slot_mapping[{picked}]", want_slots
+
+
+def _check_batch_csr(step: StepInputs, res: BackendResult, timing: bool, empty_last_page_len_is_zero: bool):
+    """Stage 2: the CSR repack over this rank's tokens of every (padded) row. Returns the local
+    sequence lengths and the device (indptr, indices, last_page_len)."""
+    local_seq = step.geometry.local_seq_lens(step.seq_lens)
+    want_csr = reference.flashinfer_csr(step.block_table, local_seq, step.geometry.kernel_block_size,
+                                        empty_last_page_len_is_zero=empty_last_page_len_is_zero)
+    res.kernels["csr"], csr_dev = run_csr(step, local_seq, want_csr, timing=timing,
+                                          empty_last_page_len_is_zero=empty_last_page_len_is_zero)
+    return local_seq, csr_dev
+
+
+def _poisoned_cache(step: StepInputs, geo: Geometry, num_blocks: int | None, gen):
+    """Stage 3a: a cache of random bytes (NaNs included), so an unwritten or misread entry cannot
+    pass; big enough for every block the table names. (host copy, device copy)."""
+    import torch
+
+    used = int(step.block_table.max()) + 1 if step.block_table.size else 1
+    nblocks = max(num_blocks or 0, used)
+    cache_geo = geo.cache(nblocks)
+    dev = torch_device()
+    if cache_geo.total_bytes > MAX_CACHE_BYTES[dev]:
+        raise ValueError(f"a cache of {nblocks} blocks x {geo.kernel_block_size} x {geo.num_kv_heads} x "
+                         f"{geo.head_dim} is {cache_geo.total_bytes >> 20} MiB, over the "
+                         f"{MAX_CACHE_BYTES[dev] >> 20} MiB limit on {dev}")
+    cache = (torch.randint(0, 256, (cache_geo.total_bytes,), dtype=torch.uint8, generator=gen)
+             .view(cache_torch_dtype(geo.dtype)).reshape(cache_geo.shape))
+    return cache.clone(), cache.to(dev)
+
+
+def _draw_kv(step: StepInputs, geo: Geometry, gen, k_scale: float, v_scale: float) -> _BatchKV:
+    """Stage 3b: random K/V for every position, split into the earlier context and the step's
+    own tokens (request-major, position order = the step's token order)."""
+    import torch
+
+    req_all, pos_all, slot_all = full_sequence_slots(step)
+    seq = step.seq_lens[: step.num_reqs].astype(np.int64)
+    first_new = np.repeat(seq - np.diff(step.query_start_loc[: step.num_reqs + 1]).astype(np.int64), seq)
+    is_ctx = pos_all < first_new
+    if not np.array_equal(pos_all[~is_ctx], step.positions[: step.num_tokens]):
+        raise ValueError("the step's positions are not each request's last query_len positions")
+    wide = torch.float16 if geo.dtype == "fp8" else cache_torch_dtype(geo.dtype)
+    # K/V are drawn per physical slot: rows that share a block (a prefix hit, a fork, or a hit on
+    # blocks another row computes in this very step) hold the same tokens there. Whether two rows
+    # *should* share a block is a bookkeeping question the checker answers (shared-partial-block).
+    uniq, inv = np.unique(slot_all, return_inverse=True)
+    inv_t = torch.from_numpy(inv.reshape(-1))
+    shape = (len(uniq), geo.num_kv_heads, geo.head_dim)
+    k_all = torch.randn(shape, generator=gen).to(wide)[inv_t]
+    v_all = torch.randn(shape, generator=gen).to(wide)[inv_t]
+    # the kernel quantises to fp8 on a GPU; the interpreter's cast rounds differently from
+    # torch's (triton 3.9), so there the K/V arrive already in e4m3 and the kernel copies bytes
+    quant_in_kernel = geo.dtype == "fp8" and torch_device() == "cuda"
+    if geo.dtype == "fp8" and not quant_in_kernel:
+        k_feed, v_feed, scales = quantize_fp8(k_all, k_scale), quantize_fp8(v_all, v_scale), (1.0, 1.0)
+    else:
+        k_feed, v_feed, scales = k_all, v_all, (k_scale, v_scale)
+    pad = step.num_tokens_padded - step.num_tokens
+    garbage = (torch.randn((pad, geo.num_kv_heads, geo.head_dim), generator=gen) * 100).to(k_feed.dtype)
+    new = np.flatnonzero(~is_ctx)
+    return _BatchKV(req_all, slot_all, np.flatnonzero(is_ctx), k_all, v_all, k_feed, v_feed,
+                    torch.cat([k_feed[new], garbage]), torch.cat([v_feed[new], garbage]), scales,
+                    quant_in_kernel)
+
+
+def _check_kv_write(res: BackendResult, kv: _BatchKV, caches, step_slots: str, want_slots: np.ndarray,
+                    geo: Geometry, timing: bool) -> KernelResult:
+    """Stage 3c: write the context (slots from the core), then the step's tokens through the slot
+    mapping the kernel produced; compare every cache byte with the token-by-token reference."""
+    import torch
+    from kernels.kv_write import kv_write
+
+    cache_before, cache = caches
+    dev = torch_device()
+    kw = dict(layout=geo.layout, k_scale=kv.scales[0], v_scale=kv.scales[1])
+    ctx_slots = torch.from_numpy(kv.slot_all[kv.ctx].copy())
+    kv_write(kv.k_feed[kv.ctx].to(dev), kv.v_feed[kv.ctx].to(dev), cache, ctx_slots.to(dev), **kw)
+    slots_dev = torch.from_numpy(res.kernels[step_slots].output.copy()).to(dev)
+    k_dev, v_dev = kv.k_step.to(dev), kv.v_step.to(dev)
+    kv_write(k_dev, v_dev, cache, slots_dev, **kw)
+    sync()
+    want = kv_write_ref(cache_before, kv.k_feed[kv.ctx], kv.v_feed[kv.ctx], ctx_slots, **kw)
+    want = kv_write_ref(want, kv.k_step, kv.v_step, torch.from_numpy(want_slots), **kw)
+    got = cache.cpu()
+    us = time_us(lambda: kv_write(k_dev, v_dev, cache, slots_dev, **kw)) if timing else None
+    bits = torch.uint8 if geo.dtype == "fp8" else torch.int16
+    result = _exact("kv_write", got.view(bits).numpy(), want.view(bits).numpy(),
+                    f"cache bytes ({geo.layout}, {geo.dtype}{_quant_note(geo.dtype, kv.quant_in_kernel)})", us)
+    result.output = None
+    result.detail += _kv_slots_note(res, step_slots, cache_before.shape[1], geo)
+    return result
+
+
+def _quant_note(dtype: str, quant_in_kernel: bool) -> str:
+    """What the KV write's label says about who quantised an fp8 cache's values."""
+    if dtype != "fp8":
+        return ""
+    if quant_in_kernel:
+        return ", quantised in the kernel"
+    return ", quantised by torch first: the interpreter's e4m3 cast is inexact, its kernel copies the bytes"
+
+
+def _kv_slots_note(res: BackendResult, step_slots: str, nblocks: int, geo: Geometry) -> str:
+    """Which slot mapping fed the KV write, and, when that one was wrong, how wrong."""
+    note = f"; slots from {step_slots}{' (auto)' if STEP_SLOTS_DESIGN == 'auto' else ''}"
+    if not res.kernels[step_slots].passed:
+        note += f" [the slot mapping it used ({step_slots}) was wrong]"
+        used_slots = res.kernels[step_slots].output
+        outside = int(np.count_nonzero((used_slots < PAD_SLOT_ID) | (used_slots >= geo.cache(nblocks).num_slots)))
+        if outside:
+            note += f" [{outside} of its slots lie outside the cache and were not written]"
+    return note
+
+
+def _dense_attention_inputs(step: StepInputs, kv: _BatchKV, geo: Geometry, scales: tuple):
+    """Per request (padded rows included, empty), the K/V it holds on this rank as stored: rounded
+    to the cache dtype and, for fp8, scaled back."""
+    if geo.dtype == "fp8":
+        stored_k = quantize_fp8(kv.k_all, scales[0]).float() * scales[0]
+        stored_v = quantize_fp8(kv.v_all, scales[1]).float() * scales[1]
+    else:
+        stored_k, stored_v = kv.k_all.float(), kv.v_all.float()
+    owned = kv.slot_all != PAD_SLOT_ID
+    keys, values = [], []
+    for r in range(step.num_reqs_padded):
+        sel = np.flatnonzero((kv.req_all == r) & owned) if r < step.num_reqs else np.zeros(0, np.int64)
+        keys.append(stored_k[sel].numpy())
+        values.append(stored_v[sel].numpy())
+    return keys, values
+
+
+def _check_decode(step: StepInputs, res: BackendResult, cache, kv: _BatchKV, local_seq, csr_dev, geo: Geometry,
+                  q, scales: tuple, timing: bool) -> None:
+    """Stage 4: paged decode through both page tables against dense attention over what each
+    request holds."""
+    import torch
+    from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
+
+    keys, values = _dense_attention_inputs(step, kv, geo, scales)
+    want = decode_attention_ref(q.numpy(), keys, values)
+    dev = torch_device()
+    indptr, indices, lpl = csr_dev
+    q_dev = q.to(dev)
+    bt_dev = torch.from_numpy(np.ascontiguousarray(step.block_table)).to(dev)
+    seq_dev = torch.from_numpy(np.ascontiguousarray(local_seq, dtype=np.int32)).to(dev)
+    fp8 = geo.dtype == "fp8"
+    sc = dict(layout=geo.layout, k_scale=scales[0] if fp8 else 1.0, v_scale=scales[1] if fp8 else 1.0)
+    tokens = int(sum(len(k) for k in keys))
+    for name, call in (
+            ("paged_decode[block_table]", lambda: paged_decode_block_table(q_dev, cache, bt_dev, seq_dev, **sc)),
+            ("paged_decode[csr]", lambda: paged_decode_csr(q_dev, cache, indptr, indices, lpl, **sc))):
+        got = call()
+        sync()
+        got = got.cpu().numpy().astype(np.float64)
+        us = time_us(call) if timing else None
+        res.kernels[name] = _close(name, got, want, us, f"{step.num_reqs_padded} requests x {q.shape[1]} heads "
+                                                         f"over {tokens} cached tokens")
+
+
+def _close(name: str, got: np.ndarray, want: np.ndarray, us, what: str) -> KernelResult:
+    """Attention within ATTN_ATOL / ATTN_RTOL of the dense float64 reference; a NaN never passes."""
+    nan = bool(np.isnan(got).any())
+    err = float("inf") if nan else (float(np.max(np.abs(got - want))) if got.size else 0.0)
+    ok = bool(np.allclose(got, want, atol=ATTN_ATOL, rtol=ATTN_RTOL)) and not nan
+    detail = (f"{what} vs dense float64 attention, max |err| {err:.3g} (atol {ATTN_ATOL}, rtol {ATTN_RTOL})")
+    return KernelResult(name, ok, err, detail if ok else "MISMATCH: " + detail, us, got)
 
 
 def run_batch(step: StepInputs, *, layout: str = "NHD", dtype: str = "float16", num_kv_heads: int = 2,
@@ -293,161 +458,18 @@ def run_batch(step: StepInputs, *, layout: str = "NHD", dtype: str = "float16", 
     drawn (as stored: rounded to the cache dtype)."""
     import torch
 
-    if layout not in LAYOUTS:
-        raise ValueError(f"layout must be NHD or HND, not {layout!r}")
-    cdt = _cache_dtype(dtype)
-    if step.slot_mapping is None:
-        raise ValueError("this step has no slot mapping (a state group): nothing to write")
-    num_q_heads = num_q_heads or 2 * num_kv_heads
-    if num_q_heads % num_kv_heads:
-        raise ValueError(f"num_q_heads {num_q_heads} is not a multiple of num_kv_heads {num_kv_heads}")
+    num_q_heads = _check_batch_args(step, layout, dtype, num_kv_heads, num_q_heads)
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (1 << 31))
     gen = torch.Generator().manual_seed(seed)
-    dev = torch_device()
-    kbs = step.kernel_block_size
-    label = device_label()
-    res = BackendResult(label=label, params=dict(layout=layout, dtype=dtype, num_kv_heads=num_kv_heads,
-                                                 head_dim=head_dim, num_q_heads=num_q_heads, seed=seed))
-
-    # 1. slot mapping, against the plain loop (or the vectorised core for big steps)
-    if step.num_tokens_padded <= LOOP_REFERENCE_MAX_TOKENS:
-        want_slots = reference.slot_mapping(step.query_start_loc, step.positions, step.block_table,
-                                            block_size=step.block_size, num_reqs=step.num_reqs,
-                                            num_tokens_padded=step.num_tokens_padded,
-                                            kernel_block_size=kbs, dcp_world_size=step.dcp_world_size,
-                                            dcp_rank=step.dcp_rank, interleave=step.interleave)
-    else:
-        want_slots = step.slot_mapping
-    for r in run_slot_mapping(step, timing=timing, want=want_slots):
-        res.kernels[r.name] = r
-    picked = step_slots_design(step)
-    step_slots = f"slot_mapping[{picked}]"
-    res.params["step_slots_design"] = picked + (" (auto)" if STEP_SLOTS_DESIGN == "auto" else "")
-    slots_ok = res.kernels[step_slots].passed
-
-    # 2. CSR over this rank's tokens of every (padded) row
-    local_seq = dcp_local_seq_lens(step.seq_lens, block_size=step.block_size,
-                                   dcp_world_size=step.dcp_world_size, dcp_rank=step.dcp_rank,
-                                   interleave=step.interleave)
-    want_csr = reference.flashinfer_csr(step.block_table, local_seq, kbs,
-                                        empty_last_page_len_is_zero=empty_last_page_len_is_zero)
-    csr_res, (indptr, indices, lpl) = run_csr(step, local_seq, want_csr, timing=timing,
-                                              empty_last_page_len_is_zero=empty_last_page_len_is_zero)
-    res.kernels["csr"] = csr_res
-
-    # 3. KV write
-    used = int(step.block_table.max()) + 1 if step.block_table.size else 1
-    nblocks = max(num_blocks or 0, used)
-    itemsize = 1 if dtype == "fp8" else 2
-    cache_bytes = 2 * nblocks * kbs * num_kv_heads * head_dim * itemsize
-    if cache_bytes > MAX_CACHE_BYTES[dev]:
-        raise ValueError(f"a cache of {nblocks} blocks x {kbs} x {num_kv_heads} x {head_dim} is "
-                         f"{cache_bytes >> 20} MiB, over the {MAX_CACHE_BYTES[dev] >> 20} MiB limit on {dev}")
-    shape = ((2, nblocks, kbs, num_kv_heads, head_dim) if layout == "NHD"
-             else (2, nblocks, num_kv_heads, kbs, head_dim))
-    # poison: random bytes (NaNs included), so an unwritten or misread entry cannot pass
-    nbytes = int(np.prod(shape)) * itemsize
-    cache = torch.randint(0, 256, (nbytes,), dtype=torch.uint8, generator=gen).view(cdt).reshape(shape)
-    cache_before = cache.clone()
-    cache = cache.to(dev)
-
-    req_all, pos_all, slot_all = _full_sequence_slots(step)
-    # split: context (positions before this step's queries) vs the step's own tokens
-    first_new = np.repeat(step.seq_lens[: step.num_reqs].astype(np.int64)
-                          - np.diff(step.query_start_loc[: step.num_reqs + 1]).astype(np.int64),
-                          step.seq_lens[: step.num_reqs].astype(np.int64))
-    is_ctx = pos_all < first_new
-    if not np.array_equal(pos_all[~is_ctx], step.positions[: step.num_tokens]):
-        raise ValueError("the step's positions are not each request's last query_len positions")
-    ctx = np.flatnonzero(is_ctx)
-    new = np.flatnonzero(~is_ctx)   # request-major, position order = the step's token order
-    wide = torch.float16 if dtype == "fp8" else cdt
-    # K/V are drawn per physical slot: rows that share a block (a prefix hit, a fork, or a hit on
-    # blocks another row computes in this very step) hold the same tokens there. Whether two rows
-    # *should* share a block is a bookkeeping question the checker answers (shared-partial-block).
-    uniq, inv = np.unique(slot_all, return_inverse=True)
-    inv_t = torch.from_numpy(inv.reshape(-1))
-    k_all = torch.randn((len(uniq), num_kv_heads, head_dim), generator=gen).to(wide)[inv_t]
-    v_all = torch.randn((len(uniq), num_kv_heads, head_dim), generator=gen).to(wide)[inv_t]
-    # the kernel quantises to fp8 on a GPU; the interpreter's cast rounds differently from
-    # torch's (triton 3.9), so there the K/V arrive already in e4m3 and the kernel copies bytes
-    quant_in_kernel = dtype == "fp8" and dev == "cuda"
-    if dtype == "fp8" and not quant_in_kernel:
-        k_feed, v_feed = quantize_fp8(k_all, k_scale), quantize_fp8(v_all, v_scale)
-        ks = vs = 1.0
-    else:
-        k_feed, v_feed, ks, vs = k_all, v_all, k_scale, v_scale
-    pad = step.num_tokens_padded - step.num_tokens
-    garbage = (torch.randn((pad, num_kv_heads, head_dim), generator=gen) * 100).to(k_feed.dtype)
-    k_step = torch.cat([k_feed[new], garbage])
-    v_step = torch.cat([v_feed[new], garbage])
-    from kernels.kv_write import kv_write
-
-    ctx_slots = torch.from_numpy(slot_all[ctx].copy())
-    kv_write(k_feed[ctx].to(dev), v_feed[ctx].to(dev), cache, ctx_slots.to(dev), layout=layout,
-             k_scale=ks, v_scale=vs)
-    step_slots_dev = torch.from_numpy(res.kernels[step_slots].output.copy()).to(dev)
-    k_step_dev, v_step_dev = k_step.to(dev), v_step.to(dev)
-    kv_write(k_step_dev, v_step_dev, cache, step_slots_dev, layout=layout, k_scale=ks, v_scale=vs)
-    _sync()
-    want_cache = kv_write_ref(cache_before, k_feed[ctx], v_feed[ctx], ctx_slots, layout=layout,
-                              k_scale=ks, v_scale=vs)
-    want_cache = kv_write_ref(want_cache, k_step, v_step, torch.from_numpy(want_slots), layout=layout,
-                              k_scale=ks, v_scale=vs)
-    got_cache = cache.cpu()
-    us = (time_us(lambda: kv_write(k_step_dev, v_step_dev, cache, step_slots_dev, layout=layout,
-                                   k_scale=ks, v_scale=vs)) if timing else None)
-    bits = torch.uint8 if dtype == "fp8" else torch.int16
-    kv = _exact("kv_write", got_cache.view(bits).numpy(), want_cache.view(bits).numpy(),
-                f"cache bytes ({layout}, {dtype}"
-                + (", quantised in the kernel" if quant_in_kernel else
-                   ", quantised by torch first: the interpreter's e4m3 cast is inexact, its kernel copies the bytes"
-                   if dtype == "fp8" else "") + ")", us)
-    kv.output = None
-    kv.detail += f"; slots from {step_slots}{' (auto)' if STEP_SLOTS_DESIGN == 'auto' else ''}"
-    if not slots_ok:
-        kv.detail += f" [the slot mapping it used ({step_slots}) was wrong]"
-        used_slots = res.kernels[step_slots].output
-        outside = int(np.count_nonzero((used_slots < PAD_SLOT_ID) | (used_slots >= nblocks * kbs)))
-        if outside:
-            kv.detail += f" [{outside} of its slots lie outside the cache and were not written]"
-    res.kernels["kv_write"] = kv
-
-    # 4. paged decode, both page tables, against dense attention over what each request holds
-    nr = step.num_reqs_padded
-    q = torch.randn((nr, num_q_heads, head_dim), generator=gen)
-    stored_k = (quantize_fp8(k_all, k_scale).float() * k_scale if dtype == "fp8" else k_all.float())
-    stored_v = (quantize_fp8(v_all, v_scale).float() * v_scale if dtype == "fp8" else v_all.float())
-    owned = slot_all != PAD_SLOT_ID
-    keys, values = [], []
-    for r in range(nr):
-        sel = np.flatnonzero((req_all == r) & owned) if r < step.num_reqs else np.zeros(0, np.int64)
-        keys.append(stored_k[sel].numpy())
-        values.append(stored_v[sel].numpy())
-    want_attn = decode_attention_ref(q.numpy(), keys, values)
-    from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
-
-    q_dev = q.to(dev)
-    bt_dev = torch.from_numpy(np.ascontiguousarray(step.block_table)).to(dev)
-    seq_dev = torch.from_numpy(np.ascontiguousarray(local_seq, dtype=np.int32)).to(dev)
-    sc = dict(layout=layout, k_scale=k_scale if dtype == "fp8" else 1.0,
-              v_scale=v_scale if dtype == "fp8" else 1.0)
-    for name, call in (
-            ("paged_decode[block_table]", lambda: paged_decode_block_table(q_dev, cache, bt_dev, seq_dev, **sc)),
-            ("paged_decode[csr]", lambda: paged_decode_csr(q_dev, cache, indptr, indices, lpl, **sc))):
-        got = call()
-        _sync()
-        got = got.cpu().numpy().astype(np.float64)
-        us = time_us(call) if timing else None
-        err = float(np.max(np.abs(got - want_attn))) if got.size else 0.0
-        if np.isnan(got).any():
-            err = float("inf")
-        ok = bool(np.allclose(got, want_attn, atol=ATTN_ATOL, rtol=ATTN_RTOL)) and not np.isnan(got).any()
-        tokens = int(sum(len(k) for k in keys))
-        detail = (f"{nr} requests x {num_q_heads} heads over {tokens} cached tokens vs dense float64 "
-                  f"attention, max |err| {err:.3g} (atol {ATTN_ATOL}, rtol {ATTN_RTOL})")
-        if not ok:
-            detail = "MISMATCH: " + detail
-        res.kernels[name] = KernelResult(name, ok, err, detail, us, got)
+    geo = step.geometry.with_cache(num_kv_heads=num_kv_heads, head_dim=head_dim, dtype=dtype, layout=layout)
+    res = BackendResult(label=device_label(), params=dict(layout=layout, dtype=dtype, num_kv_heads=num_kv_heads,
+                                                          head_dim=head_dim, num_q_heads=num_q_heads, seed=seed))
+    step_slots, want_slots = _check_step_slots(step, res, timing)
+    local_seq, csr_dev = _check_batch_csr(step, res, timing, empty_last_page_len_is_zero)
+    caches = _poisoned_cache(step, geo, num_blocks, gen)
+    kv = _draw_kv(step, geo, gen, k_scale, v_scale)
+    res.kernels["kv_write"] = _check_kv_write(res, kv, caches, step_slots, want_slots, geo, timing)
+    q = torch.randn((step.num_reqs_padded, num_q_heads, head_dim), generator=gen)
+    _check_decode(step, res, caches[1], kv, local_seq, csr_dev, geo, q, (k_scale, v_scale), timing)
     return res

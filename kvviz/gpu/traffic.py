@@ -19,14 +19,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 
-from kvviz.core.block_table import cdiv, get_block_table_width
+from kvviz.core.geometry import Geometry, cdiv
 
 INT32, INT64 = 4, 8
 STRATEGIES = ("full width (vLLM)", "valid prefix only", "dirty rows only", "dirty rows, valid prefix")
-COMPONENTS = ("block table", "positions", "query_start_loc", "seq_lens", "CSR indptr", "CSR last_page_len",
-              "CSR indices")
+# the link the model assumes when nothing is measured: a PCIe 4 x16 copy's rate and fixed cost
+MODEL_GBPS = 25.0
+MODEL_LATENCY_US = 8.0
+BLOCK_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+# the what-if sweeps the PCIe page draws: one StepShape field, the values it takes
+SWEEP_VALUES = {"num_reqs": (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024),
+                "context_len": (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768),
+                "block_size": BLOCK_SIZES}
 
 
 @dataclass(frozen=True)
@@ -44,12 +51,18 @@ class StepShape:
         return self.kernel_block_size or self.block_size
 
     @property
+    def geometry(self) -> Geometry:
+        return Geometry(self.block_size, self.kbs)
+
+    @property
     def width(self) -> int:
-        return get_block_table_width(cdiv(self.max_model_len, self.block_size), self.block_size, self.kbs)
+        """Block-table row width in kernel blocks (max_model_len's blocks, aligned as vLLM does)."""
+        geo = self.geometry
+        return geo.table_width(geo.blocks_for(self.max_model_len))
 
     @property
     def pages_per_req(self) -> int:
-        return cdiv(self.context_len, self.kbs)
+        return int(self.geometry.page_count(self.context_len))
 
     @property
     def dirty_rows(self) -> int:
@@ -124,9 +137,21 @@ def sweep(s: StepShape, field: str, values) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def model_us(nbytes: int, gbps: float = 25.0, latency_us: float = 8.0) -> float:
+def model_us(nbytes: int, gbps: float = MODEL_GBPS, latency_us: float = MODEL_LATENCY_US) -> float:
     """A copy's time in the model: a fixed latency plus bytes at the link bandwidth."""
     return latency_us + nbytes / (gbps * 1e3)
+
+
+def strategy_totals(s: StepShape) -> list[int]:
+    """Total bytes of a step under each strategy, in STRATEGIES order."""
+    return [total_bytes(s, st) for st in STRATEGIES]
+
+
+def model_vs_measured(sizes: list[int], measured: list[float] | None) -> pd.DataFrame:
+    """Per strategy: its bytes, the model's µs for them and the measured µs (empty when not measured)."""
+    model = [model_us(b) for b in sizes]
+    return pd.DataFrame({"strategy": STRATEGIES, "bytes": sizes, "model µs": np.round(model, 1),
+                         "measured µs": measured if measured else [None] * len(sizes)})
 
 
 def measure_h2d_us(nbytes_list, repeats: int = 20) -> list[float] | None:

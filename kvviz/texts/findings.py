@@ -1,4 +1,5 @@
-"""The checker's per-finding messages (kvviz/check.py) in the three languages.
+"""The checker's per-finding messages (kvviz/dumps/checks_*.py, rendered by kvviz/dumps/catalogue.py)
+in the three languages.
 
 ``message`` of a Finding is the "en" template filled in, exactly what ``python -m kvviz check`` prints,
 so the English templates must not change. A ``{placeholder}`` that names a clause (``{more}``, ``{why}``,

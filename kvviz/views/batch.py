@@ -19,11 +19,11 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from kvviz.core.block_table import cdiv, get_block_table_width, map_to_kernel_blocks
 from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID
-from kvviz.errors import BadInput
-from kvviz.core.layout import CacheGeometry
+from kvviz.core.geometry import Geometry
+from kvviz.core.layout import DEFAULT_CACHE_LAYOUT, CacheGeometry
 from kvviz.core.manager import KVCacheManager, Request
+from kvviz.errors import BadInput
 from kvviz.core.scenario import token_stream
 from kvviz.core.step import StepInputs, build_step
 
@@ -49,6 +49,12 @@ class BatchConfig:
 
     def key(self) -> tuple:
         return tuple(asdict(self).values())
+
+    @property
+    def geometry(self) -> Geometry:
+        """The batch's block geometry (one KV-cache group, interleave 1) and cache shape."""
+        return Geometry(self.block_size, self.kernel_block_size, self.dcp_world_size, self.dcp_rank,
+                        num_kv_heads=self.num_kv_heads, head_dim=self.head_dim, dtype=self.dtype)
 
 
 @dataclass
@@ -120,51 +126,71 @@ class ExploredBatch:
 
     @property
     def bpk(self) -> int:
-        return self.config.block_size // self.config.kernel_block_size
+        """Kernel blocks per manager block."""
+        return self.config.geometry.blocks_per_kv_block
 
     @property
     def tokens_per_block(self) -> int:
-        return self.config.block_size * self.config.dcp_world_size
+        """Positions one manager block id stands for (every DCP rank's share)."""
+        return self.config.geometry.virtual_block_size
 
-    def geometry(self, layout: str) -> CacheGeometry:
-        c = self.config
-        return CacheGeometry(layout, self.num_kernel_blocks, c.kernel_block_size, c.num_kv_heads,
-                             c.head_dim, c.dtype)
+    def cache(self, layout: str, cache_layout: str = DEFAULT_CACHE_LAYOUT) -> CacheGeometry:
+        """Byte addresses in one layer's cache of the whole pool, in ``layout`` (NHD / HND) of the
+        ``cache_layout`` family."""
+        geo = self.config.geometry.with_cache(layout=layout, cache_layout=cache_layout)
+        return geo.cache(self.num_kernel_blocks)
 
-    def chain(self, token: int, head: int = 0, dim: int = 0, kv: str = "k") -> dict:
+    def chain(self, token: int, head: int = 0, dim: int = 0, kv: str = "k",
+              cache_layout: str = DEFAULT_CACHE_LAYOUT) -> dict:
         """Everything about one scheduled token: row, position, logical block, physical block,
-        slot, and its byte offsets in both layouts."""
+        slot, and its byte offsets in both layouts of the ``cache_layout`` family."""
         t = self.tokens.iloc[token]
         out = {k: (v.item() if hasattr(v, "item") else v) for k, v in t.to_dict().items()}
         slot = int(t["slot"])
         if slot != PAD_SLOT_ID:
             for lay in ("NHD", "HND"):
-                out[f"{lay}_byte"] = self.geometry(lay).address(slot, head, dim, kv)["byte_offset"]
+                out[f"{lay}_byte"] = self.cache(lay, cache_layout).address(slot, head, dim, kv)["byte_offset"]
         return out
+
+    def row_kernel_blocks(self) -> np.ndarray:
+        """Kernel blocks each request row holds (its valid table prefix)."""
+        return self.requests["num_blocks"].to_numpy() * self.bpk
+
+    def shown_columns(self) -> int:
+        """Table columns worth drawing: the widest row plus two (at least 8, at most the width)."""
+        used = int(self.requests["num_blocks"].max()) * self.bpk
+        return min(self.width, max(used + 2, 8))
+
+    def buffer_window(self, centre: int | None) -> tuple[int, int]:
+        """Kernel blocks [first, last] of the slot buffer to draw: every block in use (and two
+        manager blocks more) while that is under 64 kernel blocks, else 32 round ``centre`` (the
+        selected token's block; None: block 1)."""
+        nkb = self.num_kernel_blocks
+        top_used = int(max(max((max(b) for b in self.block_ids if b), default=1) + 1, 1) * self.bpk - 1)
+        if top_used < 64:
+            return 0, min(nkb - 1, top_used + 2 * self.bpk)
+        first = max(0, min((1 if centre is None else centre) - 16, nkb - 32))
+        return first, min(nkb - 1, first + 31)
 
     def slot_owners(self, first_block: int, last_block: int) -> dict:
         """Who holds each slot of kernel blocks [first_block, last_block]: arrays
         [blocks, kbs] of row (-1 free), position, written-this-step flag, sharing count."""
-        c = self.config
-        kbs = c.kernel_block_size
+        geo = self.step.geometry
+        kbs = geo.kernel_block_size
         nb = last_block - first_block + 1
         row = np.full((nb, kbs), -1, dtype=np.int64)
         pos = np.full((nb, kbs), -1, dtype=np.int64)
         new = np.zeros((nb, kbs), dtype=bool)
         share = np.zeros((nb, kbs), dtype=np.int64)
-        W, I, rank = c.dcp_world_size, self.step.interleave, c.dcp_rank
         seq = self.requests["seq_len"].to_numpy()
         first_new = self.requests["computed_eff"].to_numpy()
         off = np.arange(kbs)
         for r, ids in enumerate(self.block_ids):
-            kids = np.asarray(map_to_kernel_blocks(ids, self.bpk), dtype=np.int64)
+            kids = np.asarray(geo.kernel_blocks(ids), dtype=np.int64)
             cols = np.nonzero((kids >= first_block) & (kids <= last_block) & (kids != NULL_BLOCK_ID))[0]
             for col in cols:
                 b = kids[col] - first_block
-                vidx, sub = divmod(int(col), self.bpk)
-                loff = sub * kbs + off
-                voff = (loff // I) * (W * I) + rank * I + loff % I
-                p = vidx * c.block_size * W + voff
+                p = geo.position_of(int(col), off)
                 valid = p < seq[r]
                 share[b] += 1
                 take = valid & (row[b] == -1)
@@ -216,16 +242,12 @@ def _prompt(i: int, r: RequestRow, shared_len: dict[str, int]) -> list[int]:
     return token_stream("prefix:" + r.prefix_group, k) + token_stream(f"row{i}", r.prompt_len - k)
 
 
-def explore(rows: list[RequestRow], config: BatchConfig) -> ExploredBatch:
-    """Allocate every request through the KV-cache manager and build the step. BadInput with
-    one clear sentence when the batch cannot exist (pool too small, bad sizes, ...)."""
-    c = config
-    validate_config(c)
+def _validate_rows(rows: list[RequestRow], c: BatchConfig) -> None:
+    """BadInput naming the first request row that cannot be scheduled under ``c``."""
     if not rows:
         raise BadInput("the batch is empty: add at least one request")
     if len(rows) > LIMITS["requests"]:
         raise BadInput(f"at most {LIMITS['requests']} requests")
-    warnings = []
     for i, r in enumerate(rows):
         if r.prompt_len < 1:
             raise BadInput(f"row {i}: the prompt needs at least 1 token")
@@ -239,19 +261,30 @@ def explore(rows: list[RequestRow], config: BatchConfig) -> ExploredBatch:
         if r.computed + r.new_tokens > c.max_model_len:
             raise BadInput(f"row {i}: computed + new = {r.computed + r.new_tokens} tokens exceeds the "
                            f"max model length {c.max_model_len}")
-        if r.computed < r.prompt_len and r.computed + r.new_tokens > r.prompt_len and r.new_tokens > 1:
-            pass  # a prefill that runs into the first output tokens: allowed (speculative-like)
     if sum(r.new_tokens for r in rows) > LIMITS["step_tokens"]:
         raise BadInput(f"more than {LIMITS['step_tokens']} new tokens in one step")
     if sum(r.new_tokens for r in rows) == 0:
         raise BadInput("no request has a new token in this step: give at least one request new tokens")
 
+
+@dataclass
+class _Allocation:
+    """What the KV-cache manager gave each request row."""
+    manager: KVCacheManager
+    block_ids: list[list[int]]        # manager block ids per row
+    hits: list[int]                   # prefix-cache hit tokens per row
+    computed: list[int]               # computed tokens per row, raised to the cache hit
+    warnings: list[str]
+
+
+def _allocate(rows: list[RequestRow], c: BatchConfig) -> _Allocation:
+    """Admit every row through the real KV-cache manager, in row order, as the scheduler would."""
+    geo = c.geometry
     groups = {r.prefix_group for r in rows if r.prefix_group}
     shared_len = {g: min(r.prompt_len for r in rows if r.prefix_group == g) for g in groups}
-    tpb = c.block_size * c.dcp_world_size
     mgr = KVCacheManager(c.num_blocks, c.block_size, enable_caching=bool(groups),
                          dcp_world_size=c.dcp_world_size)
-    block_ids, hits, eff_computed = [], [], []
+    out = _Allocation(mgr, [], [], [], [])
     for i, r in enumerate(rows):
         total = r.computed + r.new_tokens
         prompt = _prompt(i, r, shared_len)
@@ -260,93 +293,121 @@ def explore(rows: list[RequestRow], config: BatchConfig) -> ExploredBatch:
         req = Request(f"row{i}", prompt, max_tokens=len(output) + 1, output=output)
         hit_blocks, n_hit = mgr.get_computed_blocks(req)
         if n_hit > total - 1:  # keep at least one token to compute
-            k = (total - 1) // tpb
-            hit_blocks, n_hit = [g[:k] for g in hit_blocks], k * tpb
+            k = geo.full_blocks(total - 1)
+            hit_blocks, n_hit = [g[:k] for g in hit_blocks], geo.tokens_held(k)
         req.num_computed_tokens = 0
-        ids = mgr.allocate_slots(req, total - n_hit, hit_blocks, n_hit)
-        if ids is None:
-            need = cdiv(total, tpb) - len(hit_blocks[0])
-            raise BadInput(f"the pool is too small: row {i} needs {need} more block(s) of {tpb} tokens "
-                           f"but only {mgr.pool.num_free} of {c.num_blocks} are free "
-                           f"(block 0 is the null block); raise the pool size")
-        block_ids.append(mgr.block_ids(req.req_id)[0])
-        hits.append(n_hit)
+        if mgr.allocate_slots(req, total - n_hit, hit_blocks, n_hit) is None:
+            need = geo.blocks_for(total) - len(hit_blocks[0])
+            raise BadInput(f"the pool is too small: row {i} needs {need} more block(s) of "
+                           f"{geo.virtual_block_size} tokens but only {mgr.pool.num_free} of "
+                           f"{c.num_blocks} are free (block 0 is the null block); raise the pool size")
+        out.block_ids.append(mgr.block_ids(req.req_id)[0])
+        out.hits.append(n_hit)
         eff = max(r.computed, n_hit)
         if eff > r.computed:
-            warnings.append(f"row {i}: {n_hit} tokens found in the prefix cache, so computed is "
-                            f"{eff}, not {r.computed}")
-        eff_computed.append(eff)
+            out.warnings.append(f"row {i}: {n_hit} tokens found in the prefix cache, so computed is "
+                                f"{eff}, not {r.computed}")
+        out.computed.append(eff)
+    return out
 
-    seq_lens = [r.computed + r.new_tokens for r in rows]
-    q_lens = [s - e for s, e in zip(seq_lens, eff_computed)]
-    max_blocks = cdiv(c.max_model_len, tpb)
-    width = get_block_table_width(max_blocks, c.block_size, c.kernel_block_size)
+
+def _step_of(alloc: _Allocation, seq_lens: list[int], q_lens: list[int], c: BatchConfig
+             ) -> tuple[StepInputs, int]:
+    """The step's inputs (CUDA-graph padded) from the allocation, and the table width."""
+    geo = c.geometry
+    width = geo.table_width(geo.blocks_for(c.max_model_len))
     uniform = all(q == 1 for q in q_lens)
-    r_pad, t_pad = pad_sizes(len(rows), sum(q_lens), uniform, c.cudagraph)
-    bpk = c.block_size // c.kernel_block_size
+    r_pad, t_pad = pad_sizes(len(seq_lens), sum(q_lens), uniform, c.cudagraph)
     if r_pad * width > LIMITS["table_entries"]:
         raise BadInput(f"the block table would be {r_pad} rows x {width} columns; the limit is "
                        f"{LIMITS['table_entries']} entries (lower the max model length or raise the block size)")
     bt = np.full((r_pad, width), NULL_BLOCK_ID, dtype=np.int32)
-    for i, ids in enumerate(block_ids):
-        k = map_to_kernel_blocks(ids, bpk)
+    for i, ids in enumerate(alloc.block_ids):
+        k = geo.kernel_blocks(ids)
         bt[i, : len(k)] = k
     step = build_step(bt, seq_lens, q_lens, block_size=c.block_size, kernel_block_size=c.kernel_block_size,
                       num_reqs_padded=r_pad, num_tokens_padded=t_pad, dcp_world_size=c.dcp_world_size,
                       dcp_rank=c.dcp_rank)
+    return step, width
 
-    ref = np.asarray(mgr.pool.ref_counts(), dtype=np.int64)
-    req_df = pd.DataFrame({
+
+def _requests_frame(rows: list[RequestRow], alloc: _Allocation, seq_lens: list[int], q_lens: list[int],
+                    ref: np.ndarray) -> pd.DataFrame:
+    """One line per request row: what was asked, what the cache and the manager gave it."""
+    return pd.DataFrame({
         "row": np.arange(len(rows)),
         "prompt_len": [r.prompt_len for r in rows],
         "computed": [r.computed for r in rows],
-        "cache_hit_tokens": hits,
-        "computed_eff": eff_computed,
+        "cache_hit_tokens": alloc.hits,
+        "computed_eff": alloc.computed,
         "new_tokens": q_lens,
         "seq_len": seq_lens,
         "prefix_group": [r.prefix_group for r in rows],
-        "num_blocks": [len(b) for b in block_ids],
-        "blocks": [" ".join(map(str, b)) for b in block_ids],
-        "shared_blocks": [sum(1 for b in ids if ref[b] > 1) for ids in block_ids],
+        "num_blocks": [len(b) for b in alloc.block_ids],
+        "blocks": [" ".join(map(str, b)) for b in alloc.block_ids],
+        "shared_blocks": [sum(1 for b in ids if ref[b] > 1) for ids in alloc.block_ids],
     })
-    tokens = _token_frame(step, c, q_lens)
-    return ExploredBatch(c, list(rows), step, req_df, tokens, block_ids, ref, width,
-                         c.num_blocks * bpk, warnings)
 
 
-def _token_frame(step: StepInputs, c: BatchConfig, q_lens: list[int]) -> pd.DataFrame:
+def explore(rows: list[RequestRow], config: BatchConfig) -> ExploredBatch:
+    """Allocate every request through the KV-cache manager and build the step. BadInput with
+    one clear sentence when the batch cannot exist (pool too small, bad sizes, ...)."""
+    c = config
+    validate_config(c)
+    _validate_rows(rows, c)
+    alloc = _allocate(rows, c)
+    seq_lens = [r.computed + r.new_tokens for r in rows]
+    q_lens = [s - e for s, e in zip(seq_lens, alloc.computed)]
+    step, width = _step_of(alloc, seq_lens, q_lens, c)
+    ref = np.asarray(alloc.manager.pool.ref_counts(), dtype=np.int64)
+    return ExploredBatch(c, list(rows), step, _requests_frame(rows, alloc, seq_lens, q_lens, ref),
+                         _token_frame(step), alloc.block_ids, ref, width,
+                         c.num_blocks * c.geometry.blocks_per_kv_block, alloc.warnings)
+
+
+def token_frame(step: StepInputs) -> pd.DataFrame:
+    """One line per token of the step (padding included): its row, position, logical block, table
+    column, physical (kernel) block, offset and slot; -1 where it has none (the padded tail, and
+    the column, block and offset of a token another DCP rank stores)."""
+    geo = step.geometry
     n, npad = step.num_tokens, step.num_tokens_padded
+    q = np.diff(step.query_start_loc[: step.num_reqs + 1])
     rows = np.full(npad, -1, dtype=np.int64)
-    rows[:n] = np.repeat(np.arange(len(q_lens)), q_lens)
+    rows[:n] = np.repeat(np.arange(step.num_reqs), q)
     pos = step.positions.astype(np.int64).copy()
     pos[n:] = -1
-    tpb = c.block_size * c.dcp_world_size
-    logical = np.where(pos >= 0, pos // tpb, -1)
+    logical = np.where(pos >= 0, geo.logical_block(pos), -1)
     slot = step.slot_mapping.astype(np.int64)
-    kbs = c.kernel_block_size
-    phys = np.where(slot >= 0, slot // kbs, -1)
-    off = np.where(slot >= 0, slot % kbs, -1)
-    # the table column the slot came from (kernel blocks); -1 for pad / other DCP ranks
-    W, I = c.dcp_world_size, step.interleave
-    voff = np.where(pos >= 0, pos % tpb, 0)
-    loff = (voff // (W * I)) * I + voff % I
-    col = np.where(slot >= 0, logical * (c.block_size // kbs) + loff // kbs, -1)
-    kind = np.where(np.arange(npad) >= n, "CUDA-graph pad", np.where(slot >= 0, "written", "other DCP rank"))
+    written = slot >= 0
+    _, col, off = geo.locate(np.maximum(pos, 0))
     return pd.DataFrame({"token": np.arange(npad), "row": rows, "position": pos, "logical_block": logical,
-                         "column": col, "physical_block": phys, "offset": off, "slot": slot, "kind": kind})
+                         "column": np.where(written, col, -1), "physical_block": geo.kernel_block_of_slot(slot),
+                         "offset": np.where(written, off, -1), "slot": slot})
+
+
+def _token_frame(step: StepInputs) -> pd.DataFrame:
+    """``token_frame`` with each token's kind: written, another DCP rank's, or CUDA-graph padding."""
+    frame = token_frame(step)
+    n, npad = step.num_tokens, step.num_tokens_padded
+    slot = frame["slot"].to_numpy()
+    frame["kind"] = np.where(np.arange(npad) >= n, "CUDA-graph pad",
+                             np.where(slot >= 0, "written", "other DCP rank"))
+    return frame
 
 
 MAX_TABLE_FIGURE_CELLS = 200_000   # beyond this the batch page draws a window of rows
 TABLE_WINDOW_ROWS = 48
 
 
-def table_row_window(rows: int, cols: int, center: int) -> tuple[int, int] | None:
-    """Rows [r0, r1) of the block-table heatmap to draw: all of them when the figure stays small,
-    else TABLE_WINDOW_ROWS rows around ``center`` (the selected token's row). A 256 x 2048 table
-    is 0.5 M cells: 4 MB of figure per rerun, and seconds of rendering in the browser."""
-    if rows * cols <= MAX_TABLE_FIGURE_CELLS:
+def table_row_window(rows: int, cols: int, center: int, max_cells: int = MAX_TABLE_FIGURE_CELLS
+                     ) -> tuple[int, int] | None:
+    """Rows [r0, r1) of the block-table heatmap to draw: all of them when the figure stays within
+    ``max_cells``, else TABLE_WINDOW_ROWS rows (fewer for a very wide table) around ``center``
+    (the selected token's row). A 256 x 2048 table is 0.5 M cells: 4 MB of figure per rerun, and
+    seconds of rendering in the browser."""
+    if rows * cols <= max_cells:
         return None
-    n = max(1, min(TABLE_WINDOW_ROWS, MAX_TABLE_FIGURE_CELLS // max(cols, 1)))
+    n = max(1, min(TABLE_WINDOW_ROWS, max_cells // max(cols, 1)))
     r0 = max(0, min(int(center) - n // 2, rows - n))
     return r0, min(rows, r0 + n)
 
@@ -389,20 +450,3 @@ def preset(name: str) -> tuple[list[RequestRow], BatchConfig]:
 
 
 PRESETS = ["default", "decode", "prefix", "kernel", "dcp", "big"]
-
-
-def csr_view(eb: ExploredBatch, extra_empty_rows: int = 0, empty_last_page_len_is_zero: bool = True):
-    """The step's block table with ``extra_empty_rows`` padded (seq_len 0) rows added, this rank's
-    seq_lens, and the FlashInfer CSR (vectorised core) over them: (step, seq_lens, (indptr, indices, lpl))."""
-    from dataclasses import replace as _replace
-
-    from kvviz.core.step import compute_csr, dcp_local_seq_lens
-
-    s = eb.step
-    k = max(0, int(extra_empty_rows))
-    bt = np.vstack([s.block_table, np.full((k, s.block_table.shape[1]), NULL_BLOCK_ID, np.int32)])
-    seq = np.concatenate([s.seq_lens, np.zeros(k, np.int32)]).astype(np.int32)
-    local = dcp_local_seq_lens(seq, block_size=s.block_size, dcp_world_size=s.dcp_world_size,
-                               dcp_rank=s.dcp_rank, interleave=s.interleave)
-    csr = compute_csr(bt, local, s.kernel_block_size, empty_last_page_len_is_zero=empty_last_page_len_is_zero)
-    return _replace(s, block_table=bt, num_reqs_padded=len(seq), seq_lens=seq), local, csr

@@ -32,10 +32,6 @@ class Demo:
     variants: tuple = (Variant("main"),)
     focus_req: str | None = None   # request whose token the slot figures point at
 
-    @property
-    def has_compare(self) -> bool:
-        return len(self.variants) > 1
-
 
 def _sc(name, config, requests, actions=()):
     return {"name": name, "config": config, "requests": list(requests), "actions": list(actions)}
@@ -167,6 +163,12 @@ def num_steps(key: str) -> int:
     return play(key).num_steps
 
 
+def nav_step(key: str, current: int, to: str) -> int:
+    """The step the "first" / "prev" / "next" / "last" button leads to from ``current``."""
+    n = num_steps(key)
+    return {"first": 0, "prev": max(current - 1, 0), "next": min(current + 1, n - 1), "last": n - 1}[to]
+
+
 def clamp_step(key: str, step) -> int:
     """An untrusted step number (e.g. from a link) as a valid step of the demo."""
     try:
@@ -182,11 +184,6 @@ def _shape(rows: int, max_model_len: int, block_size: int):
     from kvviz.gpu.traffic import StepShape
 
     return StepShape(num_reqs=rows, context_len=1, block_size=block_size, max_model_len=max_model_len)
-
-
-def block_table_row_bytes(max_model_len: int, block_size: int) -> int:
-    """One block-table row as vLLM commits it: the full (128-token aligned) width, int32."""
-    return commit_bytes_per_step(1, max_model_len, block_size)
 
 
 def commit_bytes_per_step(rows: int, max_model_len: int, block_size: int) -> int:

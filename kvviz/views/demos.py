@@ -15,11 +15,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from kvviz.views import figures as F
-from kvviz.views.demo_catalogue import DEMOS, PCIE_TABLE, DemoRun, pcie_rate, play
-from kvviz.texts.i18n import t
-from kvviz.core.step import dcp_local_seq_lens
 from kvviz.texts.demos import STRINGS as DEMO_TEXTS
+from kvviz.texts.i18n import t
+from kvviz.views import figures as F
+from kvviz.views.batch import token_frame
+from kvviz.views.demo_catalogue import DEMOS, PCIE_TABLE, DemoRun, pcie_rate, play
+from kvviz.views.report import describe_event
+from kvviz.views.scenarios import table_sizes
 
 
 @dataclass
@@ -44,6 +46,16 @@ def bands(screen: Screen) -> list[list[list[tuple]]]:
     if len(charts) == 1:
         return [[charts]]
     return [[[c] for c in charts[i:i + 2]] for i in range(0, len(charts), 2)]
+
+
+def presenter_style(fig: go.Figure) -> go.Figure:
+    """A chart restyled for presenter mode: taller, and every font big enough for a projector."""
+    fig.update_layout(height=max(fig.layout.height or 400, 520), font=dict(size=20))
+    fig.update_xaxes(tickfont=dict(size=18), title_font=dict(size=20))
+    fig.update_yaxes(tickfont=dict(size=18), title_font=dict(size=20))
+    fig.update_traces(textfont=dict(size=20), selector=dict(type="heatmap"))
+    fig.update_layout(legend=dict(font=dict(size=18)), title=dict(font=dict(size=26)))
+    return fig
 
 
 def presenter_screens(screens: list[Screen], lang: str = "en") -> list[Screen]:
@@ -83,28 +95,6 @@ def runs_of(key: str) -> list[DemoRun]:
     return [play(key, i) for i in range(len(DEMOS[key].variants))]
 
 
-def token_frame(step, block_size: int) -> pd.DataFrame:
-    """One row per token of the step (padding included): where its K/V go."""
-    n, npad = step.num_tokens, step.num_tokens_padded
-    q = np.diff(step.query_start_loc[: step.num_reqs + 1])
-    rows = np.full(npad, -1, dtype=np.int64)
-    rows[:n] = np.repeat(np.arange(step.num_reqs), q)
-    pos = step.positions.astype(np.int64).copy()
-    pos[n:] = -1
-    W, inter, kbs = step.dcp_world_size, step.interleave, step.kernel_block_size
-    tpb = block_size * W
-    logical = np.where(pos >= 0, pos // tpb, -1)
-    slot = step.slot_mapping.astype(np.int64)
-    phys = np.where(slot >= 0, slot // kbs, -1)
-    off = np.where(slot >= 0, slot % kbs, -1)
-    voff = np.where(pos >= 0, pos % tpb, 0)
-    loff = (voff // (W * inter)) * inter + voff % inter
-    col = np.where(slot >= 0, logical * (block_size // kbs) + loff // kbs, -1)
-    return pd.DataFrame({"token": np.arange(npad), "row": rows, "position": pos,
-                         "logical_block": logical, "column": col, "physical_block": phys,
-                         "offset": off, "slot": slot})
-
-
 def _used_cols(run: DemoRun, gid: int) -> int:
     """Columns worth drawing: the widest row any step of the run used, plus one."""
     top = 1
@@ -124,9 +114,7 @@ def block_table_screens(runs: list[DemoRun], step: int, lang: str) -> list[Scree
         charts = []
         for run in runs:
             rec = run.history[step]
-            c = run.scenario.config
-            kbs = c.block_size if g.kind == "state" else c.kbs
-            bpk = c.block_size // kbs
+            sizes = table_sizes(run.scenario.config, g)
             cols = _used_cols(run, gid)
             cpu, dev = rec.cpu_tables[gid], rec.device_tables[gid]
             stale = [int(r) for r in np.nonzero((cpu != dev).any(axis=1))[0]]
@@ -142,8 +130,7 @@ def block_table_screens(runs: list[DemoRun], step: int, lang: str) -> list[Scree
             for name, table, counts, marked, real in views:
                 # the run first (it names the column), on a line of its own so the title fits
                 title = f"{label + ' — ' if label else ''}{name}{more}"
-                fig = F.block_table_heatmap(table, num_reqs=real, num_blocks=c.num_blocks * bpk,
-                                            kbs=kbs, bpk=bpk, counts=counts, stale_rows=marked,
+                fig = F.block_table_heatmap(table, num_reqs=real, **sizes, counts=counts, stale_rows=marked,
                                             title=title.replace(" — ", "<br>", 1) if label else title,
                                             lang=lang, max_cols=cols)
                 if label:
@@ -181,13 +168,11 @@ def slots_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
             label = T(f"variant.{run.variant.key}") if len(runs) > 1 else ""
             title = "slot_mapping" + (f": {label}" if label else "")
             if inp.dcp_world_size > 1:  # attention on a DCP rank sees only the tokens it stores
-                local = dcp_local_seq_lens(inp.seq_lens[: rec.num_reqs], block_size=inp.block_size,
-                                           dcp_world_size=inp.dcp_world_size, dcp_rank=inp.dcp_rank,
-                                           interleave=inp.interleave)
+                local = inp.geometry.local_seq_lens(inp.seq_lens[: rec.num_reqs])
                 title += " — " + T("ui.local_seq_lens", v=local.tolist())
             if inp.num_tokens_padded == 0:
                 continue
-            frame = token_frame(inp, run.scenario.config.block_size)
+            frame = token_frame(inp)
             fig = F.slot_mapping_figure(frame, num_reqs=max(rec.num_reqs, 1), title=title, lang=lang)
             if len(frame) <= 40:
                 fig.update_xaxes(dtick=1)
@@ -252,15 +237,9 @@ def screens_for(key: str, step: int, lang: str) -> list[Screen]:
     return [s for s in out if s.charts]
 
 
-def describe(e: dict, lang: str) -> str:
-    """One engine event as a sentence in ``lang``."""
-    from kvviz.views.report import describe_event
-
-    return describe_event(e, lang)
-
-
 def events_text(key: str, step: int, lang: str = "en") -> list[str]:
-    return [describe(e, lang) for e in runs_of(key)[0].history[step].events]
+    """The step's engine events, one sentence each in ``lang``."""
+    return [describe_event(e, lang) for e in runs_of(key)[0].history[step].events]
 
 
 def padded_line(key: str, step: int, lang: str) -> str:

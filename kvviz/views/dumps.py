@@ -1,8 +1,10 @@
 """What the dumps page shows, as plain data (no streamlit here): sources of dumps
-(injected bugs, example files, simulator steps), tables as DataFrames with the cells
-to highlight, findings with their concepts in the chosen language."""
+(injected bugs, example files, simulator steps, uploads), tables as DataFrames with the cells
+to highlight, findings with their concepts in the chosen language, the differences and the
+downloads. The page only lays these out."""
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -10,22 +12,34 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kvviz.dumps.faults import BUGS, bug_pair
-from kvviz.dumps.capture import dump_from_step
-from kvviz.dumps.check import CHECKS, Finding, applicable_checks, findings_to_json, first_wrong_row, resolve_profile, run_checks
-from kvviz.dumps.diff import DiffResult
-from kvviz.dumps.format import Dump, load_dump
 from kvviz.core.engine import FAULTS, Engine
+from kvviz.core.scenario import parse_scenario
+from kvviz.core.versions import PROFILES, Profile
+from kvviz.dumps.capture import dump_from_step
+from kvviz.dumps.check import (
+    CHECKS,
+    Finding,
+    applicable_checks,
+    findings_to_json,
+    first_wrong_row,
+    resolve_profile,
+    run_checks,
+)
+from kvviz.dumps.diff import DiffResult, diff_dumps
+from kvviz.dumps.faults import BUGS, bug_pair
+from kvviz.dumps.format import Dump, dump_to_npz_bytes, load_dump, load_dump_bytes
 from kvviz.errors import BadInput
 from kvviz.texts.i18n import DEFAULT_LANG, t
-from kvviz.core.versions import PROFILES, Profile
-from kvviz.core.scenario import parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES_DIR = ROOT / "examples" / "dumps"
 SCENARIOS_DIR = ROOT / "examples" / "scenarios"
 MAX_SIM_STEPS = 200
 MAX_SHOWN_ROWS, MAX_SHOWN_COLS = 64, 64
+SOURCES = ("bug", "sim", "examples", "upload")     # where the page's dumps come from
+TABLES = ("block_table", "block_table_device")     # the tables shown side by side
+NO_FAULT = "none"                                  # the fault choice that injects none
+FAULT_OPTIONS = (NO_FAULT, *FAULTS)
 
 
 def example_names() -> list[str]:
@@ -36,8 +50,13 @@ def load_example(name: str) -> Dump:
     return load_dump(str(EXAMPLES_DIR / name))
 
 
-def bug_choices() -> dict[str, str]:
-    return {k: b.title for k, b in BUGS.items()}
+def widget_defaults() -> dict:
+    """The page's widgets before the user touches them: the first bug, scenario and examples."""
+    examples = example_names()
+    return {"source": SOURCES[0], "bug": next(iter(BUGS)), "sim_sc": next(iter(sim_sources())),
+            "fault": NO_FAULT, "step_a": 0, "step_b": 1, "group": 0, "a_healthy": True,
+            "ex_a": examples[0], "ex_b": examples[min(1, len(examples) - 1)], "table": TABLES[0],
+            "profile": AUTO_PROFILE}
 
 
 @lru_cache(maxsize=16)
@@ -104,11 +123,54 @@ def sim_groups(source: str) -> dict[int, str]:
 
 def sim_dump(source: str, fault: str | None, step: int, group: int = 0) -> Dump:
     config, records = sim_run(source, fault)
-    rec = records[max(0, min(int(step), len(records) - 1))]
+    rec = records[clamp_step(step, len(records))]
     return dump_from_step(rec, config, group=group)
 
 
-FAULT_CHOICES = (None, *FAULTS)
+def fault_of(choice: str | None) -> str | None:
+    """The engine fault a fault choice names; None for "none"."""
+    return None if choice in (None, NO_FAULT) else choice
+
+
+def sim_step_count(source: str, fault: str | None) -> int:
+    """The steps both the healthy run and the run with ``fault`` have: the steps A and B can be."""
+    return min(len(sim_run(source)[1]), len(sim_run(source, fault)[1]))
+
+
+def clamp_step(step, n: int) -> int:
+    """``step`` brought into 0..n-1 (a step past the end of a shorter scenario becomes the last)."""
+    return max(0, min(int(step), n - 1))
+
+
+def kept_choice(value, options):
+    """``value`` when it is still one of ``options``, else the first option."""
+    return value if value in options else next(iter(options))
+
+
+def sim_pair(source: str, fault: str | None, steps: tuple[int, int], group: int,
+             a_healthy: bool) -> list[tuple[str, int, str | None, Dump]]:
+    """(side, step, fault, dump) of dumps A and B: steps of the scenario, B with ``fault`` and A with
+    it too unless ``a_healthy``."""
+    faults = (None if a_healthy else fault, fault)
+    return [(side, i, f, sim_dump(source, f, i, group)) for side, i, f in zip("AB", steps, faults)]
+
+
+# --- uploads ---------------------------------------------------------------------------------------
+
+def content_digest(data: bytes) -> str:
+    """A digest of an upload's bytes, so that the page parses each content once."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def read_upload(data: bytes, name: str) -> tuple[Dump | None, str | None]:
+    """(the dump, None) from an upload or paste, or (None, one sentence saying why it was refused);
+    never a traceback."""
+    try:
+        return load_dump_bytes(data, name), None
+    except BadInput as e:
+        return None, str(e)
+    except Exception as e:  # noqa: BLE001 - a hostile upload must never become a traceback
+        return None, f"{name} could not be read ({type(e).__name__})"
 
 
 # --- profiles -------------------------------------------------------------------------------------
@@ -180,6 +242,35 @@ def row_label(d: Dump, r: int, first_row: int | None = None) -> str:
     if r >= d.padded_reqs:
         return f"{r} ·"
     return f"{r} pad" if r >= d.num_reqs else str(r)
+
+
+def table_choice(choice: str | None) -> str:
+    """The table a (possibly cleared) table choice names: the CPU table by default."""
+    return choice or TABLES[0]
+
+
+def other_dump(dumps: list[tuple], side: str) -> Dump | None:
+    """The dump of ``dumps`` ((side, name, dump) triples) on the other side, None when alone."""
+    return next((d for s, _, d in dumps if s != side), None)
+
+
+def frame_height(n_rows: int, cap: int) -> int:
+    """Pixels a dataframe of ``n_rows`` rows needs (header included), at most ``cap``."""
+    return min(cap, 38 + 35 * n_rows)
+
+
+def cut_counts(frame: pd.DataFrame, d: Dump, table: str) -> dict | None:
+    """{r, rows, c, w}: the rows and columns shown of how many, when the frame shows only part of
+    the table; None when it shows all of it."""
+    rows, cols = frame.shape[0], frame.shape[1] - 1          # the leading column is "n"
+    if rows < getattr(d, table).shape[0] or cols < d.width:
+        return {"r": rows, "rows": getattr(d, table).shape[0], "c": cols, "w": d.width}
+    return None
+
+
+def stale_rows_text(d: Dump) -> str:
+    """The stale live rows, comma-separated ("" when none)."""
+    return ", ".join(map(str, stale_rows(d)))
 
 
 def stale_rows(d: Dump) -> list[int]:
@@ -281,6 +372,28 @@ def concepts_of(findings: list[Finding], lang: str = DEFAULT_LANG) -> dict[str, 
         if f.check not in [x[0] for x in c["checks"]]:
             c["checks"].append((f.check, check_title(f.check, lang), t("dumps", f"explain.{f.check}", lang)))
     return out
+
+
+def concept_checks_markdown(checks: list[tuple[str, str, str]]) -> str:
+    """A markdown list of the checks that fired, each with its title and explanation."""
+    return "\n".join(f"- `{cid}` **{title}**: {text}" for cid, title, text in checks)
+
+
+# --- differences and downloads -----------------------------------------------------------------
+
+def diff_pair(dumps: list[tuple]) -> DiffResult | None:
+    """Where dumps A and B differ; None unless there are two."""
+    return diff_dumps(dumps[0][2], dumps[1][2]) if len(dumps) == 2 else None
+
+
+def only_in(res: DiffResult) -> list[tuple[str, str]]:
+    """(side, its tables, comma-separated) for each dump that holds tables the other lacks."""
+    return [(side.upper(), ", ".join(tables)) for side, tables in res.only_in.items()]
+
+
+def npz_bytes(d: Dump) -> bytes:
+    """The dump as an .npz file (the download)."""
+    return dump_to_npz_bytes(d)
 
 
 def diff_json(res: DiffResult) -> dict:

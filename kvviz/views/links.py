@@ -7,12 +7,15 @@ Batch page:  ?bs=4&nb=48&kbs=4&len=64&dcp=1&rank=0&cg=0&heads=2&hdim=8&dtype=flo
              &reqs=10.0.10.sys,13.0.13.sys,7.7.1&tok=3
              one request = prompt_len.computed.new_tokens[.prefix_group]
 Scenario pages: ?sc=<built-in scenario name>&step=<index>
+Demos page:  ?demo=<demo key>&step=<index>&lang=<code>&presenter=0|1
 """
 from __future__ import annotations
 
 import re
 from dataclasses import asdict, fields
 
+from kvviz.texts.i18n import LANGS
+from kvviz.views import demo_catalogue as demos
 from kvviz.views.batch import BatchConfig, RequestRow, default_rows
 
 MAX_PARAM_CHARS = 8192
@@ -25,6 +28,7 @@ INT_KEYS = {"bs": ("block_size", 1, 1024), "nb": ("num_blocks", 2, 1 << 20),
             "dcp": ("dcp_world_size", 1, 16), "rank": ("dcp_rank", 0, 15),
             "heads": ("num_kv_heads", 1, 64), "hdim": ("head_dim", 1, 512)}
 DTYPES = ("float16", "bfloat16", "fp8")
+TRUE = ("1", "true", "on", "yes")
 
 
 def _first(params, key):
@@ -173,3 +177,31 @@ def decode_scenario(params, names, num_steps_of) -> tuple[str | None, int | None
             warnings.append(f"link step {step} is past the last step ({n - 1}); showing the last one")
             step = n - 1
     return name, step, warnings
+
+
+def query_string(params: dict) -> str:
+    """The link's query part as the pages print it: ``?k=v&k=v`` (values as they are)."""
+    return "?" + "&".join(f"{k}={v}" for k, v in params.items())
+
+
+def encode_demo(key: str, step: int, lang: str, presenter: bool) -> dict[str, str]:
+    return {"demo": key, "step": str(step), "lang": lang, "presenter": "1" if presenter else "0"}
+
+
+def decode_demo(params) -> tuple[str, int, bool, str]:
+    """(demo key, step, presenter mode, what was refused) from a demos link: an unknown demo is
+    the first one, the step is clamped into the demo, and ``bad`` lists (cut short) every value
+    that was not taken as it stands, comma-separated ("" when the link was good)."""
+    bad = []
+    key = params.get("demo", demos.DEMO_KEYS[0])
+    if key not in demos.DEMOS:
+        bad.append(f"demo={str(key)[:40]}")
+        key = demos.DEMO_KEYS[0]
+    raw_step = params.get("step", "0")
+    step = demos.clamp_step(key, raw_step)
+    if str(raw_step).strip() != str(step):
+        bad.append(f"step={str(raw_step)[:20]}")
+    raw_lang = params.get("lang")
+    if raw_lang is not None and raw_lang not in LANGS:
+        bad.append(f"lang={str(raw_lang)[:20]}")
+    return key, step, str(params.get("presenter", "0")).lower() in TRUE, ", ".join(bad)

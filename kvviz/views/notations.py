@@ -13,9 +13,11 @@ import numpy as np
 import pandas as pd
 
 from kvviz.notations import models as nt
+from kvviz.notations.canonical import token_index
 from kvviz.texts.i18n import DEFAULT_LANG, LANGS, t
 
 WINDOW = 4
+HILITE = "background-color: #ffd54f; color: black; font-weight: 700; border: 2px solid black"
 
 
 def _T(lang):
@@ -44,10 +46,6 @@ def _strip(name: str, values, center: int | None, extra_rows=None):
     return df, marks
 
 
-def _token_index(form, i, pos):
-    return nt._token_index(form, i, pos)
-
-
 def tables(name: str, form, i: int, pos: int, lang: str | None = None) -> list[tuple[str, pd.DataFrame, list]]:
     fn = {"vllm": _vllm, "flashinfer": _flashinfer, "sglang": _sglang, "trtllm": _trtllm,
           "llamacpp": _llamacpp, "deepinfer": _deepinfer}[name]
@@ -66,7 +64,7 @@ def _vllm(f: nt.VllmForm, i, pos, T):
     bt, m1 = _rows_frame(f.block_table, [T("v.row", r=r, q=q) for r, q in enumerate(f.req_ids)], cols,
                          (T("v.row", r=i, q=f.req_ids[i]), str(j)))
     out = [(f"block_table  [{f.block_table.shape[0]} × {f.block_table.shape[1]}] int32", bt, m1)]
-    t = _token_index(f, i, pos)
+    t = token_index(f, i, pos)
     if len(f.slot_mapping):
         df, m = _strip("slot_mapping", f.slot_mapping, t, [(T("v.positions"), f.positions)])
         out.append((f"slot_mapping  [{len(f.slot_mapping)}] int64", df, m))
@@ -98,7 +96,7 @@ def _sglang(f: nt.SGLangForm, i, pos, T):
     out = [(f"req_to_token  [{f.req_to_token.shape[0]} × {f.req_to_token.shape[1]}] int32", rtt, m)]
     df, m2 = _strip("req_pool_indices", f.req_pool_indices, i)
     out.append(("req_pool_indices", df, m2))
-    t = _token_index(f, i, pos)
+    t = token_index(f, i, pos)
     if len(f.out_cache_loc):
         df, m3 = _strip("out_cache_loc", f.out_cache_loc, t)
         out.append((f"out_cache_loc  [{len(f.out_cache_loc)}] int64", df, m3))
@@ -126,7 +124,7 @@ def _llamacpp(f: nt.LlamaCppForm, i, pos, T):
                       index=[T("v.cell", c=c) for c in rows])
     here = T("v.cell", c=cell)
     out = [(T("v.cells", lo=lo, hi=rows[-1], n=len(f.cell_pos)), df, [(here, "pos"), (here, "seq_id")])]
-    t = _token_index(f, i, pos)
+    t = token_index(f, i, pos)
     if len(f.ubatch_cells):
         d2, m = _strip(T("v.ubatch_cell"), f.ubatch_cells, t, [("seq_id", f.ubatch_seq)])
         out.append((f"ubatch  [{len(f.ubatch_cells)}]", d2, [(m[0][0], m[0][1])] if m else []))
@@ -192,4 +190,44 @@ def round_trip_report(c: nt.CanonicalBatch, page_size: int, lang: str | None = N
     out = df.pivot(index="from", columns="to", values="mismatches")
     T = _T(lang)
     out.index.name, out.columns.name = T("v.from"), T("v.to")
+    return out
+
+
+def token_answer(c: nt.CanonicalBatch, i: int, pos: int, page_size: int) -> dict:
+    """Where token ``pos`` of request ``i`` lives: its slot, the page and offset of that slot
+    for ``page_size``-token pages, the requests that share the slot, and whether this step
+    writes it (a new token) or reads it (context)."""
+    r = c.requests[i]
+    slot = c.address(i, pos)
+    page, offset = divmod(slot, page_size)
+    return {"slot": slot, "page": page, "offset": offset,
+            "sharers": [q.req_id for q in c.requests if slot in q.slots],
+            "new": pos >= r.seq_len - r.query_len}
+
+
+def styled(df: pd.DataFrame, marks):
+    """``df`` with the cells in ``marks`` ([(row label, column label)]) highlighted."""
+    cells = set(marks)
+    css = pd.DataFrame([[HILITE if (r, col) in cells else "" for col in df.columns] for r in df.index],
+                       index=df.index, columns=df.columns)
+    return df.style.apply(lambda _: css, axis=None)
+
+
+def forms_json(forms: dict) -> dict:
+    """Every notation's arrays as JSON-able values (a notation that cannot hold the batch: its
+    reason); the notations page's download."""
+    return {name: (_jsonable(f) if not isinstance(f, Exception) else str(f)) for name, f in forms.items()}
+
+
+def _jsonable(form) -> dict:
+    out = {}
+    for k, v in vars(form).items():
+        if k.startswith("_"):
+            continue
+        if isinstance(v, np.ndarray):
+            out[k] = v.tolist()
+        elif isinstance(v, list) and v and isinstance(v[0], frozenset):
+            out[k] = [sorted(s) for s in v]
+        else:
+            out[k] = v
     return out

@@ -11,8 +11,10 @@ import pandas as pd
 
 from kvviz.core.engine import Engine, StepRecord
 from kvviz.core.pool import block_hashes_for
+from kvviz.errors import BadInput
 from kvviz.views.report import describe_event
-from kvviz.core.scenario import Scenario, parse_scenario
+from kvviz.core.manager import GroupSpec
+from kvviz.core.scenario import EngineConfig, Scenario, parse_scenario
 
 SCENARIOS = {
     "lifecycle": {
@@ -56,7 +58,7 @@ MAX_SCENARIO_BYTES = 1 << 20
 
 def load(name_or_json: str) -> Scenario:
     """A built-in name or a JSON scenario text (BadInput on a bad one)."""
-    from kvviz.errors import BadInput, parse_json
+    from kvviz.errors import parse_json
 
     if name_or_json in SCENARIOS:
         return parse_scenario(SCENARIOS[name_or_json])
@@ -70,14 +72,10 @@ def replay(scenario: Scenario, max_steps: int = MAX_STEPS) -> list[StepRecord]:
     return Engine(scenario).run(max_steps)
 
 
-def table_frame(arr: np.ndarray, num_rows: int, rows: list, counts=None, cols: int | None = None) -> pd.DataFrame:
-    n = max(num_rows, 1)
-    width = arr.shape[1] if cols is None else cols
-    df = pd.DataFrame(arr[:n, :width], columns=[f"c{i}" for i in range(width)])
-    df.insert(0, "request", [rows[i] if i < len(rows) and rows[i] else "—" for i in range(n)])
-    if counts is not None:
-        df.insert(1, "count", counts[:n])
-    return df
+def require_steps(records: list[StepRecord]) -> None:
+    """BadInput for a scenario that replays to no step at all (nothing to show)."""
+    if not records:
+        raise BadInput("the scenario has no step (no request ever arrives)")
 
 
 def events_frame(events: list[dict], lang: str = "en") -> pd.DataFrame:
@@ -103,11 +101,47 @@ def shown_columns(records: list[StepRecord], gid: int = 0, extra: int = 1) -> in
 
 
 def rows_shown(records: list[StepRecord]) -> int:
+    """Table rows worth drawing: the most rows any step padded to or held requests in."""
     return max(max((r.num_reqs_padded for r in records), default=1),
                max((len([x for x in r.rows if x]) for r in records), default=1), 1)
 
 
+def table_sizes(config: EngineConfig, group: GroupSpec | None = None) -> dict:
+    """``block_table_heatmap``'s sizes for a scenario's table (of ``group``; default the first
+    geometry): kernel blocks in the pool, slots per kernel block, kernel blocks per manager block."""
+    geo = config.geometry if group is None else config.group_geometry(group)
+    return {"num_blocks": config.num_blocks * geo.blocks_per_kv_block, "kbs": geo.kernel_block_size,
+            "bpk": geo.blocks_per_kv_block}
+
+
+def stale_rows(rec: StepRecord, num_rows: int, cols: int, gid: int = 0) -> list[int]:
+    """Rows (of the first ``num_rows``, first ``cols`` columns) where the device mirror the
+    kernels read differs from the CPU table: what this step's commit had not copied yet."""
+    cpu, dev = rec.cpu_tables[gid], rec.device_before_commit[gid]
+    return [int(r) for r in range(num_rows) if (cpu[r, :cols] != dev[r, :cols]).any()]
+
+
+def scheduled_rows(rec: StepRecord) -> list[dict]:
+    """What the step scheduled, one request a line."""
+    return [{"row": s.row, "request": s.req_id, "kind": s.kind, "tokens": s.num_tokens,
+             "computed before": s.num_computed, "seq_len": s.seq_len} for s in rec.scheduled]
+
+
 # --- shared prefixes ---------------------------------------------------------------------------------
+
+def shared_blocks(blocks: np.ndarray, ref: np.ndarray) -> list[int]:
+    """The physical blocks of a ``sharing_matrix`` held more than once, ascending."""
+    return sorted({int(b) for b, r in zip(blocks.ravel(), ref.ravel()) if r > 1})
+
+
+def prompt_blocks(scenario: Scenario) -> dict:
+    """How the first request's prompt splits into blocks (the prefix cache hashes only the full
+    ones): prompt length ``n``, block size ``b``, the ``full`` block indices, ``rest`` tokens."""
+    geo = scenario.config.geometry
+    n = len(scenario.requests[0].prompt)
+    full = geo.full_blocks(n)
+    return {"n": n, "b": geo.virtual_block_size, "full": list(range(full)), "rest": n - geo.tokens_held(full)}
+
 
 def sharing_matrix(rec: StepRecord, cols: int, gid: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(blocks, ref counts) per [row, column] of the CPU table; -1 where the row has no block."""
@@ -148,8 +182,7 @@ def hash_chain_frame(scenario: Scenario, records: list[StepRecord], index: int, 
     whose ``cache`` event registered it, which of its blocks and tokens; who holds it now and its ref
     count), then the full prompt blocks of live requests whose hash is not cached (yet)."""
     rec = records[index]
-    cfg = scenario.config
-    bs = cfg.block_size * cfg.dcp_world_size
+    geo = scenario.config.geometry
     _, refs = pool_state(rec, when)
     origin: dict[int, tuple[str, int]] = {}          # block -> (request, step) of its latest cache event
     for r in records[:index + 1]:
@@ -162,7 +195,7 @@ def hash_chain_frame(scenario: Scenario, records: list[StepRecord], index: int, 
         return q["blocks"][gid] if q.get("blocks") and len(q["blocks"]) > gid else []
 
     def span(i, prompt_len):
-        lo, hi = i * bs, i * bs + bs - 1
+        lo, hi = geo.tokens_held(i), geo.tokens_held(i + 1) - 1
         part = "prompt" if hi < prompt_len else ("prompt + output" if lo < prompt_len else "output")
         return f"{lo}–{hi} ({part})"
 
@@ -194,7 +227,7 @@ def hash_chain_frame(scenario: Scenario, records: list[StepRecord], index: int, 
         if spec is None:
             continue
         parent = "NONE_HASH"
-        for i, h in enumerate(block_hashes_for(spec.prompt, bs, spec.extra_keys)):
+        for i, h in enumerate(block_hashes_for(spec.prompt, geo.virtual_block_size, spec.extra_keys)):
             short = h[:4].hex()
             if short not in cached_hashes:
                 out.append({"physical block": None, "hash": short, "parent hash": parent,
