@@ -14,9 +14,7 @@ S = st.session_state
 EXAMPLES = view.example_names()
 SIM = view.sim_sources()
 WIDGETS = view.widget_defaults()
-for k, default in WIDGETS.items():  # widgets are forgotten when the page is left
-    if f"dumps.{k}" not in S:
-        S[f"dumps.{k}"] = S.get(f"dumps.{k}.kept", default)
+ui.restore({f"dumps.{k}": default for k, default in WIDGETS.items()})  # widgets are forgotten off the page
 
 
 def keep():

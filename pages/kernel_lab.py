@@ -12,16 +12,13 @@ from kvviz.errors import BadInput
 
 tr = ui.texts("kernel_lab")
 S = st.session_state
-if "lab.quick" not in S:
-    S["lab.quick"] = S.get("lab.quick.kept", True)
+ui.restore({"lab.quick": True, "lab.source": "run"})
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
 label = ui.backend_label()
 dev = ui.device_text(label)
 SOURCES = ("run", "recorded", "upload")
-if "lab.source" not in S:
-    S["lab.source"] = S.get("lab.source.kept", "run")
 source = st.segmented_control(tr("source"), SOURCES, key="lab.source",
                               format_func=lambda k: tr(f"source_{k}", dev=dev)) or "run"
 ui.keep("lab.source")

@@ -11,9 +11,7 @@ from kvviz.errors import BadInput
 tr = ui.texts("pcie")
 S = st.session_state
 DEFAULTS = {"pcie.reqs": 64, "pcie.ctx": 2048, "pcie.bs": 16, "pcie.len": 32768, "pcie.q": 1, "pcie.host": False}
-for key, default in DEFAULTS.items():
-    if key not in S:
-        S[key] = S.get(key + ".kept", default)
+ui.restore(DEFAULTS)
 
 st.title(tr("title"))
 st.markdown(tr("intro"))

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One run on the GPU machine, everything in one device call:
 #   0. install FlashInfer + apache-tvm-ffi from the wheels in .whl/ (carried; no registry there)
-#   1. tests/test_kernels.py + tests/test_backend.py compiled (every test, gpu-marked ones included)
+#   1. tests/gpu/test_kernels.py + tests/gpu/test_harness.py compiled (every test, gpu-marked ones included)
 #   2. pytest -m gpu over the kernel test files (not the page tests: no streamlit there)
-#   3. compute-sanitizer memcheck over tests/test_kernels.py + tests/test_backend.py
+#   3. compute-sanitizer memcheck over tests/gpu/test_kernels.py + tests/gpu/test_harness.py
 #   4. python3 -m kvviz bench --json $OUT/bench.json
 #   5. scripts/flashinfer_oracle.py (real FlashInfer against kvviz's chain)
 # then a short summary table, last. Everything is tee'd to $OUT/log.txt; $OUT gets only
@@ -69,13 +69,13 @@ fi
 
 # 1. every kernel and backend test, compiled
 run_part "pytest kernels+backend" 120 "$LOGS/pytest.log" \
-    python3 -m pytest tests/test_kernels.py tests/test_backend.py -q -p no:cacheprovider &&
+    python3 -m pytest tests/gpu/test_kernels.py tests/gpu/test_harness.py -q -p no:cacheprovider &&
 add_summary "pytest kernels+backend" "$(pytest_line "$LOGS/pytest.log")"
 
 # 2. the gpu-marked tests of the kernel test files (FlashInfer's first JIT compile happens here)
 run_part "pytest -m gpu" 200 "$LOGS/pytest_gpu.log" \
-    python3 -m pytest -m gpu tests/test_kernels.py tests/test_backend.py tests/test_kernels_gpu.py \
-    tests/test_flashinfer_oracle.py -q -p no:cacheprovider -rs &&
+    python3 -m pytest -m gpu tests/gpu/test_kernels.py tests/gpu/test_harness.py tests/gpu/test_kernels_compiled.py \
+    tests/gpu/test_flashinfer_oracle.py -q -p no:cacheprovider -rs &&
 add_summary "pytest -m gpu" "$(pytest_line "$LOGS/pytest_gpu.log")"
 
 if [ "$SMOKE" = "--smoke" ]; then
@@ -86,7 +86,7 @@ else
     # 3. memcheck over the kernel tests (no caching allocator, so every tensor's bounds are its own)
     run_part "compute-sanitizer memcheck" 150 "$LOGS/memcheck.log" \
         env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 3 \
-        python3 -m pytest tests/test_kernels.py tests/test_backend.py -q -p no:cacheprovider -x &&
+        python3 -m pytest tests/gpu/test_kernels.py tests/gpu/test_harness.py -q -p no:cacheprovider -x &&
     add_summary "compute-sanitizer memcheck" \
         "$(grep -E 'ERROR SUMMARY' "$LOGS/memcheck.log" | tail -1 | sed 's/=* *//'); $(pytest_line "$LOGS/memcheck.log")"
     # 4. the benchmark

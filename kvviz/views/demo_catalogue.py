@@ -4,7 +4,7 @@ Each demo is an ordinary scenario (``kvviz.core.scenario`` format) plus, optiona
 *variant* played beside it (the same scenario on another DCP rank, or with a fault
 injected), and the figures worth showing. The narrative of step ``k`` lives in
 ``kvviz/texts/demos.py`` under ``"<demo>.step<k>"`` in English, Chinese and Spanish;
-``tests/test_demos.py`` checks that every step has one and that what the narrative
+``tests/views/test_demos.py`` checks that every step has one and that what the narrative
 claims really happens in the engine.
 """
 from __future__ import annotations

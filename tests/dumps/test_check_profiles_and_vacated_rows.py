@@ -24,7 +24,7 @@ from kvviz.core.engine import Engine
 from kvviz.errors import BadInput
 from kvviz.core.scenario import parse_scenario
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def ids(findings):

@@ -219,7 +219,7 @@ def test_dcp_dump_skips_csr_and_uses_dcp_slots(world):
 
 # --- the messages: English byte-identical to the recorded ones, and in every language ----------------
 
-FINDINGS_EN = Path(__file__).resolve().parent / "data" / "findings_en.json"
+FINDINGS_EN = Path(__file__).resolve().parents[1] / "data" / "findings_en.json"
 
 
 def _bare(**m):
@@ -309,7 +309,7 @@ def _all_findings():
     for bug in BUGS:
         for side, d in zip(("clean", "buggy"), bug_pair(bug)):
             dumps.append((f"bug:{bug}:{side}", d))
-    for p in sorted((Path(__file__).resolve().parents[1] / "examples" / "dumps").glob("*.json")):
+    for p in sorted((Path(__file__).resolve().parents[2] / "examples" / "dumps").glob("*.json")):
         dumps.append((f"example:{p.name}", load_dump(str(p))))
     dumps += sorted(_extra_dumps().items())
     return [(label, limit, check.run_checks(d, limit=limit)) for label, d in dumps for limit in (50, 1)]

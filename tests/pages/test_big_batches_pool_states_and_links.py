@@ -10,7 +10,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 
 from kvviz.views import scenarios as stepper
 
-from test_pages import APP, _array, _open, at  # noqa: F401 - the shared AppTest fixture and helpers
+from page_support import APP, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
 
 
 def _plots(at):

@@ -14,7 +14,7 @@ from dump_fixtures import base_dump, base_mapping
 from kvviz.dumps.format import dump_to_npz_bytes, load_dump, load_dump_bytes
 from kvviz.errors import BadInput
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def npz(**arrays) -> bytes:

@@ -6,6 +6,7 @@ forgot to write cannot pass. Shapes stay small: the interpreter is slow.
 """
 from __future__ import annotations
 
+import os
 import numpy as np
 import pytest
 import torch
@@ -29,8 +30,9 @@ SLOT_KERNELS = TRITON_SLOT_KERNELS + [slot_mapping_torch]
 
 
 def fresh_seed() -> int:
-    seed = int(np.random.SeedSequence().entropy % (1 << 31))
-    print(f"seed={seed}")
+    """A new seed per test (printed, and in every failure message); ``KVVIZ_SEED=N`` replays one."""
+    seed = int(os.environ.get("KVVIZ_SEED") or np.random.SeedSequence().entropy % (1 << 31))
+    print(f"seed={seed} (replay with KVVIZ_SEED={seed})")
     return seed
 
 

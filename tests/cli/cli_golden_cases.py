@@ -1,6 +1,6 @@
 """The CLI invocations whose output on examples/ is pinned byte for byte (tests/data/cli_golden.json).
 
-Regenerate only when an output is meant to change: ``python tests/cli_golden_cases.py --write``.
+Regenerate only when an output is meant to change: ``python tests/cli/cli_golden_cases.py --write``.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "data" / "cli_golden.json"
 
 _OFFSET = ["offset", "--block-size", "4", "--num-kv-heads", "2", "--head-dim", "8", "--num-blocks", "48"]

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 from kvviz.notations import models as nt
 from kvviz.texts.i18n import LANGS, t
 
-PAGE = str(Path(__file__).resolve().parents[1] / "pages" / "notations.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "notations.py")
 
 
 def _page(lang="en") -> AppTest:

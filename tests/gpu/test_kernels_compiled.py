@@ -1,7 +1,7 @@
 """The kernels compiled on a CUDA GPU, at sizes the interpreter cannot reach.
 
 Skipped without CUDA (tests/conftest.py). tests/test_kernels.py and
-tests/test_backend.py also run compiled when a GPU is there; these add the fp8
+tests/gpu/test_harness.py also run compiled when a GPU is there; these add the fp8
 cast in the kernel, large random batches, and a cache past 2^31 elements.
 """
 from __future__ import annotations

@@ -10,7 +10,7 @@ from kvviz.views import demo_catalogue as demos
 from kvviz.views.demos import presenter_screens, screens_for
 from kvviz.texts.i18n import LANGS, t
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
 PAGE = str(ROOT / "pages" / "demos.py")
 
@@ -219,7 +219,7 @@ def test_pick_a_demo_then_switch_language():
 def test_demo_step_and_presenter_survive_leaving_the_page():
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=60).run()
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60).run()
     at.switch_page("pages/demos.py").run()
     at.slider(key="demos_step").set_value(2).run()
     at.toggle(key="demos_presenter").set_value(True).run()

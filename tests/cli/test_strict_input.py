@@ -16,7 +16,7 @@ from kvviz.errors import BadInput
 from kvviz.core.scenario import parse_scenario
 from kvviz.core.step import build_step_from_batch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BASE = {"name": "base", "config": {"num_blocks": 16, "block_size": 4, "max_model_len": 64},
         "requests": [{"id": "A", "arrival": 0, "prompt_len": 6, "max_tokens": 4},
                      {"id": "B", "arrival": 1, "prompt": [5, 6, 7], "max_tokens": 2}],

@@ -4,19 +4,18 @@ import json
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from kvviz.views import dumps as view
 from kvviz.dumps.faults import BUGS, make_dump
 from kvviz.dumps.check import run_checks
 from kvviz.texts.i18n import LANGS, missing_translations, t
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 @pytest.fixture
-def at():
-    at = AppTest.from_file(APP, default_timeout=60).run()
+def at(at):
+    """The shared app fixture, on the dumps page."""
     at.switch_page("pages/dumps.py").run()
     assert not at.exception
     return at

@@ -5,21 +5,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
-
-
-@pytest.fixture
-def at():
-    st.cache_resource.clear()
-    app = AppTest.from_file(APP, default_timeout=60).run()
-    assert not app.exception
-    return app
-
-
-def _open(at, page):
-    at.switch_page(f"pages/{page}.py").run()
-    assert not at.exception, at.exception
-    return at
+from page_support import APP, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
 
 
 def _metrics(at):
@@ -28,17 +14,6 @@ def _metrics(at):
 
 def _plots(at):
     return [p.proto.spec for p in at.get("plotly_chart")]
-
-
-def _array(v):
-    """A plotly JSON array: a list, or plotly's typed-array form {"dtype", "bdata"} (base64)."""
-    import base64
-
-    import numpy as np
-
-    if isinstance(v, dict) and "bdata" in v:
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"])).tolist()
-    return list(v)
 
 
 def test_home_backend_card_and_links(at):

@@ -136,7 +136,7 @@ def test_batches_that_cannot_be_a_step_are_refused(rows, msg):
 def test_batch_page_survives_an_all_zero_new_tokens_link():
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(__import__("pathlib").Path(__file__).resolve().parents[1] / "app.py"),
+    at = AppTest.from_file(str(__import__("pathlib").Path(__file__).resolve().parents[2] / "app.py"),
                            default_timeout=60)
     at.query_params["reqs"] = "8.8.0"
     at.run()

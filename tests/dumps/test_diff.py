@@ -9,7 +9,7 @@ import numpy as np
 from dump_fixtures import base_dump, base_mapping
 from kvviz.dumps.diff import diff_dumps
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_equal_dumps():

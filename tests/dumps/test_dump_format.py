@@ -12,7 +12,7 @@ from kvviz.dumps.capture import capture
 from kvviz.dumps.check import run_checks
 from kvviz.dumps.format import Dump, dump_from_mapping, dump_to_npz_bytes, load_dump, load_dump_bytes, save_dump
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def same(a: Dump, b: Dump):

@@ -151,7 +151,7 @@ def test_every_event_kind_reads_as_a_sentence_in_three_languages():
         import json
         from pathlib import Path
 
-        spec = json.loads((Path(__file__).parents[1] / "examples" / "scenarios" / f"{path}.json").read_text())
+        spec = json.loads((Path(__file__).parents[2] / "examples" / "scenarios" / f"{path}.json").read_text())
         for r in run_scenario(parse_scenario(spec)):
             for e in r.events:
                 seen.setdefault(e["kind"], e)

@@ -135,7 +135,7 @@ def test_kernel_lab_recorded_run_and_upload(server, page, tmp_path):
     shot(page, "10b_kernel_lab_recorded_warm")
     page.get_by_text("Open a bench JSON", exact=True).click()
     wait_idle(page)
-    good = Path(__file__).resolve().parents[1] / "examples" / "bench" / "h200-2026-11-30.json"
+    good = Path(__file__).resolve().parents[2] / "examples" / "bench" / "h200-2026-11-30.json"
     bad = tmp_path / "broken.json"
     d = json.loads(good.read_text())
     d["rows"][3]["us"] = "slow"

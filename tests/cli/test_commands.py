@@ -109,7 +109,7 @@ def test_run_bad_scenario(tmp_path, capsys):
 def test_examples_run(capsys):
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1] / "examples"
+    root = Path(__file__).resolve().parents[2] / "examples"
     for p in sorted((root / "scenarios").glob("*.json")):
         rc, out, _ = run_cli(capsys, "run", str(p), "--json")
         assert rc == 0 and json.loads(out)["steps"], p
