@@ -149,7 +149,7 @@ shown = eb.shown_columns()
 selected_cell = (ch["row"], ch["column"]) if ch["slot"] >= 0 else None
 rows_window = ex.table_row_window(step.block_table.shape[0], shown, ch["row"])
 fig_table = figures.block_table_heatmap(step.block_table, num_reqs=step.num_reqs, num_blocks=eb.num_kernel_blocks,
-                                        kbs=cfg.kernel_block_size, bpk=eb.bpk, selected=selected_cell,
+                                        geometry=cfg.geometry, selected=selected_cell,
                                         counts=eb.row_kernel_blocks(),
                                         title=tr("fig_table"), lang=ui.lang(), max_cols=shown, row_window=rows_window)
 ui.plot(fig_table, "batch.tablefig", "block_table")
@@ -163,11 +163,10 @@ fig_slots = figures.slot_mapping_figure(eb.tokens, num_reqs=step.num_reqs, selec
                                         lang=ui.lang())
 ui.plot(fig_slots, "batch.slotfig", "slot_mapping", on_select=on_pick_token, selection_mode="points")
 
-kbs = cfg.kernel_block_size
 nkb = eb.num_kernel_blocks
 first, last = eb.buffer_window(ch["physical_block"] if ch["slot"] >= 0 else None)
 owners = eb.slot_owners(first, last)
-fig_buf = figures.slot_buffer_figure(owners, kbs=kbs, num_reqs=step.num_reqs,
+fig_buf = figures.slot_buffer_figure(owners, geometry=cfg.geometry, num_reqs=step.num_reqs,
                                      selected_slot=ch["slot"], title=tr("fig_buffer"), lang=ui.lang())
 ui.plot(fig_buf, "batch.buffig", "slot_buffer")
 if last - first + 1 < nkb:

@@ -48,7 +48,7 @@ with left:
     n_cols, window = csr_vm.table_window(step.block_table, indptr, r)
     r0, r1 = window or (0, n_rows)
     fig_t = figures.block_table_heatmap(step.block_table, num_reqs=eb.step.num_reqs,
-                                        num_blocks=eb.num_kernel_blocks, kbs=kbs, bpk=1,
+                                        num_blocks=eb.num_kernel_blocks, geometry=step.geometry.as_pages(),
                                         counts=np.diff(indptr), lang=ui.lang(), max_cols=n_cols,
                                         title=tr("table") if (r0, r1) == (0, n_rows) else
                                         tr("table_window", lo=r0, hi=r1 - 1, n=n_rows), row_window=window)

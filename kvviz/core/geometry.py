@@ -191,6 +191,15 @@ class Geometry:
         in, the same on every DCP rank."""
         return np.asarray(positions, dtype=np.int64) // self.virtual_block_size
 
+    def logical_block_of_column(self, column):
+        """The manager block (index in the request's block list) a table column belongs to."""
+        return np.asarray(column, dtype=np.int64) // self.blocks_per_kv_block
+
+    def as_pages(self) -> "Geometry":
+        """The geometry a kernel that counts kernel blocks as pages sees (FlashInfer's CSR): one
+        kernel block per block, no DCP."""
+        return Geometry(self.kernel_block_size)
+
     def slot_at(self, kernel_block, offset):
         """The slot at ``offset`` in kernel block ``kernel_block`` (inverse of ``kernel_block_of_slot``)."""
         return kernel_block * self.kernel_block_size + offset

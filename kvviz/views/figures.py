@@ -11,6 +11,7 @@ import plotly.colors as pc
 import plotly.graph_objects as go
 
 from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID
+from kvviz.core.geometry import Geometry
 from kvviz.texts.i18n import t
 
 FONT = 16
@@ -65,8 +66,8 @@ def _cell_box(fig, x, y, row=None, col=None):
 
 # --- batch page ------------------------------------------------------------------------------------
 
-def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, kbs: int, bpk: int,
-                         counts=None, selected: tuple[int, int] | None = None, title: str = "",
+def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geometry: Geometry,
+                        counts=None, selected: tuple[int, int] | None = None, title: str = "",
                         stale_rows=(), lang: str = "en", max_cols: int | None = None,
                         showscale: bool = True, row_window: tuple[int, int] | None = None) -> go.Figure:
     """block_table[row, column] as a heatmap: value = physical (kernel) block id. ``row_window``
@@ -77,10 +78,12 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, kbs: 
     shown = width if max_cols is None else max(1, min(width, max_cols))
     z = bt[r0:r1, :shown]
     cells = z.size
-    logical = np.broadcast_to(np.arange(shown) // bpk, z.shape)
+    kbs = geometry.kernel_block_size
+    logical = np.broadcast_to(geometry.logical_block_of_column(np.arange(shown)), z.shape)
     hover_head = tr("hover_table")
     if cells <= MAX_CUSTOM_CELLS:
-        custom = np.stack([logical, z.astype(np.int64) * kbs, z.astype(np.int64) * kbs + kbs - 1], axis=-1)
+        first = geometry.slot_at(z.astype(np.int64), 0)
+        custom = np.stack([logical, first, first + kbs - 1], axis=-1)
         hover = hover_head + tr("hover_table_slots")
     else:
         custom = logical[..., None]
@@ -153,7 +156,7 @@ def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, t
     return base_layout(fig, title, 360)
 
 
-def slot_buffer_figure(owners: dict, *, kbs: int, num_reqs: int, selected_slot: int | None = None,
+def slot_buffer_figure(owners: dict, *, geometry: Geometry, num_reqs: int, selected_slot: int | None = None,
                        title: str = "", lang: str = "en") -> go.Figure:
     """The flat KV slot buffer, one line per physical (kernel) block: who holds each slot."""
     tr = _tr(lang)
@@ -162,7 +165,8 @@ def slot_buffer_figure(owners: dict, *, kbs: int, num_reqs: int, selected_slot: 
     nb = row.shape[0]
     blocks = np.arange(b0, b0 + nb)
     z = np.where(row >= 0, row, np.nan).astype(float)
-    slots = blocks[:, None] * kbs + np.arange(kbs)[None, :]
+    kbs = geometry.kernel_block_size
+    slots = geometry.slot_at(blocks[:, None], np.arange(kbs)[None, :])
     names = np.array([tr("free"), tr("context"), tr("written_now")], dtype=object)
     state = names[np.where(row < 0, 0, np.where(new, 2, 1))]
     custom = np.stack([slots, np.broadcast_to(blocks[:, None], row.shape), row, pos, state, share],
@@ -184,7 +188,7 @@ def slot_buffer_figure(owners: dict, *, kbs: int, num_reqs: int, selected_slot: 
         fig.add_trace(go.Scatter(x=wx + 0.3, y=blocks[wy] - 0.3, mode="markers", name=tr("written_now"),
                                  marker=dict(size=7, color="black", symbol="circle"), hoverinfo="skip"))
     if selected_slot is not None and selected_slot >= 0:
-        b, o = divmod(selected_slot, kbs)
+        b, o = geometry.split_slot(selected_slot)
         if b0 <= b < b0 + nb:
             _cell_box(fig, o, b)
     fig.update_yaxes(autorange="reversed", title=tr("physical_block"), dtick=1 if nb <= 40 else None)

@@ -110,8 +110,7 @@ def table_sizes(config: EngineConfig, group: GroupSpec | None = None) -> dict:
     """``block_table_heatmap``'s sizes for a scenario's table (of ``group``; default the first
     geometry): kernel blocks in the pool, slots per kernel block, kernel blocks per manager block."""
     geo = config.geometry if group is None else config.group_geometry(group)
-    return {"num_blocks": config.num_blocks * geo.blocks_per_kv_block, "kbs": geo.kernel_block_size,
-            "bpk": geo.blocks_per_kv_block}
+    return {"num_blocks": geo.kernel_block_count(config.num_blocks), "geometry": geo}
 
 
 def stale_rows(rec: StepRecord, num_rows: int, cols: int, gid: int = 0) -> list[int]:

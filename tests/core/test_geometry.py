@@ -265,3 +265,10 @@ def test_users_see_the_geometry_messages():
         parse_scenario({"config": {"block_size": 8, "kernel_block_size": 3}, "requests": []})
     with pytest.raises(BadInput, match="^config: cp_kv_cache_interleave_size 4 does not divide block_size 6$"):
         parse_scenario({"config": {"block_size": 6, "cp_kv_cache_interleave_size": 4}, "requests": []})
+
+
+def test_columns_and_pages():
+    g = Geometry(16, 4)
+    assert g.logical_block_of_column([0, 3, 4, 11]).tolist() == [0, 0, 1, 2]
+    assert g.as_pages() == Geometry(4)
+    assert g.slot_at(7, 3) == 31 and g.split_slot(31) == (7, 3)

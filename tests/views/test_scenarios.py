@@ -47,7 +47,9 @@ def test_prefixes_scenario_keeps_its_early_story():
 def test_page_helpers_of_the_lifecycle_scenario():
     sc = stepper.load("lifecycle")
     recs = stepper.replay(sc)
-    assert stepper.table_sizes(sc.config) == {"num_blocks": 14, "kbs": 4, "bpk": 1}
+    sizes = stepper.table_sizes(sc.config)
+    assert sizes["num_blocks"] == 14
+    assert (sizes["geometry"].kernel_block_size, sizes["geometry"].blocks_per_kv_block) == (4, 1)
     rows, cols = stepper.rows_shown(recs), stepper.shown_columns(recs)
     # step 0 admits A and B: rows 0 and 1 are new on the CPU, the mirror has not got them yet
     assert stepper.stale_rows(recs[0], rows, cols) == [0, 1]
