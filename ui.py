@@ -13,6 +13,8 @@ import threading
 
 import streamlit as st
 
+from kvviz.views.safe_text import plain  # noqa: F401 (pages show outside text through ui.plain)
+
 from kvviz.texts.i18n import DEFAULT_LANG, t
 
 # (file, title: a key of kvviz/texts/app.py or a plain title, icon). app.py builds the navigation
@@ -123,7 +125,7 @@ def restore_scenario_link(prefix: str, names: list[str], default_name: str, defa
         S[f"{prefix}.visited"] = True
     restore({key: S[key + ".kept"] for key in (f"{prefix}.sc", f"{prefix}.idx")})
     for w in S.get(f"{prefix}.warnings", []):
-        st.warning(w, icon=":material/link_off:")
+        st.warning(plain(w), icon=":material/link_off:")
 
 
 def pool_view(prefix: str, rec):

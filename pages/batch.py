@@ -54,7 +54,7 @@ if "batch.rows" not in S:
     S["batch.link_warnings"] = warns
 ui.restore({f"batch.{key}": default for key, default in WIDGETS.items()})
 for w in S.get("batch.link_warnings", []):
-    st.warning(w, icon=":material/link_off:")
+    st.warning(ui.plain(w), icon=":material/link_off:")
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
@@ -103,12 +103,12 @@ try:
         S["batch.explored"], S["batch.explored_key"] = ex.explore(rows, cfg), key
     eb = S["batch.explored"]
 except BadInput as e:
-    st.error(tr("bad_batch", msg=e), icon=":material/error:")
+    st.error(tr("bad_batch", msg=ui.plain(e)), icon=":material/error:")
     ui.keep(*[f"batch.{k}" for k in WIDGETS])
     st.stop()
 
 for w in eb.warnings[:6]:
-    st.caption(":material/info: " + w)
+    st.caption(":material/info: " + ui.plain(w))
 st.subheader(tr("allocated"))
 st.dataframe(eb.requests, hide_index=True, height=min(320, 38 + 35 * len(eb.requests)))
 
@@ -193,12 +193,12 @@ if st.button(tr("run"), key="batch.run", icon=":material/play_arrow:") or (
 if S.get("batch.kernel_key") == run_key:
     res = S["batch.kernel"]
     if isinstance(res, str):
-        st.error(tr("backend_error", msg=res))
+        st.error(tr("backend_error", msg=ui.plain(res)))
     else:
         if res.passed:
             st.success(tr("all_pass", n=len(res.kernels)), icon=":material/check_circle:")
         else:
-            st.error(tr("some_fail", msg="; ".join(res.failures())), icon=":material/cancel:")
+            st.error(tr("some_fail", msg=ui.plain("; ".join(res.failures()))), icon=":material/cancel:")
         st.dataframe(res.rows(), hide_index=True, column_config={
             "us": st.column_config.NumberColumn("µs", format="%.1f"),
             "max_error": st.column_config.NumberColumn(format="%.2g")})
@@ -230,6 +230,6 @@ st.caption(tr("link"))
 st.code(share.query_string(params), language=None)
 lost = share.link_losses(rows)
 if lost:
-    st.warning(tr("link_lossy", groups=", ".join(lost.get("dropped_groups", [])) or "—",
+    st.warning(tr("link_lossy", groups=ui.plain(", ".join(lost.get("dropped_groups", []))) or "—",
                   cut=lost.get("rows_cut", 0), max=share.MAX_SHARED_REQS), icon=":material/link_off:")
 ui.keep(*[f"batch.{k}" for k in WIDGETS])

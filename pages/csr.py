@@ -80,7 +80,7 @@ if S.get("csr.result_key") == run_key:
     if res.passed:
         st.success(tr("pass", detail=res.detail), icon=":material/check_circle:")
     else:
-        st.error(tr("fail", detail=res.detail), icon=":material/cancel:")
+        st.error(tr("fail", detail=ui.plain(res.detail)), icon=":material/cancel:")
     st.caption(f"{ui.device_text(label)} · {res.us:.1f} µs" if res.us is not None else ui.device_text(label))
 else:
     st.info(tr("run_big", n=len(indices)), icon=":material/hourglass_empty:")

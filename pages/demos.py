@@ -71,7 +71,7 @@ if not presenter:
     st.title(tr("ui.title"))
     st.caption(tr("ui.caption"))
 if st.session_state.get("demos_bad_link"):
-    st.warning(tr("ui.bad_link", what=st.session_state["demos_bad_link"]), icon=":material/link_off:")
+    st.warning(tr("ui.bad_link", what=ui.plain(st.session_state["demos_bad_link"])), icon=":material/link_off:")
 
 top = st.columns([3, 2, 2, 2] if presenter else [3, 2, 2])
 if presenter:  # the sidebar (and its language selector) is hidden in presenter mode: a compact one here

@@ -34,9 +34,9 @@ def load_side(side: str, data: bytes, name: str) -> None:
             S[f"dumps.err_{s}"] = error
         S[f"dumps.digest_{s}"] = digest   # parsed (or refused) once per content
     if f"dumps.err_{s}" in S:
-        st.error(tr("bad_input", side=side, msg=S[f"dumps.err_{s}"]), icon=":material/error:")
+        st.error(tr("bad_input", side=side, msg=ui.plain(S[f"dumps.err_{s}"])), icon=":material/error:")
         if S.get(f"dumps.up_dump_{s}") is not None:
-            st.caption(tr("kept_previous", name=S[f"dumps.up_name_{s}"]))
+            st.caption(tr("kept_previous", name=ui.plain(S[f"dumps.up_name_{s}"])))
 
 
 st.title(tr("title"))
@@ -92,7 +92,7 @@ try:
         dumps = [(side, S[f"dumps.up_name_{side.lower()}"], S[f"dumps.up_dump_{side.lower()}"])
                  for side in "AB" if S.get(f"dumps.up_dump_{side.lower()}") is not None]
 except BadInput as e:
-    st.error(tr("bad_scenario", msg=e), icon=":material/error:")
+    st.error(tr("bad_scenario", msg=ui.plain(e)), icon=":material/error:")
     keep()
     st.stop()
 
@@ -111,7 +111,7 @@ found = {side: view.check_dump(d, S["dumps.profile"]) for side, _, d in dumps}
 st.subheader(tr("findings"))
 for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
     with col:
-        st.markdown(f"**{side}: {name}**")
+        st.markdown(f"**{side}: {ui.plain(name)}**")
         st.caption(tr("checked_under", profile=profiles[side].name))
         f = found[side]
         if not f:
@@ -128,7 +128,7 @@ for side, name, d in dumps:
     f = found[side]
     if not f:
         continue
-    st.markdown(f"**{tr('findings_of', side=side, name=name)}**")
+    st.markdown(f"**{tr('findings_of', side=side, name=ui.plain(name))}**")
     st.dataframe(view.findings_frame(f, lang), hide_index=True, column_config=FINDING_COLS,
                  column_order=["row", "check", "title", "message", "index"], key=f"dumps.findings_{side}",
                  height=view.frame_height(len(f), 400))
@@ -149,7 +149,7 @@ zero = view.hidden_columns_are_zero([d for _, _, d in dumps], table, size[1])
 for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
     frame = view.table_frame(d, table, view.first_wrong_row(found[side]), size)
     with col:
-        st.markdown(f"**{side}: {name}**")
+        st.markdown(f"**{side}: {ui.plain(name)}**")
         st.caption(tr("rows_caption", live=d.num_reqs, rows=d.rows, padded=d.padded_reqs, width=d.width))
         if frame is None:
             st.write(tr("no_table"))

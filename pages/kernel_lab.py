@@ -43,7 +43,7 @@ if source == "run":
             S["lab.error"] = str(e)
         bar.empty()
     if S.get("lab.error"):
-        st.error(tr("mismatch", msg=S["lab.error"]), icon=":material/cancel:")
+        st.error(tr("mismatch", msg=ui.plain(S["lab.error"])), icon=":material/cancel:")
     res = S.get("lab.result")
     if res is None:
         st.info(tr("not_run", dev=dev), icon=":material/info:")
@@ -68,16 +68,16 @@ else:
             S["lab.upload_error"] = f"{up.name} could not be read ({type(e).__name__})"
         S["lab.upload_id"] = up.file_id
     if S.get("lab.upload_error"):
-        st.error(tr("bad_file", msg=S["lab.upload_error"]), icon=":material/error:")
+        st.error(tr("bad_file", msg=ui.plain(S["lab.upload_error"])), icon=":material/error:")
     res = S.get("lab.uploaded")
     if res is None:
         st.info(tr("give_file"), icon=":material/upload_file:")
         st.stop()
-    st.caption(tr("showing_file", name=S.get("lab.upload_name", "")))
+    st.caption(tr("showing_file", name=ui.plain(S.get("lab.upload_name", ""))))
 
 df = pd.DataFrame(res["rows"])
-st.success(tr("done", n=len(df), dev=ui.device_text(res["label"]), date=res["date"]), icon=":material/check_circle:")
-st.caption(res["note"])
+st.success(tr("done", n=len(df), dev=ui.device_text(res["label"]), date=ui.plain(res["date"])), icon=":material/check_circle:")
+st.caption(ui.plain(res["note"]))
 st.caption(tr("floors", e=res["floors"]["empty_us"], c=res["floors"]["copy_gbps"]))
 if res["floors"].get("empty_dev_us"):
     st.caption(tr("floors_more", g=res["floors"].get("empty_graph_us"), d=res["floors"]["empty_dev_us"],

@@ -67,14 +67,14 @@ with right:
         try:
             byte = lay_vm.parse_byte(S["lay.byte"], ui.lang())
         except ValueError as e:
-            st.error(str(e), icon=":material/error:")
+            st.error(ui.plain(e), icon=":material/error:")
     if byte is not None:
         try:
             dec = geo[as_layout].decode(byte)
             st.caption(tr("byte_read", dec=byte, hex=hex(byte), family=family, layout=as_layout))
             st.dataframe([dec], hide_index=True)
         except ValueError as e:
-            st.error(tr("bad_byte", msg=e), icon=":material/error:")
+            st.error(tr("bad_byte", msg=ui.plain(e)), icon=":material/error:")
     st.subheader(tr("changes_title"))
     st.markdown(tr("changes"))
 ui.keep(*DEFAULTS)

@@ -28,7 +28,7 @@ shape = traffic.StepShape(num_reqs=S["pcie.reqs"], context_len=S["pcie.ctx"], bl
 try:
     traffic.validate(shape)
 except BadInput as e:
-    st.error(tr("bad", msg=e), icon=":material/error:")
+    st.error(tr("bad", msg=ui.plain(e)), icon=":material/error:")
     st.stop()
 st.info(tr("width", w=shape.width, t=shape.width * shape.kbs, u=shape.pages_per_req, d=shape.dirty_rows,
            n=shape.num_reqs), icon=":material/straighten:")

@@ -23,7 +23,7 @@ S["pre.idx"] = max(0, min(int(S["pre.idx"]), len(records) - 1))
 c[1].slider(st_tr("step"), 0, len(records) - 1, key="pre.idx")
 ui.keep("pre.sc", "pre.idx")
 rec = records[S["pre.idx"]]
-st.caption(scenario.description)
+st.caption(ui.plain(scenario.description))
 
 left, right = st.columns([3, 2], gap="large")
 with left:
@@ -48,7 +48,7 @@ with right:
     st.subheader(tr("this_step"))
     for _, e in stepper.events_frame(rec.events, ui.lang()).iterrows():
         if e["kind"] in stepper.PREFIX_EVENTS:
-            st.markdown(f"- `{e['kind']}` {e['what happened']}")
+            st.markdown(f"- `{e['kind']}` {ui.plain(e['what happened'])}")
     ui.download_fig(fig, "sharing", "pre.dl_fig", "figure HTML")
 # the two tables full width: every cached block (where it came from, who holds it), every event
 st.subheader(tr("chain"))

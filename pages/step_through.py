@@ -50,15 +50,15 @@ with top[1].expander(tr("custom")):
     b[0].button(tr("load"), on_click=load_custom, key="step.load")
     b[1].button(tr("unload"), on_click=unload_custom, key="step.unload", disabled="step.custom" not in S)
 if S.get("step.custom_error"):
-    st.error(tr("bad_scenario", msg=S["step.custom_error"]), icon=":material/error:")
+    st.error(tr("bad_scenario", msg=ui.plain(S["step.custom_error"])), icon=":material/error:")
 source = S.get("step.custom", S["step.sc"])
 try:
     scenario, records = ui.replay(source)
     stepper.require_steps(records)
 except BadInput as e:
-    st.error(tr("bad_scenario", msg=e), icon=":material/error:")
+    st.error(tr("bad_scenario", msg=ui.plain(e)), icon=":material/error:")
     st.stop()
-st.caption(scenario.description)
+st.caption(ui.plain(scenario.description))
 
 S["step.n"] = len(records)
 S["step.idx"] = max(0, min(int(S["step.idx"]), len(records) - 1))
@@ -108,7 +108,7 @@ with right:
     st.subheader(tr("events"))
     events = stepper.events_frame(rec.events, ui.lang())
     for _, e in events.iterrows():
-        st.markdown(f"- `{e['kind']}` {e['what happened']}")
+        st.markdown(f"- `{e['kind']}` {ui.plain(e['what happened'])}")
     st.subheader(tr("scheduled"))
     st.dataframe(stepper.scheduled_rows(rec), hide_index=True)
     st.subheader(tr("requests"))

@@ -12,6 +12,7 @@ import json
 import sys
 
 from kvviz.errors import BadInput, parse_json
+from kvviz.files import read_bounded
 
 # module paths that define register(subparsers); each adds one or more commands
 COMMANDS = [
@@ -32,19 +33,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def read_json_file(path: str):
-    """Read an untrusted JSON file with a size bound; BadInput on any problem."""
-    try:
-        size = os.path.getsize(path)
-    except OSError as e:
-        raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
-    if size > MAX_INPUT_BYTES:
-        raise BadInput(f"{path} is {size} bytes; the limit is {MAX_INPUT_BYTES}")
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as e:
-        raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
-    return parse_json(raw, path)
+    """Read an untrusted JSON file (a regular file, at most MAX_INPUT_BYTES); BadInput on any problem."""
+    return parse_json(read_bounded(path, MAX_INPUT_BYTES), path)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,6 +1,7 @@
 """`kvviz bench [--json OUT] [--quick]`: time the kernels and print a table."""
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 
@@ -28,21 +29,19 @@ def _bar(done: int, total: int, msg: str) -> None:
 def run(args) -> int:
     from kvviz.gpu.bench.run import format_table, run_bench
     from kvviz.errors import BadInput
+    from kvviz.files import atomic_writer
 
-    out = None
-    if args.json:  # open it first: a bad path should not cost a whole benchmark run
-        try:
-            out = open(args.json, "w")
-        except OSError as e:
-            raise BadInput(f"cannot write {args.json}: {e.strerror or e}") from None
-    try:
+    with contextlib.ExitStack() as stack:
+        out = None
+        if args.json:  # opened first (a bad path should not cost a whole run), renamed into place last
+            try:
+                out = stack.enter_context(atomic_writer(args.json))
+            except OSError as e:
+                raise BadInput(f"cannot write {args.json}: {e.strerror or e}") from None
         result = run_bench(quick=args.quick, progress=None if args.no_progress else _bar)
         if not args.no_progress:
             sys.stderr.write("\n")
         if out is not None:
             json.dump(result, out, indent=1)
-    finally:
-        if out is not None:
-            out.close()
     print(format_table(result))
     return 0

@@ -27,6 +27,10 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+MAX_TABLE_ENTRIES = 1 << 22   # what `compute` prints, as JSON: about 10 MB for a full table
+MAX_OUTPUT_VALUES = 1 << 23   # every number printed: under about 100 MB of JSON
+
+
 def run(args) -> int:
     try:
         profile = get_profile(args.profile)
@@ -34,7 +38,11 @@ def run(args) -> int:
         raise BadInput(str(e)) from None
     spec = read_json_file(args.batch)
     step = build_step_from_batch(spec, empty_last_page_len_is_zero=profile.empty_last_page_len_is_zero,
-                                 width_alignment=profile.width_alignment)
+                                 width_alignment=profile.width_alignment, max_table_entries=MAX_TABLE_ENTRIES)
+    values = sum(a.size for a in (step.block_table, step.positions, step.slot_mapping, step.seq_lens,
+                                  step.query_start_loc, step.paged_kv_indices) if a is not None)
+    if values > MAX_OUTPUT_VALUES:
+        raise BadInput(f"the output would hold {values} numbers; the limit is {MAX_OUTPUT_VALUES}")
     backend = "reference (numpy)"
     if args.backend != "reference":
         from kvviz.gpu.harness import KernelMismatch, kernel_backend_for_compute

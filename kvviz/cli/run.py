@@ -2,12 +2,17 @@
 from __future__ import annotations
 
 import json
+import sys
 
-from kvviz.cli import read_json_file
+from kvviz.cli import MAX_INPUT_BYTES
 from kvviz.core.engine import FAULTS, Engine
-from kvviz.errors import BadInput
+from kvviz.errors import BadInput, parse_json
+from kvviz.files import read_bounded
 from kvviz.views.report import step_to_json, step_to_text
 from kvviz.core.scenario import parse_scenario
+
+EXIT_CUT_SHORT = 3
+"""`run`'s exit status when --max-steps stopped the replay before every request finished."""
 
 
 def register(sub) -> None:
@@ -24,14 +29,9 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _refuse_npz(path: str) -> None:
+def _refuse_npz(path: str, raw: bytes) -> None:
     """A .npz table dump is a zip archive: say what `run` expected instead of "not UTF-8"."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4)
-    except OSError:
-        return  # read_json_file says why, in its own words
-    if head == b"PK\x03\x04":
+    if raw[:4] == b"PK\x03\x04":
         raise BadInput(f"{path}: expected a scenario JSON file (an object with 'config', 'requests' and "
                        f"'actions'), but this is a .npz table dump; read it with `kvviz check` or `kvviz diff`")
 
@@ -39,8 +39,9 @@ def _refuse_npz(path: str) -> None:
 def run(args) -> int:
     if args.max_steps < 1:
         raise BadInput("--max-steps must be positive")
-    _refuse_npz(args.scenario)
-    scenario = parse_scenario(read_json_file(args.scenario))
+    raw = read_bounded(args.scenario, MAX_INPUT_BYTES)
+    _refuse_npz(args.scenario, raw)
+    scenario = parse_scenario(parse_json(raw, args.scenario))
     engine = Engine(scenario, faults=set(args.fault))
     history = engine.run(args.max_steps)
     if args.json:
@@ -51,4 +52,8 @@ def run(args) -> int:
         print(f"# {scenario.name} ({len(history)} steps, profile {scenario.config.profile})")
         for r in history:
             print(step_to_text(r, scenario.config))
+    if not engine.done():
+        print(f"kvviz run: stopped at --max-steps {args.max_steps} with {engine.unfinished_count()} "
+              "request(s) not finished; the output above is a partial replay", file=sys.stderr)
+        return EXIT_CUT_SHORT
     return 0

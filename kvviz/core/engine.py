@@ -183,6 +183,10 @@ class Engine:
     def done(self) -> bool:
         return not self._pending and not self.waiting and not self.running
 
+    def unfinished_count(self) -> int:
+        """Requests not finished yet: not arrived, waiting, or running."""
+        return len(self._pending) + len(self.waiting) + len(self.running)
+
     def step(self) -> StepRecord:
         """One scheduler + worker step, in vLLM's order; returns its record (kept in ``history``)."""
         self.events.clear()

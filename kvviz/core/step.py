@@ -117,14 +117,15 @@ def _int(spec: dict, key: str, default=None, *, lo: int | None = None, hi: int |
 
 
 def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = True,
-                          width_alignment: str = "lcm") -> StepInputs:
+                          width_alignment: str = "lcm", max_table_entries: int = MAX_TABLE_ENTRIES) -> StepInputs:
     """Validate a BATCH dict (the `compute` command's input) and build its step inputs.
 
     BATCH: {"block_size": B, "requests": [{"block_ids": [...], "seq_len": S, "query_len": Q?}],
             "num_reqs_padded": R?, "num_tokens_padded": T?, "dcp_world_size": W?, "dcp_rank": r?,
             "cp_kv_cache_interleave_size": I?, "kernel_block_size": K?}
     Request r is row r; its positions are S-Q .. S-1. Unknown keys (top level or per request)
-    are refused, naming the closest known key, so a typo never falls back to a default.
+    are refused, naming the closest known key, so a typo never falls back to a default. A table of
+    more than ``max_table_entries`` entries is refused before it is allocated.
     """
     _refuse_other_inputs(spec)
     geo = _batch_geometry(spec)
@@ -134,7 +135,7 @@ def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = Tru
         raise BadInput(f"too many tokens in one step ({num_tokens} > {MAX_BATCH_TOKENS})")
     r_pad = _int(spec, "num_reqs_padded", num_reqs, lo=num_reqs, hi=MAX_BATCH_REQS)
     t_pad = _int(spec, "num_tokens_padded", num_tokens, lo=num_tokens, hi=MAX_BATCH_TOKENS)
-    bt = _batch_block_table(rows, r_pad, geo, width_alignment)
+    bt = _batch_block_table(rows, r_pad, geo, width_alignment, max_table_entries)
     return build_step(bt, seq_lens, qlens, geometry=geo, num_reqs_padded=r_pad, num_tokens_padded=t_pad,
                       empty_last_page_len_is_zero=empty_last_page_len_is_zero)
 
@@ -205,13 +206,14 @@ def _batch_request(i: int, r, geo: Geometry) -> tuple[list[int], int, int]:
     return ids, s, q
 
 
-def _batch_block_table(rows: list[list[int]], r_pad: int, geo: Geometry, alignment: str) -> np.ndarray:
+def _batch_block_table(rows: list[list[int]], r_pad: int, geo: Geometry, alignment: str,
+                       max_entries: int = MAX_TABLE_ENTRIES) -> np.ndarray:
     """The padded block table: row i holds request i's kernel blocks, everything else NULL."""
     max_blocks = max((len(x) for x in rows), default=1) or 1
     width = geo.table_width(max_blocks, alignment)
-    if r_pad * width > MAX_TABLE_ENTRIES:
+    if r_pad * width > max_entries:
         raise BadInput(f"the block table would be {r_pad} x {width} entries; the limit is "
-                       f"{MAX_TABLE_ENTRIES} entries")
+                       f"{max_entries} entries")
     bt = np.full((r_pad, width), NULL_BLOCK_ID, dtype=np.int32)
     for i, ids in enumerate(rows):
         k = geo.kernel_blocks(ids)

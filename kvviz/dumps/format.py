@@ -18,6 +18,7 @@ import numpy as np
 from kvviz.core.geometry import Geometry
 from kvviz.core.versions import PROFILES
 from kvviz.dumps.npz import read_npz, short_error
+from kvviz.files import atomic_writer, open_regular, read_bounded
 from kvviz.errors import BadInput, parse_json
 
 DUMP_VERSION = 1
@@ -372,6 +373,18 @@ def _check_table_shape(key: str, shape) -> None:
                        f"columns and {MAX_TABLE_ENTRIES} entries")
 
 
+def _check_declared_shape(key: str, shape: tuple) -> None:
+    """An .npz member's shape, from its header, against the limits: refused before its data is read."""
+    if key in TABLE_KEYS:
+        _check_table_shape(key, shape)
+    elif key in VECTOR_KEYS:
+        count = 1
+        for d in shape:
+            count *= d
+        if count > MAX_ARRAY_ENTRIES:
+            raise BadInput(f"{key!r} declares {count} entries; the limit is {MAX_ARRAY_ENTRIES}")
+
+
 # --- files ----------------------------------------------------------------------------
 
 def _parse_json(raw: bytes, name: str) -> dict:
@@ -394,21 +407,17 @@ def load_dump_bytes(data: bytes, name: str = "the upload", *, max_bytes: int = M
 def load_dump(path: str, *, max_bytes: int = MAX_DUMP_BYTES, max_json_bytes: int = MAX_JSON_BYTES) -> Dump:
     """A dump from an .npz or .json file; BadInput with one sentence on any problem."""
     name = os.path.basename(path) or path
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
+    with open_regular(path) as f:   # devices, FIFOs, directories refused before a byte is read
+        size = os.fstat(f.fileno()).st_size
+        try:
             head = f.read(8)
-    except OSError as e:
-        raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
+        except OSError as e:
+            raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
     if size > max_bytes:
         raise BadInput(f"{name} is {size} bytes; the limit is {max_bytes}")
 
     def read_all() -> bytes:
-        try:
-            with open(path, "rb") as f:
-                return f.read()
-        except OSError as e:
-            raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
+        return read_bounded(path, max_bytes, name=name)
     return _from_source(head, size, lambda: path, read_all, name, max_bytes, max_json_bytes)
 
 
@@ -417,7 +426,7 @@ def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max
         raise BadInput(f"{name} is empty")
     if _looks_like_zip(head):
         try:
-            mapping = read_npz(zip_src(), name, max_bytes, KNOWN_KEYS, TEXT_KEYS)
+            mapping = read_npz(zip_src(), name, max_bytes, KNOWN_KEYS, TEXT_KEYS, check_shape=_check_declared_shape)
         except BadInput:
             raise
         except Exception as e:  # noqa: BLE001 - a hostile archive must never become a traceback
@@ -438,12 +447,13 @@ def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max
 
 
 def save_dump(dump: Dump, path: str, *, compress: bool = False) -> None:
-    """Write ``path`` as JSON if it ends in .json, else as .npz."""
-    if path.endswith(".json"):
-        with open(path, "w") as f:
+    """Write ``path`` as JSON if it ends in .json, else as .npz; atomically (a temporary file in the
+    same directory renamed into place), so an interrupted save leaves the old file intact."""
+    with atomic_writer(path, "w" if path.endswith(".json") else "wb") as f:
+        if path.endswith(".json"):
             json.dump(dump.to_json(), f, separators=(",", ":"))
-        return
-    (np.savez_compressed if compress else np.savez)(path, **_npz_arrays(dump))
+        else:
+            (np.savez_compressed if compress else np.savez)(f, **_npz_arrays(dump))
 
 
 def _npz_arrays(dump: Dump) -> dict[str, np.ndarray]:

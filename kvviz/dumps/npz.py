@@ -10,10 +10,12 @@ import numpy as np
 from kvviz.errors import BadInput
 
 
-def read_npz(src, name: str, max_bytes: int, keys, text_keys) -> dict:
+def read_npz(src, name: str, max_bytes: int, keys, text_keys, check_shape=None) -> dict:
     """The arrays of an .npz without unpickling anything (as np.load(allow_pickle=False) would
     refuse), checking each array's declared size before reading it. Only the members named in
-    ``keys`` are read (a newer writer's extra key is ignored); ``text_keys`` may hold strings."""
+    ``keys`` are read (a newer writer's extra key is ignored); ``text_keys`` may hold strings.
+    ``check_shape(key, shape)`` may refuse a member from its header alone, before its data is read
+    (a small archive can declare a huge array: a zip bomb)."""
     try:
         zf = zipfile.ZipFile(src)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError):
@@ -32,7 +34,7 @@ def read_npz(src, name: str, max_bytes: int, keys, text_keys) -> dict:
                 raise BadInput(f"{name} holds {key!r} twice")
             try:
                 with zf.open(info) as f:
-                    out[key] = _read_npy(f, key, info.file_size, text=key in text_keys)
+                    out[key] = _read_npy(f, key, info.file_size, text=key in text_keys, check_shape=check_shape)
             except BadInput as e:
                 raise BadInput(f"{name}: {e}") from None
             except MemoryError:
@@ -49,7 +51,7 @@ def short_error(e: Exception) -> str:
     return s[:120]
 
 
-def _read_npy(f, key: str, member_size: int, text: bool = False) -> np.ndarray:
+def _read_npy(f, key: str, member_size: int, text: bool = False, check_shape=None) -> np.ndarray:
     """One .npy member: integers (or, where ``text``, ASCII strings), never pickles, its declared
     size checked against the member's before reading."""
     fmt = np.lib.format
@@ -67,6 +69,8 @@ def _read_npy(f, key: str, member_size: int, text: bool = False) -> np.ndarray:
                        + ("a string (ASCII codes as uint8) is required" if text else "integers are required"))
     if any(int(d) < 0 for d in shape):
         raise BadInput(f"array {key!r} declares a negative dimension {tuple(shape)}")
+    if check_shape is not None:
+        check_shape(key, tuple(int(d) for d in shape))
     count = 1
     for d in shape:
         count *= int(d)

@@ -125,7 +125,7 @@ def test_npz_header_claims_huge_shape():
                                                "shape": (1 << 40, 4)})
                 raw = f.getvalue() + b"\0" * 64      # header (with magic) + 64 bytes of data
             zout.writestr(info.filename, raw)
-    bad(out.getvalue(), "claims shape \\(1099511627776, 4\\)")
+    bad(out.getvalue(), "has shape \\(1099511627776, 4\\); the limits are")   # refused from the header
 
 
 def test_size_bounds(tmp_path):
@@ -242,3 +242,47 @@ def test_cli_never_prints_a_traceback_even_for_an_unexpected_error(monkeypatch, 
     assert cli.main(["check", "whatever.npz"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "ZeroDivisionError: internal slip" in err and "KVVIZ_DEBUG" in err
+
+
+def _bomb(path, key: str, shape: tuple, dtype="<i4") -> None:
+    """An .npz whose member declares ``shape`` in its header but compresses to almost nothing (a
+    zip bomb): zeros deflate about 1000:1."""
+    import zipfile
+
+    header = {"descr": dtype, "fortran_order": False, "shape": shape}
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        with zf.open(f"{key}.npy", "w", force_zip64=True) as f:
+            np.lib.format.write_array_header_2_0(f, header)
+            chunk = bytes(1 << 20)
+            n = 1
+            for d in shape:
+                n *= d
+            left = n * np.dtype(dtype).itemsize
+            while left > 0:
+                f.write(chunk[: min(left, len(chunk))])
+                left -= len(chunk)
+
+
+@pytest.mark.parametrize("key,shape,limit", [("block_table", (1 << 11, 1 << 11), "MAX_TABLE_ENTRIES"),
+                                             ("block_table", ((1 << 20) + 1, 1), "MAX_ROWS"),
+                                             ("slot_mapping", (1 << 22,), "MAX_ARRAY_ENTRIES")])
+def test_zip_bomb_is_refused_from_its_header(tmp_path, monkeypatch, key, shape, limit):
+    """A member's declared shape is checked against the entry limits before a byte of its data is
+    read, so a small archive cannot make the reader allocate what it declares. (The entry limits
+    are lowered here so the bomb stays small; the check is the same at 2^28.)"""
+    import zipfile
+
+    from kvviz.dumps import format as fmt
+
+    if limit != "MAX_ROWS":
+        monkeypatch.setattr(fmt, limit, 1 << 20)
+    path = tmp_path / "bomb.npz"
+    _bomb(path, key, shape, "<i4" if key == "block_table" else "<i8")
+    declared = zipfile.ZipFile(path).infolist()[0].file_size
+    assert path.stat().st_size * 100 < declared           # it compresses ~1000:1
+    reads = []
+    real_read = zipfile.ZipExtFile.read
+    monkeypatch.setattr(zipfile.ZipExtFile, "read", lambda self, n=-1: reads.append(n) or real_read(self, n))
+    with pytest.raises(BadInput, match="limit"):
+        load_dump(str(path))
+    assert reads and max(reads) < 4096, f"data was read: {max(reads)} bytes asked"

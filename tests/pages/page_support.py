@@ -8,13 +8,13 @@ APP = str(ROOT / "app.py")
 PAGES = ROOT / "pages"
 
 
-def app_test(page: str | None = None, *, lang: str | None = None, **query) -> AppTest:
+def app_test(page: str | None = None, *, lang: str | None = None, query: dict | None = None) -> AppTest:
     """A fresh AppTest of the whole app (``page`` None) or of one page file, in ``lang``, with query
     parameters, run once and without exception."""
     at = AppTest.from_file(APP if page is None else str(PAGES / f"{page}.py"), default_timeout=60)
     if lang is not None:
         at.session_state["lang"] = lang
-    for k, v in query.items():
+    for k, v in (query or {}).items():
         at.query_params[k] = v
     at.run()
     assert not at.exception, at.exception
