@@ -204,6 +204,7 @@ def parse_scenario(data) -> Scenario:
     requests = _parse_requests(data.get("requests", []), config)
     actions = _parse_actions(data.get("actions", []))
     _check_action_targets(requests, actions)
+    _check_fork_tokens(requests, actions)
     name = data.get("name", "scenario")
     desc = data.get("description", "")
     for k, v in (("name", name), ("description", desc)):
@@ -408,6 +409,22 @@ def _parse_actions(acts_raw) -> list[Action]:
         actions.append(Action(step=_get_int(a, "step", None, 0, LIMITS["steps"], where),
                               kind=a["kind"], req=req, n=n if a["kind"] == "fork" else 1))
     return actions
+
+
+def _check_fork_tokens(requests: list[RequestSpec], actions: list[Action]) -> None:
+    """Fork children copy their parent's prompt and may generate as much: counted against the same
+    token limit as the requests (64 x 64 forks of a long prompt would otherwise exhaust memory)."""
+    tokens = {r.req_id: len(r.prompt) + r.max_tokens for r in requests}
+    total = sum(tokens.values())
+    for a in sorted(actions, key=lambda a: a.step):
+        if a.kind != "fork" or a.req not in tokens:
+            continue
+        total += a.n * tokens[a.req]
+        for child in fork_child_ids(a.req, a.n, set(tokens)):
+            tokens[child] = tokens[a.req]
+        if total > LIMITS["total_tokens"]:
+            raise BadInput(f"the requests and their forks ask for more than {LIMITS['total_tokens']} tokens "
+                           f"in all (prompts + max_tokens, each fork child counted as its parent)")
 
 
 def _check_action_targets(requests: list[RequestSpec], actions: list[Action]) -> None:
