@@ -9,7 +9,6 @@ and every step as a snapshot that can be replayed forward and back.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,6 +22,7 @@ from kvviz.core.scenario import EngineConfig, Scenario, sampled_token
 from kvviz.core.step import StepInputs, build_step
 
 FAULTS = ("skip_commit", "commit_too_few_rows", "move_row_no_clear")
+QUIET_STATES = ("waiting", "finished")   # states in which a request's record entry only changes with its counters
 MAX_HISTORY_BYTES = 256 << 20   # step records kept for replaying back and forth (per replay; the app caches a few)
 
 
@@ -109,6 +109,7 @@ class Engine:
         self.step_index = 0
         self.history: list[StepRecord] = []
         self._history_bytes = 0
+        self._last_states: dict[str, dict] = {}   # the last record's request entries, shared while unchanged
         self._pending = sorted(scenario.requests, key=lambda r: r.arrival)
 
     # --- scenario actions -------------------------------------------------------------
@@ -373,7 +374,7 @@ class Engine:
         for s in sched_list:
             if self.requests[s.req_id].finished and self.state[s.req_id] == "running":
                 self._finish(s.req_id, "max_tokens")
-                record.requests[s.req_id]["state"] = "finished"
+                record.requests[s.req_id] = {**record.requests[s.req_id], "state": "finished"}  # entries are shared
         record.free_queue_after = self.manager.pool.free_block_ids()
         record.ref_counts_after = self.manager.pool.ref_counts()
         record.events = list(self.events)
@@ -401,16 +402,35 @@ class Engine:
         r_pad = min(t_pad, self.config.max_num_reqs) if uniform_decode else num_reqs
         return max(r_pad, num_reqs), t_pad
 
+    def _request_states(self) -> dict[str, dict]:
+        """Every request's state for the record. An entry equal to the previous step's is that same
+        (read-only) dict, so a step costs memory for what changed, not for every request ever seen
+        (4096 queued requests over 544 steps: 1.1 GB of copies before)."""
+        out = {}
+        last = self._last_states
+        for rid, req in self.requests.items():
+            prev = last.get(rid)
+            state = self.state[rid]
+            if (prev is not None and state in QUIET_STATES and prev["state"] == state
+                    and rid not in self.manager.req_blocks and not any(prev["blocks"])
+                    and prev["row"] == self.batch.req_id_to_index.get(rid)
+                    and prev["num_computed_tokens"] == req.num_computed_tokens
+                    and prev["output_len"] == len(req.output) and prev["preemptions"] == req.num_preemptions):
+                out[rid] = prev   # a waiting or finished request holding no block, unchanged: cheap
+                continue
+            blocks = self.manager.block_ids(rid)
+            entry = {"state": state, "row": self.batch.req_id_to_index.get(rid),
+                     "prompt_len": len(req.prompt), "output_len": len(req.output),
+                     "num_computed_tokens": req.num_computed_tokens, "num_tokens": req.num_tokens,
+                     "blocks": blocks, "parent": req.parent, "preemptions": req.num_preemptions}
+            out[rid] = prev if prev == entry else entry
+        self._last_states = out
+        return out
+
     def _snapshot(self, sched, commit: _Commit, r_pad: int, t_pad: int, inputs) -> StepRecord:
         """The step as the kernels see it: tables, pool, and every request's state."""
         pool = self.manager.pool
-        reqs = {}
-        for rid, req in self.requests.items():
-            reqs[rid] = {"state": self.state[rid], "row": self.batch.req_id_to_index.get(rid),
-                         "prompt_len": len(req.prompt), "output_len": len(req.output),
-                         "num_computed_tokens": req.num_computed_tokens, "num_tokens": req.num_tokens,
-                         "blocks": self.manager.block_ids(rid), "parent": req.parent,
-                         "preemptions": req.num_preemptions}
+        reqs = self._request_states()
         cached = {b.block_id: b.block_hash[:4].hex() for b in pool.blocks if b.block_hash is not None}
         return StepRecord(
             index=self.step_index, scheduled=sched, events=[], inputs=inputs,
@@ -418,7 +438,7 @@ class Engine:
             device_tables=[t.device.copy() for t in self.batch.tables.tables],
             num_blocks_per_row=[t.num_blocks_per_row.copy() for t in self.batch.tables.tables],
             commit_rows=commit.rows, commit_bytes=commit.bytes, free_queue=pool.free_block_ids(),
-            ref_counts=pool.ref_counts(), cached_blocks=cached, requests=copy.deepcopy(reqs),
+            ref_counts=pool.ref_counts(), cached_blocks=cached, requests=reqs,
             rows=list(self.batch.req_ids), num_reqs=self.batch.num_reqs, num_reqs_padded=r_pad,
             num_tokens_padded=t_pad, dirty_rows=commit.dirty_rows)
 

@@ -319,3 +319,23 @@ def test_reorder_decodes_first_property():
         n_dec = sum(order)
         assert len(swaps) == sum(1 for n in tokens[:n_dec] if n > 1)
     check()
+
+
+def test_step_records_share_unchanged_request_entries():
+    """History grows with what changed: a queued request's entry is the same object from step to
+    step, a changed one is new, and a later step never alters an earlier record."""
+    import copy as _copy
+
+    sc = parse_scenario({"config": {"num_blocks": 16, "block_size": 4, "max_num_reqs": 2},
+                         "requests": [{"id": f"R{i}", "prompt_len": 3, "max_tokens": 2} for i in range(6)]})
+    engine = Engine(sc)
+    first = engine.step()
+    frozen = _copy.deepcopy(first.requests)
+    second, third = engine.step(), engine.step()
+    assert [r for r, e in first.requests.items() if e["state"] == "waiting"] == ["R2", "R3", "R4", "R5"]
+    assert all(second.requests[r] is first.requests[r] for r in ("R2", "R3", "R4", "R5"))   # still queued
+    assert all(third.requests[r] is not second.requests[r] and third.requests[r]["state"] == "running"
+               for r in ("R2", "R3"))                                                      # admitted: new
+    assert third.requests["R4"] is first.requests["R4"]
+    engine.run(100)
+    assert first.requests == frozen
