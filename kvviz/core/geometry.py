@@ -193,7 +193,7 @@ class Geometry:
 
     def logical_block_of_column(self, column):
         """The manager block (index in the request's block list) a table column belongs to."""
-        return np.asarray(column, dtype=np.int64) // self.blocks_per_kv_block
+        return self.manager_block_of(np.asarray(column, dtype=np.int64))
 
     def as_pages(self) -> "Geometry":
         """The geometry a kernel that counts kernel blocks as pages sees (FlashInfer's CSR): one
