@@ -98,6 +98,47 @@ class PersistentBatch:
             swaps.append((p, d))
         return swaps
 
+    def reorder_regions(self, num_scheduled: dict[str, int], prompt_len: dict[str, int], *, four: bool,
+                        decode_threshold: int = 1) -> list[tuple[int, int]]:
+        """vLLM's region reorder (v0.11.1+, #27367): rows sorted by region, decode -> extend ->
+        prefill, by following the cycles of a permutation of only the rows out of place. With
+        ``four`` (v0.19.0+, #37303) a short chunk of a prompt still being prefilled is its own
+        ``short_extend`` region after the decodes, and a decode needs context and a finished
+        prompt. Returns the swaps (each an event ``swap_row``)."""
+        live = [r for r, _ in self.rows()]
+        region = np.array([self._region(r, num_scheduled, prompt_len, four, decode_threshold) for r in live],
+                          dtype=np.int64)
+        target = np.sort(region, kind="stable")
+        out_of_place = np.nonzero(region != target)[0]
+        if not out_of_place.size:
+            return []
+        order = out_of_place[np.argsort(region[out_of_place], kind="stable")]
+        src_to_dst = {int(live[s]): int(live[d]) for s, d in zip(order, out_of_place)}
+        swaps = []
+        for src in list(src_to_dst):
+            dst = src_to_dst[src]
+            while src != dst:
+                self.swap_rows(src, dst)
+                swaps.append((src, dst))
+                nxt = src_to_dst.get(dst, dst)
+                src_to_dst[dst] = dst
+                dst = nxt
+        return swaps
+
+    def _region(self, row: int, num_scheduled: dict[str, int], prompt_len: dict[str, int], four: bool,
+                threshold: int) -> int:
+        rid = self.req_ids[row]
+        n = num_scheduled.get(rid, 0)
+        computed = int(self.num_computed_tokens[row])
+        small = n <= threshold
+        if not four:
+            return 0 if small else (1 if computed > 0 else 2)
+        if computed == 0:
+            return 3
+        if not small:
+            return 2
+        return 0 if computed >= prompt_len.get(rid, 0) else 1
+
     def condense(self) -> list[tuple[int, int]]:
         """Move the highest live rows into the lowest holes; returns the (src, dst) moves."""
         moves = []

@@ -118,11 +118,15 @@ class BlockTable:
     def row_prefix(self, row: int) -> np.ndarray:
         return self.cpu[row, : int(self.num_blocks_per_row[row])]
 
-    def device_view(self, num_reqs: int, num_reqs_padded: int | None = None) -> np.ndarray:
-        """What the attention kernel reads: mirror rows [0, num_reqs_padded), padded rows NULL."""
+    def device_view(self, num_reqs: int, num_reqs_padded: int | None = None, *,
+                    fill: int | None = NULL_BLOCK_ID) -> np.ndarray:
+        """What the attention kernel reads: mirror rows [0, num_reqs_padded). Padded rows are filled
+        with ``fill``: the null block (v0.20.0+), -1 (v0.12.0 to v0.19.x), or None: never written,
+        so the mirror's rows as an earlier commit left them (v0.11.x)."""
         n_pad = num_reqs if num_reqs_padded is None else num_reqs_padded
         view = self.device[:n_pad].copy()
-        view[num_reqs:n_pad] = NULL_BLOCK_ID
+        if fill is not None:
+            view[num_reqs:n_pad] = fill
         return view
 
     def cpu_view(self, num_reqs: int, num_reqs_padded: int | None = None) -> np.ndarray:

@@ -17,11 +17,14 @@ from kvviz.core.batch import PersistentBatch
 from kvviz.core.block_table import BlockTable, MultiGroupBlockTable
 from kvviz.errors import BadInput
 from kvviz.core.manager import KVCacheManager, Request
-from kvviz.core.versions import get_profile
+from kvviz.core.runner_v2 import FAULTS_V2, GroupTables, RequestStates
+from kvviz.core.versions import get_profile, resolve_runner
 from kvviz.core.scenario import EngineConfig, Scenario, sampled_token
 from kvviz.core.step import StepInputs, build_step
+from kvviz.core.worker_v2 import V2Worker
 
-FAULTS = ("skip_commit", "commit_too_few_rows", "move_row_no_clear")
+FAULTS_V1 = ("skip_commit", "commit_too_few_rows", "move_row_no_clear")
+FAULTS = (*FAULTS_V1, *FAULTS_V2)
 QUIET_STATES = ("waiting", "finished")   # states in which a request's record entry only changes with its counters
 MAX_HISTORY_BYTES = 256 << 20   # step records kept for replaying back and forth (per replay; the app caches a few)
 
@@ -34,6 +37,7 @@ class ScheduledRequest:
     num_computed: int     # before this step
     seq_len: int          # after this step
     kind: str             # prefill | chunk | decode
+    state_index: int | None = None   # Model Runner V2: the request-state index (row is the batch position)
 
 
 @dataclass
@@ -59,6 +63,12 @@ class StepRecord:
     dirty_rows: list[int] = field(default_factory=list)
     free_queue_after: list[int] = field(default_factory=list)   # after this step's finishes
     ref_counts_after: list[int] = field(default_factory=list)
+    # Model Runner V2: cpu_tables / num_blocks_per_row are the state tables and counts (rows by
+    # request-state index), device_before_commit / device_tables the input tables before and after
+    # the gather (rows by batch position); idx_mapping[b] is batch position b's state index
+    runner: str = "v1"
+    idx_mapping: list[int] = field(default_factory=list)
+    state_rows: list[str | None] = field(default_factory=list)
 
     @property
     def num_tokens(self) -> int:
@@ -75,18 +85,24 @@ class _Commit:
     bytes: int
 
 
-class Engine:
-    """Replays a scenario step by step; ``history`` keeps every step's record."""
+class Engine(V2Worker):
+    """Replays a scenario step by step; ``history`` keeps every step's record. The worker side is
+    the V1 model runner's persistent batch or Model Runner V2's request states (``runner``)."""
 
     def __init__(self, scenario: Scenario, *, faults: set[str] | None = None):
         self.scenario = scenario
         self.config: EngineConfig = scenario.config
         self.profile = get_profile(self.config.profile)
-        self.faults = set(faults or ())
-        bad = self.faults - set(FAULTS)
-        if bad:
-            raise ValueError(f"unknown fault(s) {sorted(bad)}; known: {FAULTS}")
         c = self.config
+        self.runner = resolve_runner(self.profile, c.runner, state_groups=any(g.kind == "state" for g in c.groups),
+                                     hybrid=len(c.groups) > 1)
+        self.faults = set(faults or ())
+        known = FAULTS_V2 if self.runner == "v2" else FAULTS_V1
+        bad = self.faults - set(known)
+        if bad:
+            raise ValueError(f"unknown fault(s) {sorted(bad)} for runner {self.runner}; known: {known}")
+        self.reserve_full_prompt = (self.profile.reserve_full_prompt if c.scheduler_reserve_full_isl is None
+                                    else c.scheduler_reserve_full_isl)
         self.geometry = c.geometry
         self.events: list[dict] = []
         self.manager = KVCacheManager(c.num_blocks, groups=c.groups, geometry=self.geometry,
@@ -101,6 +117,8 @@ class Engine:
                   for g in c.groups]
         self.batch = PersistentBatch(MultiGroupBlockTable(tables), events=self.events,
                                      remove_clears_row=self.profile.remove_clears_row)
+        self.states = RequestStates(c.max_num_reqs, [GroupTables(t.geometry, t.width, max_num_reqs=c.max_num_reqs)
+                                                     for t in tables], self.events, faults=self.faults)
         self.requests: dict[str, Request] = {}
         self.waiting: list[str] = []
         self.running: list[str] = []
@@ -167,7 +185,7 @@ class Engine:
                 self._finish(a.req, "scenario")
             elif a.kind == "preempt" and st == "running":
                 self._preempt(a.req, "scenario")
-            elif a.kind == "fork" and st == "running" and a.req in self.batch.req_id_to_index:
+            elif a.kind == "fork" and st == "running" and self._row_of(a.req) is not None:
                 self._fork(a.req, a.n)
 
     def _may_finish_later(self, rid: str) -> bool:
@@ -194,6 +212,8 @@ class Engine:
         self._admit_arrivals()
         self._apply_actions()
         scheduled = self._schedule()
+        if self.runner == "v2":
+            return self._step_v2(scheduled)
         self._update_batch(scheduled)
         commit = self._commit()
         sched_list, seq_lens, q_lens = self._in_row_order(scheduled)
@@ -277,10 +297,11 @@ class Engine:
             req = self.requests[rid]
             hits, n_hit = self.manager.get_computed_blocks(req)
             n = min(req.num_tokens - n_hit, budget)
-            ids = self.manager.allocate_slots(req, n, hits, n_hit)
+            ids = self.manager.allocate_slots(req, n, hits, n_hit, full_sequence_must_fit=self.reserve_full_prompt)
             if ids is None:
                 if not self.running and not scheduled and not self._may_finish_later(rid):
-                    raise BadInput(self._never_fits(rid, n_hit + n))
+                    whole = req.num_tokens if self.reserve_full_prompt else n_hit + n
+                    raise BadInput(self._never_fits(rid, max(whole, n_hit + n)))
                 break
             self.waiting.pop(0)
             req.num_computed_tokens = n_hit
@@ -308,8 +329,15 @@ class Engine:
         for rid in added:
             self.batch.add_request(rid, self.manager.block_ids(rid), scheduled[rid][1])
         self.batch.condense()
+        for rid, (_, done, _) in scheduled.items():   # vLLM's num_computed_tokens_cpu, refreshed each step
+            self.batch.num_computed_tokens[self.batch.req_id_to_index[rid]] = done
         if self.config.reorder_decodes_first:
-            self.batch.reorder_decodes_first({rid: v[0] for rid, v in scheduled.items()})
+            num_scheduled = {rid: v[0] for rid, v in scheduled.items()}
+            if self.profile.reorder == "pairs":
+                self.batch.reorder_decodes_first(num_scheduled)
+            else:
+                prompt = {rid: len(self.requests[rid].prompt) for rid in scheduled}
+                self.batch.reorder_regions(num_scheduled, prompt, four=self.profile.reorder == "regions4")
 
     def _commit(self) -> _Commit:
         """Copy the batch's rows to the device mirror (or, under a fault, too few or none)."""
@@ -334,15 +362,18 @@ class Engine:
         sched_list, seq_lens, q_lens = [], [], []
         for row, rid in self.batch.rows():
             n, done, _ = scheduled[rid]
-            req = self.requests[rid]
-            if done >= len(req.prompt):
-                kind = "decode"
-            else:  # a chunk leaves part of the prompt for later steps
-                kind = "prefill" if done + n >= len(req.prompt) else "chunk"
-            sched_list.append(ScheduledRequest(rid, row, n, done, done + n, kind))
+            sched_list.append(self._scheduled_entry(rid, row, n, done))
             seq_lens.append(done + n)
             q_lens.append(n)
         return sched_list, seq_lens, q_lens
+
+    def _scheduled_entry(self, rid: str, row: int, n: int, done: int, **kw) -> ScheduledRequest:
+        prompt_len = len(self.requests[rid].prompt)
+        if done >= prompt_len:
+            kind = "decode"
+        else:  # a chunk leaves part of the prompt for later steps
+            kind = "prefill" if done + n >= prompt_len else "chunk"
+        return ScheduledRequest(rid, row, n, done, done + n, kind, **kw)
 
     def _build_inputs(self, num_reqs: int, r_pad: int, t_pad: int, seq_lens, q_lens) -> list[StepInputs]:
         """Each group's attention inputs, from the device mirror (the profile may take the slot
@@ -351,8 +382,11 @@ class Engine:
         for g, t in zip(self.config.groups, self.batch.tables.tables):
             kw = dict(geometry=t.geometry, num_reqs_padded=r_pad, num_tokens_padded=t_pad,
                       has_slot_mapping=g.kind != "state",
-                      empty_last_page_len_is_zero=self.profile.empty_last_page_len_is_zero)
-            step_in = build_step(t.device_view(num_reqs, r_pad), seq_lens, q_lens, **kw)
+                      empty_last_page_len_is_zero=self.profile.empty_last_page_len_is_zero,
+                      padded_row_fill=self.profile.padded_row_fill,
+                      padded_last_page_len_one=self.profile.padded_last_page_len_one)
+            step_in = build_step(t.device_view(num_reqs, r_pad, fill=self.profile.padded_row_fill),
+                                 seq_lens, q_lens, **kw)
             if not self.profile.slot_mapping_from_device_table and step_in.slot_mapping is not None:
                 # the 2025 rule: slots from the CPU table (numpy), attention from the device mirror
                 step_in.slot_mapping = build_step(t.cpu_view(num_reqs, r_pad), seq_lens, q_lens,
@@ -402,6 +436,12 @@ class Engine:
         r_pad = min(t_pad, self.config.max_num_reqs) if uniform_decode else num_reqs
         return max(r_pad, num_reqs), t_pad
 
+    def _row_of(self, rid: str) -> int | None:
+        """A request's row: its batch row (V1) or its request-state index (V2)."""
+        if self.runner == "v2":
+            return self.states.req_id_to_index.get(rid)
+        return self.batch.req_id_to_index.get(rid)
+
     def _request_states(self) -> dict[str, dict]:
         """Every request's state for the record. An entry equal to the previous step's is that same
         (read-only) dict, so a step costs memory for what changed, not for every request ever seen
@@ -413,13 +453,13 @@ class Engine:
             state = self.state[rid]
             if (prev is not None and state in QUIET_STATES and prev["state"] == state
                     and rid not in self.manager.req_blocks and not any(prev["blocks"])
-                    and prev["row"] == self.batch.req_id_to_index.get(rid)
+                    and prev["row"] == self._row_of(rid)
                     and prev["num_computed_tokens"] == req.num_computed_tokens
                     and prev["output_len"] == len(req.output) and prev["preemptions"] == req.num_preemptions):
                 out[rid] = prev   # a waiting or finished request holding no block, unchanged: cheap
                 continue
             blocks = self.manager.block_ids(rid)
-            entry = {"state": state, "row": self.batch.req_id_to_index.get(rid),
+            entry = {"state": state, "row": self._row_of(rid),
                      "prompt_len": len(req.prompt), "output_len": len(req.output),
                      "num_computed_tokens": req.num_computed_tokens, "num_tokens": req.num_tokens,
                      "blocks": blocks, "parent": req.parent, "preemptions": req.num_preemptions}

@@ -4,32 +4,46 @@ A KV element is named by ``(kv, block, offset_in_block, head, dim)``; its slot i
 ``block * block_size + offset_in_block``. Where that element sits in memory depends on two
 choices, both named, never mixed silently:
 
-* the *cache layout family* — how K and V share the tensor (``CACHE_LAYOUTS``):
+* the *cache layout family* — how K and V share the tensor (``ALL_CACHE_LAYOUTS``):
 
-  ``flash_attn`` (default)   ``[2, B, N, H, D]`` (NHD) / ``[2, B, H, N, D]`` (HND): a whole K plane,
-                             then a whole V plane (vLLM's FlashAttention backend);
+  ``flash_attn``             ``[2, B, N, H, D]`` (NHD) / ``[2, B, H, N, D]`` (HND): a whole K plane,
+                             then a whole V plane (vLLM's FlashAttention backend before v0.23.0; Flex,
+                             NHD only, before v0.23.0);
   ``flashinfer``             ``[B, 2, N, H, D]`` (NHD) / ``[B, 2, H, N, D]`` (HND): each block holds its
-                             K then its V (FlashInfer's documented 5-D layout; vLLM's FlashInfer
-                             backend until 2026-07);
+                             K then its V (FlashInfer's documented 5-D layout; vLLM's FlashInfer and
+                             Triton backends before v0.26.0, FlashAttention v0.23.0 .. v0.25.x);
   ``flashinfer_packed``      ``[B, N, H, 2D]`` (NHD) / ``[B, H, N, 2D]`` (HND): K and V packed in the
-                             last dimension, K in ``[..., :D]``, V in ``[..., D:]`` (vLLM's FlashInfer
-                             backend since 2026-07-11);
+                             last dimension, K in ``[..., :D]``, V in ``[..., D:]`` (every vLLM backend
+                             since v0.26.0, PR #44455 of 2026-07-11);
+  ``flex_interleaved``       ``[B, N, 2, H, D]``, NHD only: inside a block, each token's K (all heads)
+                             then its V (vLLM's Flex backend v0.23.0 .. v0.25.x, PR #42095);
+
+  ``CACHE_LAYOUTS`` keeps the first three, the families with both NHD and HND forms;
 
 * the *layout* ``NHD`` / ``HND`` — whether, inside a block, a token's heads (NHD) or a head's
   tokens (HND) are contiguous.
 
 Here B = num_blocks, N = block_size, H = num_kv_heads, D = head_dim; shapes are physical (the
 order in memory, contiguous). Every element is one dtype item; fp8 is one byte.
+
+``cache_layout_for(version, attn_backend)`` names the family a vLLM release allocates for a
+backend, and ``layouts_for`` whether that backend follows ``VLLM_KV_CACHE_LAYOUT=HND`` at all; both
+were read from each backend's ``get_kv_cache_shape`` and ``get_kv_cache_stride_order`` in vLLM's git
+history (``CACHE_LAYOUT_CHANGES`` names the pull requests).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from kvviz.constants import DTYPE_BYTES
+from kvviz.core.versions import ATTN_BACKENDS, MAIN, Rules, rules_for, version_key
 
 LAYOUTS = ("NHD", "HND")
-CACHE_LAYOUTS = ("flash_attn", "flashinfer", "flashinfer_packed")
-DEFAULT_CACHE_LAYOUT = "flash_attn"
+CACHE_LAYOUTS = ("flash_attn", "flashinfer", "flashinfer_packed")   # a public contract: never renamed
+NHD_ONLY_CACHE_LAYOUTS = ("flex_interleaved",)
+ALL_CACHE_LAYOUTS = CACHE_LAYOUTS + NHD_ONLY_CACHE_LAYOUTS
+DEFAULT_CACHE_LAYOUT = "flash_attn"      # CacheGeometry's default when no family is named (unchanged)
+DEFAULT_ATTN_BACKEND = "flash_attn"
 
 # Physical axis order of each (family, layout), outermost first, as logical coordinates:
 # kv, block, off(set in block), head, dim. The packed family's last physical dimension, 2D,
@@ -41,6 +55,7 @@ _AXES = {
     ("flashinfer", "HND"): ("block", "kv", "head", "off", "dim"),
     ("flashinfer_packed", "NHD"): ("block", "off", "head", "kv", "dim"),
     ("flashinfer_packed", "HND"): ("block", "head", "off", "kv", "dim"),
+    ("flex_interleaved", "NHD"): ("block", "off", "kv", "head", "dim"),
 }
 
 # Physical shape as the framework allocates it, in symbols (for prose and figures).
@@ -48,13 +63,114 @@ SHAPE_TEXT = {
     ("flash_attn", "NHD"): "[2, B, N, H, D]", ("flash_attn", "HND"): "[2, B, H, N, D]",
     ("flashinfer", "NHD"): "[B, 2, N, H, D]", ("flashinfer", "HND"): "[B, 2, H, N, D]",
     ("flashinfer_packed", "NHD"): "[B, N, H, 2D]", ("flashinfer_packed", "HND"): "[B, H, N, 2D]",
+    ("flex_interleaved", "NHD"): "[B, N, 2, H, D]",
 }
 
 
 def check_cache_layout(name: str) -> str:
-    if name not in CACHE_LAYOUTS:
-        raise ValueError(f"cache layout must be one of {', '.join(CACHE_LAYOUTS)}, not {name!r}")
+    if name not in ALL_CACHE_LAYOUTS:
+        raise ValueError(f"cache layout must be one of {', '.join(ALL_CACHE_LAYOUTS)}, not {str(name)[:40]!r}")
     return name
+
+
+_WORDS = {"B": "num_blocks", "N": "block_size", "H": "num_kv_heads", "D": "head_dim", "2D": "2*head_dim"}
+
+
+def shape_words(family: str, layout: str = "NHD") -> str:
+    """The physical shape in words, "[num_blocks, block_size, 2, num_kv_heads, head_dim]": for
+    messages read where the letters may mean something else."""
+    dims = SHAPE_TEXT[(family, layout)].strip("[]").split(", ")
+    return "[" + ", ".join(_WORDS.get(d, d) for d in dims) + "]"
+
+
+def family_layouts(family: str) -> tuple[str, ...]:
+    """The layouts a family has: NHD and HND, or NHD alone (``flex_interleaved``)."""
+    return ("NHD",) if check_cache_layout(family) in NHD_ONLY_CACHE_LAYOUTS else LAYOUTS
+
+
+# --- which family each vLLM release allocates for each attention backend -------------------------
+
+@dataclass(frozen=True)
+class LayoutChange:
+    """One change of a backend's cache allocation, read from vLLM's git history."""
+    backends: tuple[str, ...]
+    pr: int
+    date: str             # merge date
+    first_release: str    # the first plain release tag containing it
+    summary: str
+
+
+CACHE_LAYOUT_CHANGES = (
+    LayoutChange(("triton",), 37940, "2026-04-01", "v0.20.0",
+                 "Triton's stride order follows VLLM_KV_CACHE_LAYOUT: HND = (0, 1, 3, 2, 4); before, the "
+                 "Triton cache was NHD whatever the setting"),
+    LayoutChange(("flash_attn",), 42095, "2026-05-26", "v0.23.0",
+                 "FlashAttention num-blocks first: (num_blocks, 2, block_size, H, D), the flashinfer family"),
+    LayoutChange(("flex",), 42095, "2026-05-26", "v0.23.0",
+                 "Flex (num_blocks, 2, block_size, H, D) allocated in stride order (0, 2, 1, 3, 4): "
+                 "physically [B, N, 2, H, D], NHD only"),
+    LayoutChange(ATTN_BACKENDS, 44455, "2026-07-11", "v0.26.0",
+                 "K and V packed into the content dim, logical (num_blocks, H, block_size, 2D): "
+                 "[B, N, H, 2D] (NHD) / [B, H, N, 2D] (HND); Flex always NHD"),
+)
+
+# family by Rules.cache_layout_era and backend (vLLM's get_kv_cache_shape + stride order)
+_ERA_FAMILY = {
+    "kv_first": {"flash_attn": "flash_attn", "flashinfer": "flashinfer", "triton": "flashinfer",
+                 "flex": "flash_attn"},
+    "blocks_first": {"flash_attn": "flashinfer", "flashinfer": "flashinfer", "triton": "flashinfer",
+                     "flex": "flex_interleaved"},
+    "packed": {b: "flashinfer_packed" for b in ATTN_BACKENDS},
+}
+# the first release whose allocation for the backend follows VLLM_KV_CACHE_LAYOUT=HND (None: never;
+# Flex has a fixed stride order or none); FlashAttention and FlashInfer always did
+_HND_SINCE = {"flash_attn": "v0.11.0", "flashinfer": "v0.11.0", "triton": "v0.20.0", "flex": None}
+
+
+def check_attn_backend(name: str) -> str:
+    if name not in ATTN_BACKENDS:
+        raise ValueError(f"attention backend must be one of {', '.join(ATTN_BACKENDS)}, not {str(name)[:40]!r}")
+    return name
+
+
+def cache_layout_for(version_or_rules: str | Rules | None, attn_backend: str) -> str:
+    """The cache layout family vLLM ``version_or_rules`` (a version string, as ``rules_for`` reads it,
+    or its ``Rules``; None: main) allocates for ``attn_backend``. ValueError with one sentence for an
+    unknown version or backend."""
+    rules = rules_for(version_or_rules)
+    return _ERA_FAMILY[rules.cache_layout_era][check_attn_backend(attn_backend)]
+
+
+def layouts_for(version_or_rules: str | Rules | None, attn_backend: str) -> tuple[str, ...]:
+    """The layouts that release's backend can allocate: ("NHD", "HND") when its stride order follows
+    VLLM_KV_CACHE_LAYOUT, ("NHD",) when the cache is NHD whatever the setting."""
+    rules = rules_for(version_or_rules)
+    family = cache_layout_for(rules, attn_backend)
+    since = _HND_SINCE[attn_backend]
+    if since is None or version_key(rules.name) < version_key(since):
+        return ("NHD",)
+    return family_layouts(family)
+
+
+def check_backend_layout(version_or_rules: str | Rules | None, attn_backend: str, layout: str) -> str:
+    """``layout`` if that release's backend can allocate it; else ValueError with one sentence."""
+    rules = rules_for(version_or_rules)
+    if layout not in layouts_for(rules, attn_backend):
+        family = cache_layout_for(rules, attn_backend)
+        raise ValueError(f"vLLM {rules.name}'s {attn_backend} backend has no {str(layout)[:8]} cache: it "
+                         f"always allocates NHD, {shape_words(family)} ({family})")
+    return layout
+
+
+def layout_changes(attn_backend: str, version_or_rules: str | Rules | None = None) -> list[LayoutChange]:
+    """The changes of ``attn_backend``'s allocation up to that release (None: main), oldest first."""
+    key = version_key(rules_for(version_or_rules).name)
+    return [c for c in CACHE_LAYOUT_CHANGES
+            if check_attn_backend(attn_backend) in c.backends and version_key(c.first_release) <= key]
+
+
+# the app's and ``kvviz offset``'s default: what the newest vLLM allocates for FlashAttention
+NEWEST_CACHE_LAYOUT = cache_layout_for(MAIN, DEFAULT_ATTN_BACKEND)
 
 
 @dataclass(frozen=True)
@@ -72,7 +188,9 @@ class CacheGeometry:
             raise ValueError(f"layout must be NHD or HND, not {self.layout!r}")
         if self.dtype not in DTYPE_BYTES:
             raise ValueError(f"dtype must be one of {sorted(DTYPE_BYTES)}, not {self.dtype!r}")
-        check_cache_layout(self.cache_layout)
+        if self.layout not in family_layouts(self.cache_layout):
+            raise ValueError(f"the {self.cache_layout} cache layout has no {self.layout} form (it is "
+                             f"{shape_words(self.cache_layout)}, NHD only)")
         for name in ("num_blocks", "block_size", "num_kv_heads", "head_dim"):
             if int(getattr(self, name)) <= 0:
                 raise ValueError(f"{name} must be positive")

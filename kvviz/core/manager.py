@@ -147,9 +147,12 @@ class KVCacheManager:
 
     def allocate_slots(self, req: Request, num_new_tokens: int,
                        hit_blocks: list[list[Block]] | None = None,
-                       num_hit_tokens: int = 0) -> list[list[int]] | None:
+                       num_hit_tokens: int = 0, *, full_sequence_must_fit: bool = False
+                       ) -> list[list[int]] | None:
         """Make room for ``num_new_tokens`` more tokens after the computed ones (and the hit).
-        Returns the ids added to each group's list (hits first), or None if the pool is short."""
+        Returns the ids added to each group's list (hits first), or None if the pool is short.
+        ``full_sequence_must_fit`` (vLLM's scheduler_reserve_full_isl, v0.19.0+): refuse unless the
+        request's whole sequence so far would fit, not just this chunk."""
         if req.req_id not in self.req_blocks:
             self.req_blocks[req.req_id] = [[] for _ in self.groups]
             self.num_cached_blocks[req.req_id] = [0] * len(self.groups)
@@ -163,6 +166,12 @@ class KVCacheManager:
             need_new.append(max(0, self._required(g, total) - len(have[gid]) - len(hit_blocks[gid])))
         if sum(need_new) + from_queue > self.pool.num_free:
             return None
+        if full_sequence_must_fit:
+            whole = max(total, req.num_tokens)
+            need_whole = sum(max(0, self._required(g, whole) - len(have[gid]) - len(hit_blocks[gid]))
+                             for gid, g in enumerate(self.groups))
+            if need_whole + from_queue > self.pool.num_free:
+                return None
         added = []
         for gid, g in enumerate(self.groups):
             if hit_blocks[gid]:

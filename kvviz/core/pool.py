@@ -201,6 +201,15 @@ class BlockPool:
                 self.free_queue.remove(b)
             b.ref_cnt += 1
 
+    def _to_front(self, b: Block) -> bool:
+        """Whether a block freed to ref 0 is reused first, by the release's free-queue era:
+        every block appended (before v0.24.0); hash-less blocks to the front (v0.24.0, #42656);
+        with prefix caching off every block appended again (v0.27.0, #48017), to the front on
+        main (#51482)."""
+        if not self.enable_caching:
+            return self.profile.prepend_when_caching_off
+        return self.profile.prepend_unhashed_on_free and b.block_hash is None
+
     def free_blocks(self, ordered_blocks, *, req_id: str | None = None, group_id: int = 0) -> None:
         """Drop one reference from each block, in the order given (callers pass a request's
         blocks tail first, so its deepest cached block is evicted first)."""
@@ -213,7 +222,7 @@ class BlockPool:
             b.ref_cnt -= 1
             if b.ref_cnt == 0:
                 freed.append(b.block_id)
-                if self.profile.prepend_unhashed_on_free and (b.block_hash is None or not self.enable_caching):
+                if self._to_front(b):
                     first.append(b)
                 else:
                     last.append(b)

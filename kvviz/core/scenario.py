@@ -24,7 +24,7 @@ import numpy as np
 
 from kvviz.core.geometry import Geometry
 from kvviz.core.manager import GROUP_KINDS, GroupSpec
-from kvviz.core.versions import PROFILES
+from kvviz.core.versions import RUNNERS, resolve_runner, resolve_version, rules_for
 from kvviz.errors import BadInput
 
 VOCAB = 32000
@@ -63,6 +63,15 @@ class EngineConfig:
     # Attention backends that want decodes before prefills (FlashInfer, MLA, ...) reorder the
     # persistent batch each step by swapping rows; FlashAttention does not (the default).
     reorder_decodes_first: bool = False
+    # the vLLM release whose rules are followed (resolved: a tag or "main"); ``profile`` is the name
+    # as given (an old alias like "current" or a version)
+    vllm: str = "main"
+    runner: str | None = None                       # v1 | v2; None: what the release picks
+    scheduler_reserve_full_isl: bool | None = None  # None: the release's default
+
+    def __post_init__(self):
+        if self.profile == "current" and self.vllm != "main":   # built in code with only vllm= given
+            self.profile = self.vllm
 
     @property
     def geometry(self) -> Geometry:
@@ -219,9 +228,13 @@ def _parse_config(cfg) -> EngineConfig:
         raise BadInput(f"'config' must be an object, got {_json_type(cfg)}")
     check_keys(cfg, CONFIG_KEYS, "config")
     geo = _config_geometry(cfg)
-    profile = cfg.get("profile", "current")
-    if not isinstance(profile, str) or profile not in PROFILES:
-        raise BadInput(f"config: unknown profile {profile!r}; choose one of {sorted(PROFILES)}")
+    profile, vllm = _config_version(cfg)
+    runner = cfg.get("runner")
+    if runner is not None and runner not in RUNNERS:
+        raise BadInput(f"config: 'runner' must be \"v1\" or \"v2\", not {str(runner)[:20]!r}")
+    reserve = cfg.get("scheduler_reserve_full_isl")
+    if reserve is not None:
+        reserve = _get_bool(cfg, "scheduler_reserve_full_isl", True, "config")
     caching = _get_bool(cfg, "enable_prefix_caching", True, "config")
     reorder = _get_bool(cfg, "reorder_decodes_first", False, "config")
     groups = _parse_groups(cfg.get("groups", [{"kind": "full"}]))
@@ -239,9 +252,29 @@ def _parse_config(cfg) -> EngineConfig:
         enable_prefix_caching=caching,
         profile=profile, groups=groups, dcp_world_size=geo.dcp_world_size, dcp_rank=geo.dcp_rank,
         cp_kv_cache_interleave_size=geo.interleave, cudagraph_capture_sizes=sorted(set(caps)),
-        reorder_decodes_first=reorder)
+        reorder_decodes_first=reorder, vllm=vllm, runner=runner, scheduler_reserve_full_isl=reserve)
+    try:
+        resolve_runner(rules_for(vllm), runner, state_groups=any(g.kind == "state" for g in groups),
+                       hybrid=len(groups) > 1)
+    except ValueError as e:
+        raise BadInput(f"config: {e}") from None
     _check_table_size(config)
     return config
+
+
+def _config_version(cfg: dict) -> tuple[str, str]:
+    """(the name given, the vLLM version it resolves to) from 'vllm' or its old name 'profile'."""
+    given = [cfg[k] for k in ("vllm", "profile") if k in cfg]
+    if len(given) == 2 and given[0] != given[1]:
+        raise BadInput(f"config: 'vllm' ({str(given[0])[:40]!r}) and its old name 'profile' "
+                       f"({str(given[1])[:40]!r}) disagree; give one")
+    name = given[0] if given else "current"
+    if not isinstance(name, str):
+        raise BadInput(f"config: 'vllm' must be a version like \"v0.25.1\", got {_json_type(name)}")
+    try:
+        return name, resolve_version(name)
+    except ValueError as e:
+        raise BadInput(f"config: {e}") from None
 
 
 def _config_geometry(cfg: dict) -> Geometry:

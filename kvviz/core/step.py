@@ -225,8 +225,13 @@ def build_step(block_table, seq_lens, query_lens, *, geometry: Geometry | None =
                block_size: int | None = None, kernel_block_size: int | None = None,
                num_reqs_padded: int | None = None, num_tokens_padded: int | None = None,
                dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1,
-               has_slot_mapping: bool = True, empty_last_page_len_is_zero: bool = True) -> StepInputs:
+               has_slot_mapping: bool = True, empty_last_page_len_is_zero: bool = True,
+               padded_row_fill: int | None = NULL_BLOCK_ID, padded_last_page_len_one: bool = False) -> StepInputs:
     """Step inputs from a device block-table view (rows [0, num_reqs) real) and lengths.
+
+    Padded rows [num_reqs, num_reqs_padded) are filled with ``padded_row_fill`` (None: left as the
+    view has them); ``padded_last_page_len_one``: FlashInfer's padded decode rows carry
+    last_page_len 1 (vLLM v0.10.1 to v0.11.x).
 
     ``geometry`` says how positions become slots; the loose ``block_size``, ``kernel_block_size``
     and DCP numbers are a shorthand for it."""
@@ -248,7 +253,8 @@ def build_step(block_table, seq_lens, query_lens, *, geometry: Geometry | None =
     seq_padded = np.zeros(r_pad, dtype=np.int32)
     seq_padded[:num_reqs] = s
     bt = np.array(block_table[:r_pad], dtype=np.int32, copy=True)
-    bt[num_reqs:] = NULL_BLOCK_ID
+    if padded_row_fill is not None:
+        bt[num_reqs:] = padded_row_fill
     slots = None
     if has_slot_mapping:
         slots = compute_slot_mapping(qsl, positions, bt, num_reqs=num_reqs, num_tokens_padded=t_pad,
@@ -262,4 +268,6 @@ def build_step(block_table, seq_lens, query_lens, *, geometry: Geometry | None =
         (step.paged_kv_indptr, step.paged_kv_indices,
          step.paged_kv_last_page_len) = compute_csr(bt, seq_padded, geo.kernel_block_size,
                                                     empty_last_page_len_is_zero=empty_last_page_len_is_zero)
+        if padded_last_page_len_one:
+            step.paged_kv_last_page_len[num_reqs:] = 1
     return step

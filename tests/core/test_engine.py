@@ -5,7 +5,7 @@ from kvviz.core.engine import Engine, run_scenario
 from kvviz.errors import BadInput
 from kvviz.core.scenario import parse_scenario
 
-SHARED = {"config": {"num_blocks": 16, "block_size": 4, "max_num_reqs": 4, "max_num_batched_tokens": 16,
+SHARED = {"config": {"runner": "v1", "num_blocks": 16, "block_size": 4, "max_num_reqs": 4, "max_num_batched_tokens": 16,
                      "cudagraph_capture_sizes": [1, 2, 4, 8]},
           "requests": [{"id": "A", "arrival": 0, "prompt_len": 10, "prefix_group": "sys", "prefix_len": 8,
                         "max_tokens": 3},
@@ -44,7 +44,7 @@ def test_shared_prefix_hit_padding_finish_condense_fork():
 
 
 def test_condense_moves_highest_row_and_clears_it():
-    sc = {"config": {"num_blocks": 32, "block_size": 4},
+    sc = {"config": {"runner": "v1", "num_blocks": 32, "block_size": 4},
           "requests": [{"id": r, "prompt_len": 5, "max_tokens": m} for r, m in
                        [("A", 2), ("B", 6), ("C", 6)]]}
     e = Engine(parse_scenario(sc))
@@ -56,7 +56,7 @@ def test_condense_moves_highest_row_and_clears_it():
 
 
 def test_move_row_no_clear_fault_leaves_source():
-    sc = {"config": {"num_blocks": 32, "block_size": 4},
+    sc = {"config": {"runner": "v1", "num_blocks": 32, "block_size": 4},
           "requests": [{"id": r, "prompt_len": 5, "max_tokens": m} for r, m in [("A", 2), ("B", 6), ("C", 6)]]}
     e = Engine(parse_scenario(sc), faults={"move_row_no_clear"})
     for _ in range(3):
@@ -65,14 +65,14 @@ def test_move_row_no_clear_fault_leaves_source():
 
 
 def test_skip_commit_leaves_mirror_stale():
-    sc = {"config": {"num_blocks": 16, "block_size": 4}, "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 2}]}
+    sc = {"config": {"runner": "v1", "num_blocks": 16, "block_size": 4}, "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 2}]}
     rec = Engine(parse_scenario(sc), faults={"skip_commit"}).step()
     assert rec.commit_bytes == 0 and rec.device_tables[0][0, :2].tolist() == [0, 0]
     assert rec.inputs[0].slot_mapping.tolist() == [0, 1, 2, 3, 0]  # reads the null block: silent corruption
 
 
 def test_preemption_frees_and_recomputes_from_zero():
-    sc = {"config": {"num_blocks": 6, "block_size": 4, "max_num_batched_tokens": 64, "enable_prefix_caching": False},
+    sc = {"config": {"runner": "v1", "num_blocks": 6, "block_size": 4, "max_num_batched_tokens": 64, "enable_prefix_caching": False},
           "requests": [{"id": "A", "prompt_len": 8, "max_tokens": 10},
                        {"id": "B", "arrival": 1, "prompt_len": 8, "max_tokens": 10}]}
     h = run_scenario(parse_scenario(sc), max_steps=40)
@@ -88,7 +88,7 @@ def test_preemption_frees_and_recomputes_from_zero():
 
 
 def test_chunked_prefill_across_block_boundary():
-    sc = {"config": {"num_blocks": 16, "block_size": 4, "max_num_batched_tokens": 6},
+    sc = {"config": {"runner": "v1", "num_blocks": 16, "block_size": 4, "max_num_batched_tokens": 6},
           "requests": [{"id": "A", "prompt_len": 10, "max_tokens": 1}]}
     h = run_scenario(parse_scenario(sc))
     assert [s.num_tokens for r in h for s in r.scheduled] == [6, 4]
@@ -98,7 +98,7 @@ def test_chunked_prefill_across_block_boundary():
 
 
 def test_hybrid_groups_each_have_a_table():
-    sc = {"config": {"num_blocks": 64, "block_size": 4, "kernel_block_size": 2,
+    sc = {"config": {"runner": "v1", "num_blocks": 64, "block_size": 4, "kernel_block_size": 2,
                      "groups": [{"kind": "full"}, {"kind": "sliding_window", "sliding_window": 4}, {"kind": "state"}]},
           "requests": [{"id": "A", "prompt_len": 12, "max_tokens": 6}]}
     h = run_scenario(parse_scenario(sc))
@@ -119,7 +119,7 @@ def test_hybrid_groups_each_have_a_table():
 
 
 def test_bad_scenarios():
-    for bad, msg in [({"config": {"profile": "x"}}, "unknown profile"),
+    for bad, msg in [({"config": {"profile": "x"}}, "unknown vLLM version"),
                      ({"config": {"groups": [{"kind": "sliding_window"}]}}, "sliding_window"),
                      ({"requests": [{"id": "A"}, {"id": "A"}]}, "duplicate"),
                      ({"requests": [{"prompt": []}]}, "prompt"),
@@ -152,11 +152,14 @@ def test_every_event_kind_reads_as_a_sentence_in_three_languages():
         from pathlib import Path
 
         spec = json.loads((Path(__file__).parents[2] / "examples" / "scenarios" / f"{path}.json").read_text())
-        for r in run_scenario(parse_scenario(spec)):
-            for e in r.events:
-                seen.setdefault(e["kind"], e)
+        for runner in ("v1", "v2"):
+            spec["config"]["runner"] = runner
+            for r in run_scenario(parse_scenario(spec)):
+                for e in r.events:
+                    seen.setdefault(e["kind"], e)
     assert {"arrive", "alloc", "cache", "cache_hit", "free", "cow", "share", "fork", "preempt", "finish",
-            "add_row", "clear_row", "commit", "window_skip"} <= set(seen)
+            "add_row", "clear_row", "commit", "window_skip", "add_state", "free_state", "stage_write",
+            "apply_staged_writes", "gather"} <= set(seen)
     for e in seen.values():
         for lang in ("en", "zh", "es"):
             text = describe_event(e, lang)
@@ -170,7 +173,7 @@ def test_history_has_a_memory_bound(monkeypatch):
     import kvviz.core.engine as engine_mod
 
     monkeypatch.setattr(engine_mod, "MAX_HISTORY_BYTES", 10_000)
-    sc = {"config": {"num_blocks": 64, "block_size": 4, "max_model_len": 256},
+    sc = {"config": {"runner": "v1", "num_blocks": 64, "block_size": 4, "max_model_len": 256},
           "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 50}]}
     with pytest.raises(BadInput, match="MiB"):
         run_scenario(parse_scenario(sc))
@@ -178,7 +181,7 @@ def test_history_has_a_memory_bound(monkeypatch):
 
 def test_no_admission_in_a_step_that_preempted():
     # the pool runs short at step 2: B (newest) is preempted, and C, waiting, is not admitted then
-    sc = {"config": {"num_blocks": 6, "block_size": 4, "max_num_batched_tokens": 64, "enable_prefix_caching": False},
+    sc = {"config": {"runner": "v1", "num_blocks": 6, "block_size": 4, "max_num_batched_tokens": 64, "enable_prefix_caching": False},
           "requests": [{"id": "A", "prompt_len": 8, "max_tokens": 10},
                        {"id": "B", "arrival": 1, "prompt_len": 8, "max_tokens": 10},
                        {"id": "C", "arrival": 2, "prompt_len": 1, "max_tokens": 1}]}
@@ -194,7 +197,7 @@ def test_run_output_shows_a_vacated_row_that_was_not_cleared():
     no such row."""
     from kvviz.views.report import step_to_json, step_to_text
 
-    sc = parse_scenario({"config": {"num_blocks": 32, "block_size": 4, "max_num_reqs": 4},
+    sc = parse_scenario({"config": {"runner": "v1", "num_blocks": 32, "block_size": 4, "max_num_reqs": 4},
                          "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 6},
                                       {"id": "B", "prompt_len": 5, "max_tokens": 2},
                                       {"id": "C", "prompt_len": 9, "max_tokens": 6}]})
@@ -217,7 +220,7 @@ def test_2025_profile_keeps_removed_rows_and_takes_slots_from_the_cpu_table():
     table stale. The current profile clears the row and reads slots from the mirror."""
     from kvviz.views.report import step_to_json
 
-    base = {"config": {"num_blocks": 32, "block_size": 4, "max_num_reqs": 4},
+    base = {"config": {"runner": "v1", "num_blocks": 32, "block_size": 4, "max_num_reqs": 4},
             "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 1}, {"id": "B", "prompt_len": 6, "max_tokens": 4}]}
     old = parse_scenario({**base, "config": {**base["config"], "profile": "2025-11"}})
     cur = parse_scenario(base)
@@ -227,7 +230,7 @@ def test_2025_profile_keeps_removed_rows_and_takes_slots_from_the_cpu_table():
     assert rm and rm[0]["req"] == "A" and not [e for e in h_old[1].events if e["kind"] == "clear_row"]
     assert [e["kind"] for e in h_cur[1].events if e["kind"] in ("clear_row", "remove_row")] == ["clear_row"]
     # skip_commit: under 2025-11 the slots still follow the CPU table; now they read the stale mirror
-    one = {"config": {"num_blocks": 16, "block_size": 4}, "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 2}]}
+    one = {"config": {"runner": "v1", "num_blocks": 16, "block_size": 4}, "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 2}]}
     rec_old = Engine(parse_scenario({**one, "config": {**one["config"], "profile": "2025-11"}}),
                      faults={"skip_commit"}).step()
     rec_cur = Engine(parse_scenario(one), faults={"skip_commit"}).step()
@@ -251,7 +254,7 @@ def test_a_scenario_that_can_never_finish_is_refused(sc, step):
 
 def test_a_request_too_big_for_now_but_not_forever_still_runs():
     """Two requests that do not fit together: one waits (or is preempted), then runs; no refusal."""
-    sc = {"config": {"num_blocks": 6, "block_size": 4, "enable_prefix_caching": False},
+    sc = {"config": {"runner": "v1", "num_blocks": 6, "block_size": 4, "enable_prefix_caching": False},
           "requests": [{"id": "A", "prompt_len": 8, "max_tokens": 8}, {"id": "B", "prompt_len": 8, "max_tokens": 8}]}
     h = run_scenario(parse_scenario(sc), max_steps=200)
     assert {r for rec in h for e in rec.events if e["kind"] == "finish" for r in [e["req"]]} == {"A", "B"}
@@ -262,7 +265,7 @@ def test_history_bound_counts_the_pool_lists(monkeypatch):
     memory and must count against the bound (they used to be left out)."""
     import kvviz.core.engine as engine_mod
 
-    sc = parse_scenario({"config": {"num_blocks": 20000, "block_size": 16, "max_model_len": 64},
+    sc = parse_scenario({"config": {"runner": "v1", "num_blocks": 20000, "block_size": 16, "max_model_len": 64},
                          "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 30}]})
     e = Engine(sc)
     e.step()
@@ -277,7 +280,7 @@ def test_reorder_decodes_first_swaps_rows_and_their_tables():
     """A preempted request re-admitted into row 0 recomputes 2 tokens while B decodes 1 in row 1:
     with reorder_decodes_first the rows swap (decode first), tables and slots moving with them."""
     def run(reorder):
-        sc = parse_scenario({"config": {"num_blocks": 32, "block_size": 4, "reorder_decodes_first": reorder},
+        sc = parse_scenario({"config": {"runner": "v1", "num_blocks": 32, "block_size": 4, "reorder_decodes_first": reorder},
                              "requests": [{"id": "A", "prompt_len": 4, "max_tokens": 6},
                                           {"id": "B", "prompt_len": 4, "max_tokens": 6}],
                              "actions": [{"step": 2, "kind": "preempt", "req": "A"}]})
@@ -285,7 +288,8 @@ def test_reorder_decodes_first_swaps_rows_and_their_tables():
     plain, swapped = run(False), run(True)
     assert [(s.req_id, s.row, s.num_tokens) for s in plain.scheduled] == [("A", 0, 2), ("B", 1, 1)]
     assert [(s.req_id, s.row, s.num_tokens) for s in swapped.scheduled] == [("B", 0, 1), ("A", 1, 2)]
-    assert kinds(swapped, "swap_row") == [{"kind": "swap_row", "rows": [0, 1]}] and not kinds(plain, "swap_row")
+    # main's region reorder swaps (src, dst) = (1, 0) as it follows the permutation's cycle
+    assert kinds(swapped, "swap_row") == [{"kind": "swap_row", "rows": [1, 0]}] and not kinds(plain, "swap_row")
     assert swapped.cpu_tables[0][0].tolist() == plain.cpu_tables[0][1].tolist()
     assert swapped.cpu_tables[0][1].tolist() == plain.cpu_tables[0][0].tolist()
     assert swapped.device_tables[0][:2].tolist() == swapped.cpu_tables[0][:2].tolist()   # committed after the swap
@@ -326,7 +330,7 @@ def test_step_records_share_unchanged_request_entries():
     step, a changed one is new, and a later step never alters an earlier record."""
     import copy as _copy
 
-    sc = parse_scenario({"config": {"num_blocks": 16, "block_size": 4, "max_num_reqs": 2},
+    sc = parse_scenario({"config": {"runner": "v1", "num_blocks": 16, "block_size": 4, "max_num_reqs": 2},
                          "requests": [{"id": f"R{i}", "prompt_len": 3, "max_tokens": 2} for i in range(6)]})
     engine = Engine(sc)
     first = engine.step()

@@ -30,7 +30,9 @@ config_st = st.fixed_dictionaries({
     "max_num_reqs": st.integers(1, 6),
     "max_num_batched_tokens": st.integers(4, 48),
     "enable_prefix_caching": st.booleans(),
-    "profile": st.sampled_from(["current", "2025-11", "2025-early"]),
+    "profile": st.sampled_from(["current", "2025-11", "2025-early", "v0.12.0", "v0.19.1", "v0.20.0", "v0.25.1",
+                                "v0.27.0"]),
+    "runner": st.sampled_from([None, "v1", "v2"]),
     "cudagraph_capture_sizes": st.sampled_from([[], [1, 2, 4, 8, 16]]),
     "groups": st.sampled_from([[{"kind": "full"}],
                                [{"kind": "full"}, {"kind": "sliding_window", "sliding_window": 5}],
@@ -46,6 +48,8 @@ def scenario_st():
 def _build(t):
     cfg, reqs, acts, kbs_div = t
     cfg = dict(cfg, max_model_len=64)
+    if cfg["runner"] is None or (cfg["runner"] == "v2" and cfg["profile"] in ("2025-11", "2025-early")):
+        cfg.pop("runner")
     if cfg["block_size"] % kbs_div == 0:
         cfg["kernel_block_size"] = cfg["block_size"] // kbs_div
     out = []
@@ -81,36 +85,74 @@ def check_step(engine: Engine, rec) -> None:
     # rows are compact and each row holds exactly its request's blocks
     n = rec.num_reqs
     assert all(r is not None for r in rec.rows[:n]) and all(r is None for r in rec.rows[n:])
-    for gid, t in enumerate(engine.batch.tables.tables):
-        # mirror equals CPU after commit
-        np.testing.assert_array_equal(t.device[:n], t.cpu[:n])
-        for row, rid in enumerate(rec.rows[:n]):
-            ids = rec.requests[rid]["blocks"][gid] if rec.requests[rid]["state"] == "running" else None
-            if ids is not None and engine.config.groups[gid].kind == "full":
-                bpk = t.blocks_per_kv_block
-                expect = [b * bpk + k for b in ids for k in range(bpk)]
-                assert t.cpu[row, : t.num_blocks_per_row[row]].tolist() == expect
+    if engine.runner == "v2":
+        tables = [(t.geometry.kernel_block_size, t.geometry.blocks_per_kv_block) for t in engine.states.groups]
+        check_v2_tables(engine, rec)
+    else:
+        tables = [(t.block_size, t.blocks_per_kv_block) for t in engine.batch.tables.tables]
+        check_v1_tables(engine, rec)
+    fill = 0 if engine.runner == "v2" else engine.profile.padded_row_fill
+    for gid, (kbs, _) in enumerate(tables):
         inp = rec.inputs[gid]
         if inp.slot_mapping is None:
             continue
         # slot mapping equals the plain recomputation; CSR equals the reference
         ref = reference.slot_mapping(inp.query_start_loc, inp.positions, inp.block_table,
-                                     block_size=engine.config.block_size, kernel_block_size=t.block_size,
+                                     block_size=engine.config.block_size, kernel_block_size=kbs,
                                      num_reqs=n, num_tokens_padded=inp.num_tokens_padded)
         np.testing.assert_array_equal(inp.slot_mapping, ref)
-        want = reference.flashinfer_csr(inp.block_table, inp.seq_lens, t.block_size,
+        want = reference.flashinfer_csr(inp.block_table, inp.seq_lens, kbs,
                                         empty_last_page_len_is_zero=engine.profile.empty_last_page_len_is_zero)
+        if engine.runner == "v1" and engine.profile.padded_last_page_len_one:   # v0.11.x FlashInfer padding
+            want[2][n:] = 1
         for got, w in zip((inp.paged_kv_indptr, inp.paged_kv_indices, inp.paged_kv_last_page_len), want):
             np.testing.assert_array_equal(got, w)
         # padding: -1 slots, NULL rows, zero seq_lens, qsl padded with its last value
         assert (inp.slot_mapping[inp.num_tokens:] == -1).all()
-        assert (inp.block_table[n:] == 0).all() and (inp.seq_lens[n:] == 0).all()
+        if fill is not None:   # v0.11.x never wrote padded rows: they are whatever the mirror held
+            assert (inp.block_table[n:] == fill).all()
+        assert (inp.seq_lens[n:] == 0).all()
         assert (inp.query_start_loc[n:] == inp.query_start_loc[n]).all()
         # full-attention tokens never land in the null block nor in the same slot twice
         if engine.config.groups[gid].kind == "full":
             real = inp.slot_mapping[: inp.num_tokens]
-            assert (real >= t.block_size).all()
+            assert (real >= kbs).all()
             assert len(set(real.tolist())) == len(real)
+
+
+def expected_row(engine: Engine, rec, rid: str, gid: int, bpk: int):
+    """The kernel block ids a running request's row must hold (None: not checked)."""
+    entry = rec.requests[rid]
+    if entry["state"] != "running" or engine.config.groups[gid].kind != "full":
+        return None
+    return [b * bpk + k for b in entry["blocks"][gid] for k in range(bpk)]
+
+
+def check_v1_tables(engine: Engine, rec) -> None:
+    n = rec.num_reqs
+    for gid, t in enumerate(engine.batch.tables.tables):
+        np.testing.assert_array_equal(t.device[:n], t.cpu[:n])     # mirror equals CPU after commit
+        for row, rid in enumerate(rec.rows[:n]):
+            expect = expected_row(engine, rec, rid, gid, t.blocks_per_kv_block)
+            if expect is not None:
+                assert t.cpu[row, : t.num_blocks_per_row[row]].tolist() == expect
+
+
+def check_v2_tables(engine: Engine, rec) -> None:
+    """V2: the state row of every scheduled request holds its blocks; the gathered row b equals the
+    first num_blocks entries of state row idx_mapping[b]; idx_mapping is duplicate-free and live."""
+    n = rec.num_reqs
+    idx = rec.idx_mapping
+    assert len(idx) == n and len(set(idx)) == n
+    assert all(rec.state_rows[s] == rid for s, rid in zip(idx, rec.rows[:n]))
+    for gid, g in enumerate(engine.states.groups):
+        for b, (s, rid) in enumerate(zip(idx, rec.rows[:n])):
+            cnt = int(rec.num_blocks_per_row[gid][s])
+            np.testing.assert_array_equal(rec.device_tables[gid][b, :cnt], rec.cpu_tables[gid][s, :cnt])
+            expect = expected_row(engine, rec, rid, gid, g.geometry.blocks_per_kv_block)
+            if expect is not None:
+                assert rec.cpu_tables[gid][s, :cnt].tolist() == expect
+        assert (rec.device_tables[gid][n:rec.num_reqs_padded] == 0).all()
 
 
 @settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])

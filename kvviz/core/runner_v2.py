@@ -1,0 +1,164 @@
+"""Model Runner V2's tables (vLLM ``vllm/v1/worker/gpu/``: ``states.py``, ``block_table.py``).
+
+V2 keeps no persistent batch of rows that move. A request gets a *request-state index* from a LIFO
+free list when it is added (``free_indices = list(range(max_num_reqs))``, ``pop()`` on add,
+``append`` on removal) and keeps it until it finishes or is preempted; a running request that is not
+scheduled in a step keeps its state. Block ids are staged on the host (``stage_write``) and written
+into the device's *state* tables by ``apply_staged_writes``; nothing is cleared on removal, and a new
+request overwrites from column 0. Each step the scheduled requests are put in batch order (fewest
+scheduled tokens first, stable), ``idx_mapping[b]`` is the state index of batch position ``b``, and
+``gather`` copies the first ``num_blocks`` entries of each scheduled state row into the persistent
+*input* tables (the attention's block tables), zeroing the padded rows; entries past ``num_blocks``
+keep whatever an earlier step left (the stale tail). Slot mappings read the *state* rows through
+``idx_mapping``, every group in one launch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kvviz.core.geometry import Geometry
+
+FAULTS_V2 = ("skip_apply_staged_writes", "skip_gather")
+
+
+@dataclass
+class StagedWrite:
+    state_index: int
+    start: int
+    block_ids: list[int]      # kernel block ids, as written
+
+
+@dataclass
+class GroupTables:
+    """One KV-cache group's V2 tables: state rows by state index, input rows by batch position."""
+    geometry: Geometry
+    width: int
+    state: np.ndarray = field(init=False)
+    input: np.ndarray = field(init=False)
+    num_blocks: np.ndarray = field(init=False)
+    max_num_reqs: int = 0
+
+    def __post_init__(self):
+        self.state = np.zeros((self.max_num_reqs, self.width), dtype=np.int32)
+        self.input = np.zeros((self.max_num_reqs, self.width), dtype=np.int32)
+        self.num_blocks = np.zeros(self.max_num_reqs, dtype=np.int32)
+
+
+class RequestStates:
+    """The request-state indices, staged writes and both tables of every group."""
+
+    def __init__(self, max_num_reqs: int, groups: list[GroupTables], events: list | None = None,
+                 *, faults: set[str] | None = None):
+        self.max_num_reqs = max_num_reqs
+        self.groups = groups
+        self.events = events if events is not None else []
+        self.faults = set(faults or ())
+        self.free_indices = list(range(max_num_reqs))
+        self.req_id_to_index: dict[str, int] = {}
+        self.index_to_req_id: dict[int, str] = {}
+        self.staged: list[list[StagedWrite]] = [[] for _ in groups]
+        # num_blocks is host-side truth (a UVA tensor in vLLM); state rows change only when applied
+        self.host_num_blocks = np.zeros((len(groups), max_num_reqs), dtype=np.int32)
+
+    @property
+    def num_reqs(self) -> int:
+        return len(self.req_id_to_index)
+
+    # --- request states ------------------------------------------------------------------------
+    def add_request(self, req_id: str, block_ids_per_group) -> int:
+        """A new (or resumed) request: the last free index, its blocks staged from column 0."""
+        if req_id in self.req_id_to_index:
+            raise ValueError(f"request {req_id} already has state index {self.req_id_to_index[req_id]}")
+        if not self.free_indices:
+            raise ValueError(f"no free request state: at most {self.max_num_reqs} requests")
+        idx = self.free_indices.pop()
+        self.req_id_to_index[req_id] = idx
+        self.index_to_req_id[idx] = req_id
+        self.events.append({"kind": "add_state", "req": req_id, "state": idx})
+        self.append_block_ids(req_id, block_ids_per_group, overwrite=True)
+        return idx
+
+    def remove_request(self, req_id: str) -> int:
+        """A finished or preempted request gives its index back (to the end of the free list: the
+        next add takes it again). Its state rows are left as they are."""
+        idx = self.req_id_to_index.pop(req_id)
+        self.index_to_req_id.pop(idx, None)
+        self.free_indices.append(idx)
+        self.events.append({"kind": "free_state", "req": req_id, "state": idx})
+        return idx
+
+    def append_block_ids(self, req_id: str, block_ids_per_group, *, overwrite: bool) -> None:
+        idx = self.req_id_to_index[req_id]
+        for gid, (g, ids) in enumerate(zip(self.groups, block_ids_per_group)):
+            start = 0 if overwrite else int(self.host_num_blocks[gid, idx])
+            kernel_ids = g.geometry.kernel_blocks(ids) if g.geometry.blocks_per_kv_block > 1 else list(ids)
+            end = start + len(kernel_ids)
+            if end > g.width:
+                raise ValueError(f"state {idx} of group {gid} would hold {end} blocks; the table is "
+                                 f"{g.width} wide")
+            self.host_num_blocks[gid, idx] = end
+            if kernel_ids or overwrite:
+                self.staged[gid].append(StagedWrite(idx, start, [int(b) for b in kernel_ids]))
+        if any(len(g) for g in block_ids_per_group):
+            self.events.append({"kind": "stage_write", "req": req_id, "state": idx,
+                                "overwrite": overwrite,
+                                "blocks": [list(map(int, g)) for g in block_ids_per_group]})
+
+    def apply_staged_writes(self) -> int:
+        """Write the staged ids into the state tables (one fused launch in vLLM) and publish the
+        counts; returns the bytes copied to the device (ids, their (row, start) and the counts)."""
+        nbytes = 0
+        writes = 0
+        lost = "skip_apply_staged_writes" in self.faults
+        for gid, g in enumerate(self.groups):
+            for w in self.staged[gid]:
+                if not lost:
+                    g.state[w.state_index, w.start:w.start + len(w.block_ids)] = w.block_ids
+                nbytes += 4 * len(w.block_ids) + 8
+                writes += 1
+            self.staged[gid] = []
+            if not lost:
+                g.num_blocks[:] = self.host_num_blocks[gid]
+        nbytes += 4 * self.host_num_blocks.size
+        self.events.append({"kind": "apply_staged_writes", "writes": writes, "bytes": nbytes,
+                            **({"fault": "skip_apply_staged_writes"} if lost else {})})
+        return nbytes
+
+    # --- one step's inputs ---------------------------------------------------------------------
+    def batch_order(self, num_scheduled: dict[str, int]) -> list[str]:
+        """The scheduled requests in batch order: fewest scheduled tokens first, the scheduler's
+        order among equals (decodes lead; vLLM's ``sort_batch_req_ids`` without speculation)."""
+        return sorted(num_scheduled, key=lambda rid: num_scheduled[rid])
+
+    def idx_mapping(self, order: list[str]) -> np.ndarray:
+        return np.array([self.req_id_to_index[rid] for rid in order], dtype=np.int32)
+
+    def gather(self, idx_mapping: np.ndarray, num_reqs_padded: int) -> None:
+        """Each group's input table: row b <- the first num_blocks entries of state row
+        idx_mapping[b]; rows [num_reqs, num_reqs_padded) zeroed; the rest left as it was."""
+        if "skip_gather" in self.faults:
+            self.events.append({"kind": "gather", "rows": 0, "fault": "skip_gather"})
+            return
+        n = len(idx_mapping)
+        for g in self.groups:
+            for b, s in enumerate(idx_mapping):
+                cnt = int(g.num_blocks[s])
+                g.input[b, :cnt] = g.state[s, :cnt]
+            g.input[n:num_reqs_padded] = 0
+        self.events.append({"kind": "gather", "rows": n, "padded_rows": num_reqs_padded - n,
+                            "idx_mapping": [int(x) for x in idx_mapping]})
+
+    def state_rows_view(self, gid: int, idx_mapping: np.ndarray, num_reqs_padded: int) -> np.ndarray:
+        """The state rows the slot-mapping kernel reads, in batch order (padded rows: zeros)."""
+        g = self.groups[gid]
+        view = np.zeros((num_reqs_padded, g.width), dtype=np.int32)
+        view[:len(idx_mapping)] = g.state[idx_mapping]
+        return view
+
+    def input_view(self, gid: int, num_reqs_padded: int) -> np.ndarray:
+        return self.groups[gid].input[:num_reqs_padded].copy()
+
+    def rows_by_state(self) -> list[str | None]:
+        return [self.index_to_req_id.get(i) for i in range(self.max_num_reqs)]
