@@ -112,7 +112,7 @@ st.subheader(tr("findings"))
 for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
     with col:
         st.markdown(f"**{side}: {ui.plain(name)}**")
-        st.caption(tr("checked_under", profile=profiles[side].name))
+        st.caption(tr("checked_under", profile=profiles[side].label))
         f = found[side]
         if not f:
             st.success(tr("clean", n=len(view.applicable(d, S["dumps.profile"]))), icon=":material/check_circle:")

@@ -1,11 +1,10 @@
-"""Memory layout: NHD vs HND addresses in a named cache layout family, decoding, and a
-picture of memory order."""
+"""Memory layout: NHD vs HND addresses in the cache layout family a vLLM version and attention
+backend allocate (or one picked by hand), decoding, and a picture of memory order."""
 import streamlit as st
 
 import ui
 
 ui.ensure_app_shell()
-from kvviz.core.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT
 from kvviz.views import figures
 from kvviz.views import layout as lay_vm
 
@@ -13,11 +12,13 @@ tr = ui.texts("layout")
 S = st.session_state
 DEFAULTS = {"lay.blocks": 2, "lay.bs": 4, "lay.heads": 2, "lay.dim": 4, "lay.dtype": "float16", "lay.kv": "k",
             "lay.block": 1, "lay.off": 2, "lay.head": 1, "lay.d": 0, "lay.byte": "0", "lay.as": "NHD",
-            "lay.family": DEFAULT_CACHE_LAYOUT}
+            "lay.vllm": lay_vm.DEFAULT_VERSION, "lay.backend": lay_vm.DEFAULT_BACKEND, "lay.family": lay_vm.AUTO}
 ui.restore(DEFAULTS)
 S["lay.byte"] = str(S["lay.byte"])  # a text input (decimal or 0x-hex)
-if S["lay.family"] not in CACHE_LAYOUTS:
-    S["lay.family"] = DEFAULT_CACHE_LAYOUT
+for key, choices in (("lay.vllm", lay_vm.VERSION_CHOICES), ("lay.backend", lay_vm.BACKEND_CHOICES),
+                     ("lay.family", lay_vm.FAMILY_CHOICES)):
+    if S[key] not in choices:
+        S[key] = DEFAULTS[key]
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
@@ -28,10 +29,28 @@ g[1].number_input(tr("block_size"), 1, 256, key="lay.bs")
 g[2].number_input(tr("heads"), 1, 64, key="lay.heads")
 g[3].number_input(tr("dim"), 1, 256, key="lay.dim")
 g[4].selectbox(tr("dtype"), ["float16", "bfloat16", "float32", "fp8"], key="lay.dtype")
-st.selectbox(tr("family"), CACHE_LAYOUTS, format_func=lambda f: tr("fam_" + f), key="lay.family")
-family = S["lay.family"]
+f = st.columns([1, 1, 2])
+f[0].selectbox(tr("vllm"), lay_vm.VERSION_CHOICES, key="lay.vllm")
+f[1].selectbox(tr("backend"), lay_vm.BACKEND_CHOICES, key="lay.backend")
+choice = lay_vm.pick_family(S["lay.vllm"], S["lay.backend"], S["lay.family"])
+f[2].selectbox(tr("family"), lay_vm.FAMILY_CHOICES, key="lay.family",
+               format_func=lambda x: tr("fam_auto", family=choice.vllm_family) if x == lay_vm.AUTO else tr("fam_" + x))
+family = choice.family
+if choice.by_hand:
+    st.markdown(tr("effect_hand", family=family, shapes=lay_vm.shapes_text(family, choice.layouts),
+                   line=choice.vllm_line()))
+else:
+    st.markdown(tr("effect_vllm", line=choice.vllm_line()))
+if choice.history():
+    st.caption(tr("history", version=choice.version, prs=choice.history()))
 st.markdown(tr("whose_" + family))
-geo = lay_vm.caches(S["lay.blocks"], S["lay.bs"], S["lay.heads"], S["lay.dim"], S["lay.dtype"], family)
+if len(choice.layouts) == 1:
+    st.info(tr("nhd_only_backend", version=choice.version, backend=choice.backend) if not choice.by_hand
+            else tr("nhd_only_family", family=family), icon=":material/info:")
+geo = lay_vm.caches(S["lay.blocks"], S["lay.bs"], S["lay.heads"], S["lay.dim"], S["lay.dtype"], family,
+                    choice.layouts)
+if S["lay.as"] is not None and S["lay.as"] not in geo:
+    S["lay.as"] = "NHD"
 for key, top in (("lay.block", S["lay.blocks"] - 1), ("lay.off", S["lay.bs"] - 1), ("lay.head", S["lay.heads"] - 1),
                  ("lay.d", S["lay.dim"] - 1)):
     S[key] = min(int(S[key]), top)
@@ -58,7 +77,7 @@ with right:
     st.subheader(tr("decode"))
     q = st.columns(2)
     q[0].text_input(tr("byte"), key="lay.byte", max_chars=lay_vm.MAX_BYTE_CHARS, help=tr("byte_help"))
-    q[1].segmented_control(tr("decode_as"), ["NHD", "HND"], key="lay.as")
+    q[1].segmented_control(tr("decode_as"), list(geo), key="lay.as")
     as_layout = S["lay.as"] or "NHD"
     byte = None
     if not S["lay.byte"].strip():

@@ -8,8 +8,8 @@ import ui
 ui.ensure_app_shell()
 
 from kvviz.notations import models as nt  # noqa: E402
-from kvviz.views.notations import (forms_json, lookup_text, round_trip_report, styled, tables,  # noqa: E402
-                                   token_answer)
+from kvviz.views.notations import (description_key, forms_json, lookup_text, notation_notes,  # noqa: E402
+                                   round_trip_report, styled, tables, token_answer)
 
 tr = ui.texts("notations")
 
@@ -45,15 +45,22 @@ if len(ans["sharers"]) > 1:
 notes.append(tr("new_token") if ans["new"] else tr("old_token"))
 st.markdown("  \n".join(notes))
 
-forms = nt.all_forms(c, page_size)
+unified = nt.LLAMA_KV_UNIFIED_DEFAULT
+forms = nt.all_forms(c, page_size, kv_unified=unified)
 names = list(nt.NOTATIONS)
 for start in (0, 2, 4):
     cols = st.columns(2, gap="medium")
     for col, name in zip(cols, names[start:start + 2]):
         with col.container(border=True):
             st.subheader(nt.NOTATIONS[name][0])
-            st.caption(tr(f"d_{name}"))
+            if name == "llamacpp":   # llama.cpp's own layout switch; its default is off
+                unified = st.toggle(tr("kv_unified"), value=nt.LLAMA_KV_UNIFIED_DEFAULT,
+                                    key="notations_kv_unified", help=tr("kv_unified_help"))
+                forms[name] = nt.convert(c, name, page_size, kv_unified=unified)
             form = forms[name]
+            st.caption(tr(description_key(name, form)))
+            for note in notation_notes(name, form, ui.lang()):
+                st.caption(note)
             if isinstance(form, Exception):
                 st.warning(tr("not_representable", why=str(form)))
                 continue
@@ -65,7 +72,7 @@ for start in (0, 2, 4):
 
 st.subheader(tr("roundtrip"))
 st.caption(tr("roundtrip_help"))
-st.dataframe(round_trip_report(c, page_size, ui.lang()), width="stretch")
+st.dataframe(round_trip_report(c, page_size, ui.lang(), kv_unified=unified), width="stretch")
 
 with st.expander(tr("arrays")):
     blob = forms_json(forms)

@@ -6,9 +6,13 @@
 #   3. compute-sanitizer memcheck over tests/gpu/test_kernels.py + tests/gpu/test_harness.py
 #   4. python3 -m kvviz bench --json $OUT/bench.json
 #   5. scripts/flashinfer_oracle.py (real FlashInfer against kvviz's chain)
+#   6. tests/gpu/test_mrv2_kernels.py + test_mrv2_matches_simulator.py compiled (Model Runner V2 block-table kernels, gpu-marked tests
+#      included; runs right after 2)
+#   7. python3 scripts/bench_mrv2.py --json $OUT/mrv2.json (MRV2 kernels against a torch reference, then
+#      timed; full sizes in both modes, about a minute; runs right after 4, before 5)
 # then a short summary table, last. Everything is tee'd to $OUT/log.txt; $OUT gets only
-# log.txt, summary.txt, bench.txt, bench.json, flashinfer_oracle.json (the device tool
-# brings back 8 files at most). Each part has its own timeout, and all of them share
+# log.txt, summary.txt, bench.txt, bench.json, flashinfer_oracle.json, mrv2.json (6 files; the
+# device tool brings back 8 files at most). Each part has its own timeout, and all of them share
 # one deadline (GPU_RUN_BUDGET_S, default 540 s) so the call ends inside the 10-minute limit.
 #   usage: bash scripts/gpu_run.sh [--smoke]
 set -u
@@ -78,6 +82,11 @@ run_part "pytest -m gpu" 200 "$LOGS/pytest_gpu.log" \
     tests/gpu/test_flashinfer_oracle.py -q -p no:cacheprovider -rs &&
 add_summary "pytest -m gpu" "$(pytest_line "$LOGS/pytest_gpu.log")"
 
+# 6. the MRV2 block-table kernels, compiled (hypothesis absent there: that one test skips)
+run_part "pytest mrv2 kernels" 90 "$LOGS/pytest_mrv2.log" \
+    python3 -m pytest tests/gpu/test_mrv2_kernels.py tests/gpu/test_mrv2_matches_simulator.py -q -p no:cacheprovider -rs &&
+add_summary "pytest mrv2 kernels" "$(pytest_line "$LOGS/pytest_mrv2.log")"
+
 if [ "$SMOKE" = "--smoke" ]; then
     run_part "bench --quick" 150 "$OUT/bench.txt" \
         python3 -m kvviz bench --quick --no-progress --json "$OUT/bench.json" &&
@@ -94,6 +103,11 @@ else
         python3 -m kvviz bench --no-progress --json "$OUT/bench.json" &&
     add_summary "kvviz bench" "$(grep -c '^GOAL MET' "$OUT/bench.txt") goals met, $(grep -c '^GOAL NOT MET' "$OUT/bench.txt") not met"
 fi
+
+# 7. the MRV2 kernels' benchmark (exits 1 on any mismatch against its torch reference)
+run_part "mrv2 bench" 120 "$LOGS/mrv2_bench.log" \
+    python3 scripts/bench_mrv2.py --json "$OUT/mrv2.json" &&
+add_summary "mrv2 bench" "$(grep -E '^MRV2 bench:' "$LOGS/mrv2_bench.log" | tail -1)"
 
 # 5. FlashInfer as the independent oracle
 run_part "FlashInfer oracle" 200 "$LOGS/oracle.log" \

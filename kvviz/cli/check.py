@@ -1,7 +1,8 @@
 """`kvviz check DUMP`: every invariant a dump of a step's tables can be tested against."""
 from __future__ import annotations
 
-from kvviz.dumps.check import CHECKS, PROFILE_NAMES, first_wrong_row, findings_to_json, resolve_profile, run_checks
+from kvviz.core.versions import ALIASES
+from kvviz.dumps.check import CHECKS, first_wrong_row, findings_to_json, resolve_profile, run_checks
 from kvviz.cli import dump_json
 from kvviz.dumps.format import load_dump
 from kvviz.errors import BadInput
@@ -19,9 +20,10 @@ def register(sub) -> None:
     p.add_argument("dump", metavar="DUMP")
     p.add_argument("--json", action="store_true",
                    help='print {"findings": [{"check", "row"?, "index"?, "message"}], "profile": P}')
-    p.add_argument("--profile", metavar="P", default=None,
-                   help="check under the rules of vLLM profile P (" + ", ".join(PROFILE_NAMES) + "); "
-                   "default: the dump's own profile key, else current")
+    p.add_argument("--vllm", "--profile", dest="profile", metavar="VERSION", default=None,
+                   help="check under the rules of vLLM VERSION (v0.11.0 .. v0.27.1 or main; a version between "
+                   "releases follows the older one; old names: " + ", ".join(ALIASES) + "); --profile is its "
+                   "old name; default: the dump's own profile key, else main")
     p.set_defaults(func=run)
 
 
@@ -44,5 +46,5 @@ def run(args) -> int:
             where = f"row {f.row}" if f.row is not None else "-"
             print(f"  [{f.check}] {where}: {f.message}")
     if not args.json:
-        print(f"profile: {profile.name} ({PROFILE_SOURCE[source]})")
+        print(f"profile: {profile.label} ({PROFILE_SOURCE[source]})")
     return 1 if findings else 0

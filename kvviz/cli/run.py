@@ -10,6 +10,8 @@ from kvviz.errors import BadInput, parse_json
 from kvviz.files import read_bounded
 from kvviz.views.report import step_to_json, step_to_text
 from kvviz.core.scenario import parse_scenario
+from kvviz.core.versions import rules_for
+from kvviz.cli.versions import add_version_args, rules_from_args, runner_from_args
 
 EXIT_CUT_SHORT = 3
 """`run`'s exit status when --max-steps stopped the replay before every request finished."""
@@ -24,6 +26,7 @@ def register(sub) -> None:
     p.add_argument("scenario", metavar="SCENARIO.json")
     p.add_argument("--json", action="store_true", help="one JSON object: {scenario, steps: [...]}")
     p.add_argument("--max-steps", type=int, default=1000)
+    add_version_args(p, default=None)
     p.add_argument("--fault", action="append", default=[], choices=list(FAULTS),
                    help="inject a classic bookkeeping bug (repeatable)")
     p.set_defaults(func=run)
@@ -36,20 +39,33 @@ def _refuse_npz(path: str, raw: bytes) -> None:
                        f"'actions'), but this is a .npz table dump; read it with `kvviz check` or `kvviz diff`")
 
 
+def _override_version(config, args) -> None:
+    """--vllm and --runner replace the scenario's own 'vllm' and 'runner' keys."""
+    rules = rules_from_args(args)
+    if rules is not None:
+        config.profile, config.vllm = args.vllm, rules.name
+    if args.runner is not None:
+        runner_from_args(rules_for(config.vllm), args)   # refuses v2 before v0.12.0, exit 2
+        config.runner = args.runner
+
+
 def run(args) -> int:
     if args.max_steps < 1:
         raise BadInput("--max-steps must be positive")
     raw = read_bounded(args.scenario, MAX_INPUT_BYTES)
     _refuse_npz(args.scenario, raw)
     scenario = parse_scenario(parse_json(raw, args.scenario))
+    _override_version(scenario.config, args)
     engine = Engine(scenario, faults=set(args.fault))
     history = engine.run(args.max_steps)
     if args.json:
         print(json.dumps({"scenario": scenario.name, "profile": scenario.config.profile,
+                          "vllm": scenario.config.vllm, "runner": engine.runner,
                           "steps": [step_to_json(r, scenario.config) for r in history]},
                          separators=(",", ":")))
     else:
-        print(f"# {scenario.name} ({len(history)} steps, profile {scenario.config.profile})")
+        print(f"# {scenario.name} ({len(history)} steps, profile {scenario.config.profile}, "
+              f"vLLM {scenario.config.vllm}, runner {engine.runner})")
         for r in history:
             print(step_to_text(r, scenario.config))
     if not engine.done():

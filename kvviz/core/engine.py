@@ -332,12 +332,15 @@ class Engine(V2Worker):
         for rid, (_, done, _) in scheduled.items():   # vLLM's num_computed_tokens_cpu, refreshed each step
             self.batch.num_computed_tokens[self.batch.req_id_to_index[rid]] = done
         if self.config.reorder_decodes_first:
-            num_scheduled = {rid: v[0] for rid, v in scheduled.items()}
-            if self.profile.reorder == "pairs":
-                self.batch.reorder_decodes_first(num_scheduled)
-            else:
-                prompt = {rid: len(self.requests[rid].prompt) for rid in scheduled}
-                self.batch.reorder_regions(num_scheduled, prompt, four=self.profile.reorder == "regions4")
+            self._reorder({rid: v[0] for rid, v in scheduled.items()})
+
+    def _reorder(self, num_scheduled: dict[str, int]) -> None:
+        """The decode-first reorder of the release: pairwise swaps before v0.11.1, regions after."""
+        if self.profile.reorder == "pairs":
+            self.batch.reorder_decodes_first(num_scheduled)
+        else:
+            prompt = {rid: len(self.requests[rid].prompt) for rid in num_scheduled}
+            self.batch.reorder_regions(num_scheduled, prompt, four=self.profile.reorder == "regions4")
 
     def _commit(self) -> _Commit:
         """Copy the batch's rows to the device mirror (or, under a fault, too few or none)."""

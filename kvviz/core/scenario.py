@@ -264,13 +264,14 @@ def _parse_config(cfg) -> EngineConfig:
 
 def _config_version(cfg: dict) -> tuple[str, str]:
     """(the name given, the vLLM version it resolves to) from 'vllm' or its old name 'profile'."""
-    given = [cfg[k] for k in ("vllm", "profile") if k in cfg]
+    keys = [k for k in ("vllm", "profile") if k in cfg]
+    given = [cfg[k] for k in keys]
     if len(given) == 2 and given[0] != given[1]:
         raise BadInput(f"config: 'vllm' ({str(given[0])[:40]!r}) and its old name 'profile' "
                        f"({str(given[1])[:40]!r}) disagree; give one")
     name = given[0] if given else "current"
     if not isinstance(name, str):
-        raise BadInput(f"config: 'vllm' must be a version like \"v0.25.1\", got {_json_type(name)}")
+        raise BadInput(f"config: {keys[0]!r} must be a version like \"v0.25.1\", got {_json_type(name)}")
     try:
         return name, resolve_version(name)
     except ValueError as e:

@@ -51,8 +51,6 @@ class Rules:
     # --- FlashInfer page index ---
     empty_last_page_len_is_zero: bool = False   # a row with no (local) token: 0, before: page size
     padded_last_page_len_one: bool = True       # padded decode rows carry last_page_len 1
-    # --- state groups (Mamba) ---
-    mamba_align_mode: bool = False            # prefix caching in align mode: null blocks in live rows
     # --- cache layout: flash_attn/flex: kv_first (2,N,B,H,D) | blocks_first (N,2,B,H,D); packed:
     # every backend [N,B,H,2D]
     cache_layout_era: str = "kv_first"
@@ -64,6 +62,12 @@ class Rules:
     def alias(self) -> str | None:
         """The dated name earlier kvviz versions gave these rules, if any."""
         return next((a for a, v in ALIASES.items() if v == self.name), None)
+
+    @property
+    def label(self) -> str:
+        """The name shown in messages and outputs: the old dated alias where there is one (so
+        earlier outputs stay the same), else the release."""
+        return self.alias or self.name
 
     @property
     def description(self) -> str:
@@ -100,8 +104,6 @@ RULES = (
          "padded decode rows no longer given last_page_len 1"),
     Rule("has_runner_v2", True, 25266, "2025-11-21", "v0.12.0",
          "Model Runner V2 available (opt-in, VLLM_USE_V2_MODEL_RUNNER=1)"),
-    Rule("mamba_align_mode", True, 30877, "2026-01-23", "v0.15.0",
-         "Mamba prefix caching in align mode (null blocks in live state rows)"),
     Rule("reorder", "regions4", 37303, "2026-03-20", "v0.19.0",
          "reorder gains a short_extend region (a 1-token prefill chunk is not a decode)"),
     Rule("slot_mapping_from_device_table", True, 32951, "2026-03-23", "v0.19.0",
@@ -206,7 +208,9 @@ def resolve_runner(rules: Rules, runner: str | None, *, state_groups: bool = Fal
     """The runner to simulate: ``runner`` when given (checked against the release), else the one
     the release picks for this model. Raises ValueError with one sentence."""
     if runner is None:
-        return rules.runner_for(state_groups=state_groups, hybrid=hybrid)
+        # Transitional: the simulator replays V1 unless V2 is asked for (--runner v2, "runner": "v2")
+        # until every page draws V2's own tables; rules.runner_for says what vLLM itself picks.
+        return "v1"
     if runner not in RUNNERS:
         raise ValueError(f"unknown runner {str(runner)[:20]!r}; choose v1 or v2")
     if runner == "v2" and not rules.has_runner_v2:

@@ -162,7 +162,7 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
          "num_blocks_per_row": record.num_blocks_per_row[group].copy(),
          "block_table_device": dev,
          "free_block_ids": np.array(record.free_queue, dtype=np.int32),
-         "profile": get_profile(getattr(config, "profile", None)).name}
+         "profile": get_profile(getattr(config, "profile", None)).label}
     g = config.groups[group]
     if len(config.groups) == 1:
         m["ref_cnt"] = np.array(record.ref_counts, dtype=np.int32)

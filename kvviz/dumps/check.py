@@ -109,6 +109,8 @@ def findings_to_json(findings: list[Finding], profile: str | Profile | None = No
     """``{"findings": [...]}``, plus ``"profile"`` (the name the dump was checked under) when given."""
     out = {"findings": [f.to_json() for f in findings]}
     if profile is not None:
-        out["profile"] = profile.name if isinstance(profile, Profile) else str(profile)
+        out["profile"] = profile.label if isinstance(profile, Profile) else str(profile)
+        if isinstance(profile, Profile):
+            out["vllm"] = profile.name
     return out
 

@@ -78,16 +78,21 @@ def _padded_rows_read(run: CheckRun) -> dict:
     lo, hi = run.n, d.padded_reqs
     if hi <= lo or (d.block_table_device is None and not clears_vacated_rows(run.profile)):
         return {}
+    fill = run.profile.padded_row_fill
+    if d.block_table_device is not None and fill is None:
+        return {}     # v0.11.x never wrote padded device rows: whatever an earlier commit left is legitimate
     table = d.block_table_device if d.block_table_device is not None else run.bt
     which = "device" if d.block_table_device is not None else "cpu"
+    want = NULL_BLOCK_ID if which == "cpu" or fill is None else fill
     pad = table[lo:hi]
-    nz = pad != NULL_BLOCK_ID
+    nz = pad != want
     first = nz.argmax(axis=1)
     bad = nz[np.arange(hi - lo), first]
     found = {}
+    key = f"pad-row.nonzero_{which}" if want == NULL_BLOCK_ID else "pad-row.fill_device"
     for j in np.flatnonzero(bad).tolist():
         r, c = lo + j, int(first[j])
-        found[r] = (c, Msg(f"pad-row.nonzero_{which}", {"r": r, "b": int(pad[j, c]), "c": c}))
+        found[r] = (c, Msg(key, {"r": r, "b": int(pad[j, c]), "c": c, "f": want, "profile": run.profile.label}))
     return found
 
 
@@ -166,6 +171,10 @@ def _indptr(run: CheckRun) -> Indptr:
     return Indptr(ip, s, pages, got, np.flatnonzero((got != pages) | past | (ip[:-1] < 0)), n_idx)
 
 
+def d_padded(run: CheckRun) -> int:
+    return int(run.d.padded_reqs)
+
+
 def csr_last_page_len(run: CheckRun) -> None:
     """csr-last-page-len: a row's last_page_len is not the fill of its last page."""
     if not _checks_csr(run) or run.d.paged_kv_last_page_len is None:
@@ -174,11 +183,18 @@ def csr_last_page_len(run: CheckRun) -> None:
     s = _seq_lens(run, lpl.size)
     empty_zero = run.profile.empty_last_page_len_is_zero
     exp = run.geo.last_page_len(s, empty_zero)
+    if run.profile.padded_last_page_len_one and d_padded(run) > run.n:   # v0.10.1 to v0.11.x
+        exp[run.n:d_padded(run)] = 1
     rows = np.flatnonzero(lpl != exp)
     key = "csr-last-page-len" if empty_zero else "csr-last-page-len.empty_full"
-    run.add("csr-last-page-len", rows, rows * 0, np.ones(rows.size), lambda r, c, k: Msg(key, {
-        "r": r, "s": int(s[r]), "exp": int(exp[r]), "p": run.kbs, "got": int(lpl[r]),
-        "profile": run.profile.name}))
+    padded_one = run.profile.padded_last_page_len_one
+
+    def msg(r, c, k):
+        if padded_one and run.n <= r < d_padded(run):
+            return Msg("csr-last-page-len.padded_one", {"r": r, "got": int(lpl[r]), "profile": run.profile.label})
+        return Msg(key, {"r": r, "s": int(s[r]), "exp": int(exp[r]), "p": run.kbs, "got": int(lpl[r]),
+                         "profile": run.profile.label})
+    run.add("csr-last-page-len", rows, rows * 0, np.ones(rows.size), msg)
 
 
 def csr_indptr(run: CheckRun) -> None:

@@ -9,7 +9,8 @@ give the same KV address.
 Notations (``NOTATIONS``), each a dataclass with ``address(i, pos)``, ``locate(i, pos)`` and
 ``coords(i, pos)``, one module each: ``vllm`` (block table + slot mapping), ``flashinfer``
 (CSR pages), ``sglang`` (page size 1, ``req_to_token``), ``trtllm`` (K/V block offsets),
-``llamacpp`` (cells tagged with positions and sequence ids) and ``deepinfer`` (runs of
+``llamacpp`` (cells tagged with positions and sequence ids: one stream of cells per sequence,
+llama.cpp's default, or one unified cell array with ``kv_unified``) and ``deepinfer`` (runs of
 consecutive 128-token pages).
 
 This module is the registry (``convert``, ``to_canonical``, ``all_forms``), the notations
@@ -23,7 +24,8 @@ from kvviz.notations.canonical import (CanonicalBatch, CanonicalRequest, NotRepr
                                        canonical_from_block_table, canonical_from_record)
 from kvviz.notations.deepinfer import DeepInferForm, from_deepinfer, page_runs, to_deepinfer
 from kvviz.notations.flashinfer import FlashInferForm, from_flashinfer, to_flashinfer
-from kvviz.notations.llamacpp import LLAMA_EMPTY_POS, LlamaCppForm, from_llamacpp, to_llamacpp
+from kvviz.notations.llamacpp import (LLAMA_EMPTY_POS, LLAMA_KV_UNIFIED_DEFAULT, LlamaCppForm,
+                                      LlamaCppStreamsForm, from_llamacpp, to_llamacpp)
 from kvviz.notations.sglang import SGLangForm, from_sglang, to_sglang
 from kvviz.notations.trtllm import TrtLlmForm, from_trtllm, to_trtllm
 from kvviz.notations.vllm import VllmForm, from_vllm, to_vllm
@@ -33,7 +35,8 @@ __all__ = [  # the registry, and every notation's names the pages and tests use
     "CanonicalBatch", "CanonicalRequest", "NotRepresentable", "canonical_from_block_table",
     "canonical_from_record", "VllmForm", "to_vllm", "from_vllm", "FlashInferForm", "to_flashinfer",
     "from_flashinfer", "SGLangForm", "to_sglang", "from_sglang", "TrtLlmForm", "to_trtllm",
-    "from_trtllm", "LlamaCppForm", "LLAMA_EMPTY_POS", "to_llamacpp", "from_llamacpp",
+    "from_trtllm", "LlamaCppForm", "LlamaCppStreamsForm", "LLAMA_EMPTY_POS",
+    "LLAMA_KV_UNIFIED_DEFAULT", "to_llamacpp", "from_llamacpp",
     "DeepInferForm", "page_runs", "to_deepinfer", "from_deepinfer"]
 
 NOTATIONS = {
@@ -46,30 +49,37 @@ NOTATIONS = {
 }
 
 
-def convert(c: CanonicalBatch, name: str, page_size: int = 16):
+def convert(c: CanonicalBatch, name: str, page_size: int = 16, *,
+            kv_unified: bool = LLAMA_KV_UNIFIED_DEFAULT):
     """The batch in notation ``name``; ``page_size`` is the block/page size where the
-    notation has a free one (vLLM, FlashInfer, TensorRT-LLM); DeepInfer's is fixed."""
+    notation has a free one (vLLM, FlashInfer, TensorRT-LLM); DeepInfer's is fixed.
+    ``kv_unified`` picks llama.cpp's layout (default false, as in llama.cpp: one stream of
+    cells per sequence); the other notations ignore it."""
     if name not in NOTATIONS:
         raise BadInput(f"unknown notation {name!r}; choose one of {sorted(NOTATIONS)}")
     to = NOTATIONS[name][1]
     if name in ("vllm", "flashinfer", "trtllm"):
         return to(c, page_size)
+    if name == "llamacpp":
+        return to(c, kv_unified)
     return to(c)
 
 
 def to_canonical(form) -> CanonicalBatch:
     """Any notation's form back to the canonical batch."""
     kind = {VllmForm: from_vllm, FlashInferForm: from_flashinfer, SGLangForm: from_sglang,
-            TrtLlmForm: from_trtllm, LlamaCppForm: from_llamacpp, DeepInferForm: from_deepinfer}
+            TrtLlmForm: from_trtllm, LlamaCppForm: from_llamacpp, LlamaCppStreamsForm: from_llamacpp,
+            DeepInferForm: from_deepinfer}
     return kind[type(form)](form)
 
 
-def all_forms(c: CanonicalBatch, page_size: int = 16) -> dict:
+def all_forms(c: CanonicalBatch, page_size: int = 16, *,
+              kv_unified: bool = LLAMA_KV_UNIFIED_DEFAULT) -> dict:
     """Every notation of ``c``: name -> form, or name -> NotRepresentable (with its reason)."""
     out = {}
     for name in NOTATIONS:
         try:
-            out[name] = convert(c, name, page_size)
+            out[name] = convert(c, name, page_size, kv_unified=kv_unified)
         except NotRepresentable as e:
             out[name] = e
     return out

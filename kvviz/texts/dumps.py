@@ -178,6 +178,17 @@ STRINGS = {
     "fault.move_row_no_clear": {"en": "move_row_no_clear: condense leaves the vacated row's blocks",
                                 "zh": "move_row_no_clear：压缩后未清空腾出的行",
                                 "es": "move_row_no_clear: al compactar, la fila vaciada conserva sus bloques"},
+    "fault.skip_apply_staged_writes": {
+        "en": "skip_apply_staged_writes (Model Runner V2): new block ids are staged but never written to the "
+              "device state rows",
+        "zh": "skip_apply_staged_writes（Model Runner V2）：新块 id 已暂存，但从未写入设备端的请求状态行",
+        "es": "skip_apply_staged_writes (Model Runner V2): los ids de bloque nuevos se preparan pero nunca se "
+              "escriben en las filas de estado del dispositivo"},
+    "fault.skip_gather": {
+        "en": "skip_gather (Model Runner V2): the step does not gather the state rows into the input block table",
+        "zh": "skip_gather（Model Runner V2）：该步没有把请求状态行收集到输入块表中",
+        "es": "skip_gather (Model Runner V2): el paso no reúne las filas de estado en la tabla de bloques de "
+              "entrada"},
 
     # --- the injected bugs (kvviz.dumps.faults) ----------------------------------------------------------
     "bug.move_row_no_clear": {"en": "move_row without clearing the source", "zh": "move_row 后未清空源行",

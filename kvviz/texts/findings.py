@@ -180,6 +180,14 @@ STRINGS = {
         "zh": "填充行 {r} 在设备表的第 {c} 列存放了 {b}；填充行必须全为 0（空块），因为 CUDA graph 重放会读取它们。",
         "es": "La fila de relleno {r} contiene {b} en la columna {c} de la tabla del dispositivo; las filas de "
               "relleno deben ser todo 0 (el bloque nulo) porque las repeticiones del CUDA graph las leen."},
+    "pad-row.fill_device": {
+        "en": "Padded row {r} holds {b} at column {c} of the device table; under vLLM {profile} padded rows are "
+              "filled with {f} on the device every step (vLLM #28579), so a padded row must be all {f}.",
+        "zh": "填充行 {r} 在设备表的第 {c} 列存放了 {b}；在 vLLM {profile} 下,设备端每步都用 {f} 填充填充行"
+              "(vLLM #28579),所以填充行必须全为 {f}。",
+        "es": "La fila de relleno {r} contiene {b} en la columna {c} de la tabla del dispositivo; en vLLM {profile} "
+              "las filas de relleno se llenan con {f} en el dispositivo en cada paso (vLLM #28579), así que una "
+              "fila de relleno debe ser todo {f}."},
     "pad-row.nonzero_cpu": {
         "en": "Padded row {r} holds {b} at column {c} of the CPU table; padded rows must be all 0 (the null "
               "block) because CUDA-graph replays read them.",
@@ -228,6 +236,13 @@ STRINGS = {
               "但 paged_kv_last_page_len 写的是 {got}。",
         "es": "La fila {r} tiene {s} tokens, así que su última página contiene {exp} (una página llena cuenta "
               "como {p}, y con el perfil {profile} una fila vacía también), pero paged_kv_last_page_len dice {got}."},
+    "csr-last-page-len.padded_one": {
+        "en": "Row {r} is a padded row; under vLLM {profile} FlashInfer's padded decode rows carry last_page_len 1 "
+              "(vLLM #21367, until #28579 in v0.12.0), but paged_kv_last_page_len says {got}.",
+        "zh": "第 {r} 行是填充行；在 vLLM {profile} 下，FlashInfer 的填充 decode 行的 last_page_len 为 1"
+              "（vLLM #21367，直到 v0.12.0 的 #28579），但 paged_kv_last_page_len 写的是 {got}。",
+        "es": "La fila {r} es de relleno; en vLLM {profile} las filas de decode de relleno de FlashInfer llevan "
+              "last_page_len 1 (vLLM #21367, hasta #28579 en v0.12.0), pero paged_kv_last_page_len dice {got}."},
     "csr-indptr.start": {
         "en": "paged_kv_indptr starts at {v}; it must start at 0.",
         "zh": "paged_kv_indptr 从 {v} 开始；它必须从 0 开始。",

@@ -25,29 +25,74 @@ STRINGS = {
     "fam_flashinfer_packed": {"en": "flashinfer_packed — vLLM FlashInfer, packed K|V (since 2026-07)",
                               "zh": "flashinfer_packed — vLLM FlashInfer，K|V 打包（2026-07 起）",
                               "es": "flashinfer_packed — vLLM FlashInfer, K|V empaquetados (desde 2026-07)"},
-    "whose_flash_attn": {"en": "**flash_attn** is the layout of vLLM's FlashAttention backend: `[2, B, N, H, D]` (NHD) "
-                               "or `[2, B, H, N, D]` (HND) — the whole K plane, then the whole V plane.",
-                         "zh": "**flash_attn** 是 vLLM FlashAttention 后端的布局：`[2, B, N, H, D]`（NHD）或 "
-                               "`[2, B, H, N, D]`（HND）——先是整个 K 平面，然后是整个 V 平面。",
-                         "es": "**flash_attn** es la disposición del backend FlashAttention de vLLM: `[2, B, N, H, D]` "
-                               "(NHD) o `[2, B, H, N, D]` (HND): todo el plano K y luego todo el plano V."},
-    "whose_flashinfer": {"en": "**flashinfer** is FlashInfer's documented 5-D layout, also vLLM's FlashInfer backend "
-                               "before 2026-07: `[B, 2, N, H, D]` (NHD) or `[B, 2, H, N, D]` (HND) — each block "
-                               "holds its K, then its V.",
-                         "zh": "**flashinfer** 是 FlashInfer 文档中的五维布局，也是 vLLM FlashInfer 后端在 2026-07 之前"
-                               "的布局：`[B, 2, N, H, D]`（NHD）或 `[B, 2, H, N, D]`（HND）——每个块先存它的 K，再存它的 V。",
-                         "es": "**flashinfer** es la disposición 5-D documentada de FlashInfer, y la del backend "
-                               "FlashInfer de vLLM antes de 2026-07: `[B, 2, N, H, D]` (NHD) o `[B, 2, H, N, D]` "
-                               "(HND): cada bloque guarda su K y luego su V."},
-    "whose_flashinfer_packed": {"en": "**flashinfer_packed** is vLLM's FlashInfer backend since 2026-07-11: `[B, N, H, 2D]` "
-                                      "(NHD) or `[B, H, N, 2D]` (HND) — K and V packed in the last dimension, K in "
-                                      "`[..., :D]`, V in `[..., D:]`.",
-                                "zh": "**flashinfer_packed** 是 vLLM FlashInfer 后端自 2026-07-11 起的布局：`[B, N, H, 2D]`"
-                                      "（NHD）或 `[B, H, N, 2D]`（HND）——K 和 V 打包在最后一维，K 在 `[..., :D]`，"
-                                      "V 在 `[..., D:]`。",
-                                "es": "**flashinfer_packed** es el backend FlashInfer de vLLM desde 2026-07-11: "
+    "fam_flex_interleaved": {"en": "flex_interleaved — vLLM Flex, K|V per token (v0.23–v0.25, NHD only)",
+                             "zh": "flex_interleaved — vLLM Flex，每个 token 先 K 后 V（v0.23–v0.25，仅 NHD）",
+                             "es": "flex_interleaved — vLLM Flex, K|V por token (v0.23–v0.25, solo NHD)"},
+    "fam_auto": {"en": "from the vLLM version and backend: {family}", "zh": "由 vLLM 版本和后端决定：{family}",
+                 "es": "según la versión de vLLM y el backend: {family}"},
+    "vllm": {"en": "vLLM version", "zh": "vLLM 版本", "es": "versión de vLLM"},
+    "backend": {"en": "attention backend", "zh": "注意力后端", "es": "backend de atención"},
+    "effect_vllm": {"en": "**In effect:** `{line}` — the layout vLLM allocates for this backend in this version.",
+                    "zh": "**当前生效：** `{line}`——该版本的 vLLM 为此后端分配的布局。",
+                    "es": "**En uso:** `{line}`: la disposición que vLLM reserva para este backend en esta versión."},
+    "effect_hand": {"en": "**In effect:** **{family}** `{shapes}`, picked by hand in the family control; vLLM itself "
+                          "allocates `{line}`. Pick the first entry of the family control to follow vLLM again.",
+                    "zh": "**当前生效：** **{family}** `{shapes}`，在布局族控件中手动选择；vLLM 本身分配的是 `{line}`。"
+                          "在布局族控件中选第一项即可重新跟随 vLLM。",
+                    "es": "**En uso:** **{family}** `{shapes}`, elegida a mano en el control de familia; vLLM reserva "
+                          "`{line}`. Elige la primera opción del control de familia para volver a seguir a vLLM."},
+    "history": {"en": "vLLM pull requests that changed this backend's cache up to {version}: {prs}",
+                "zh": "截至 {version}，改变该后端缓存的 vLLM 拉取请求：{prs}",
+                "es": "Pull requests de vLLM que cambiaron la caché de este backend hasta {version}: {prs}"},
+    "nhd_only_backend": {"en": "vLLM {version}'s {backend} backend ignores VLLM_KV_CACHE_LAYOUT=HND: its cache is NHD "
+                               "whatever the setting, so only NHD is shown.",
+                         "zh": "vLLM {version} 的 {backend} 后端忽略 VLLM_KV_CACHE_LAYOUT=HND：无论如何设置，其缓存都是 NHD，"
+                               "因此只显示 NHD。",
+                         "es": "El backend {backend} de vLLM {version} ignora VLLM_KV_CACHE_LAYOUT=HND: su caché es NHD "
+                               "se configure como se configure, así que solo se muestra NHD."},
+    "nhd_only_family": {"en": "The {family} family has no HND form: only NHD is shown.",
+                        "zh": "{family} 布局族没有 HND 形式：只显示 NHD。",
+                        "es": "La familia {family} no tiene forma HND: solo se muestra NHD."},
+    "whose_flash_attn": {"en": "**flash_attn** is the layout of vLLM's FlashAttention backend before v0.23.0 (and of "
+                               "its Flex backend, NHD only): `[2, B, N, H, D]` (NHD) or `[2, B, H, N, D]` (HND) — the "
+                               "whole K plane, then the whole V plane.",
+                         "zh": "**flash_attn** 是 vLLM FlashAttention 后端在 v0.23.0 之前的布局（Flex 后端亦然，仅 NHD）："
+                               "`[2, B, N, H, D]`（NHD）或 `[2, B, H, N, D]`（HND）——先是整个 K 平面，然后是整个 V 平面。",
+                         "es": "**flash_attn** es la disposición del backend FlashAttention de vLLM antes de v0.23.0 (y "
+                               "del backend Flex, solo NHD): `[2, B, N, H, D]` (NHD) o `[2, B, H, N, D]` (HND): todo el "
+                               "plano K y luego todo el plano V."},
+    "whose_flashinfer": {"en": "**flashinfer** is FlashInfer's documented 5-D layout, also vLLM's FlashInfer and Triton "
+                               "backends before 2026-07 (v0.26.0) and its FlashAttention backend from v0.23.0 to v0.25.x: "
+                               "`[B, 2, N, H, D]` (NHD) or `[B, 2, H, N, D]` (HND) — each block holds its K, then its V.",
+                         "zh": "**flashinfer** 是 FlashInfer 文档中的五维布局，也是 vLLM FlashInfer 与 Triton 后端在 2026-07"
+                               "（v0.26.0）之前、FlashAttention 后端在 v0.23.0 至 v0.25.x 的布局：`[B, 2, N, H, D]`（NHD）或 "
+                               "`[B, 2, H, N, D]`（HND）——每个块先存它的 K，再存它的 V。",
+                         "es": "**flashinfer** es la disposición 5-D documentada de FlashInfer, y la de los backends "
+                               "FlashInfer y Triton de vLLM antes de 2026-07 (v0.26.0) y FlashAttention de v0.23.0 a "
+                               "v0.25.x: `[B, 2, N, H, D]` (NHD) o `[B, 2, H, N, D]` (HND): cada bloque guarda su K y "
+                               "luego su V."},
+    "whose_flashinfer_packed": {"en": "**flashinfer_packed** is every vLLM backend's layout since 2026-07-11 (v0.26.0, "
+                                      "FlashInfer, FlashAttention, Triton; Flex in NHD only): `[B, N, H, 2D]` (NHD) or "
+                                      "`[B, H, N, 2D]` (HND) — K and V packed in the last dimension, K in `[..., :D]`, "
+                                      "V in `[..., D:]`.",
+                                "zh": "**flashinfer_packed** 是 vLLM 所有后端自 2026-07-11（v0.26.0）起的布局（FlashInfer、"
+                                      "FlashAttention、Triton；Flex 仅 NHD）：`[B, N, H, 2D]`（NHD）或 `[B, H, N, 2D]`（HND）"
+                                      "——K 和 V 打包在最后一维，K 在 `[..., :D]`，V 在 `[..., D:]`。",
+                                "es": "**flashinfer_packed** es la disposición de todos los backends de vLLM desde "
+                                      "2026-07-11 (v0.26.0: FlashInfer, FlashAttention, Triton; Flex solo en NHD): "
                                       "`[B, N, H, 2D]` (NHD) o `[B, H, N, 2D]` (HND): K y V empaquetados en la última "
                                       "dimensión, K en `[..., :D]`, V en `[..., D:]`."},
+    "whose_flex_interleaved": {"en": "**flex_interleaved** is vLLM's Flex backend from v0.23.0 to v0.25.x: logical "
+                                     "`[B, 2, N, H, D]` allocated in stride order (0, 2, 1, 3, 4), so in memory "
+                                     "`[B, N, 2, H, D]` — inside a block, each token's K for every head, then its V. "
+                                     "NHD only: Flex ignores HND.",
+                               "zh": "**flex_interleaved** 是 vLLM Flex 后端在 v0.23.0 至 v0.25.x 的布局：逻辑形状 "
+                                     "`[B, 2, N, H, D]` 按步长顺序 (0, 2, 1, 3, 4) 分配，因此内存中为 `[B, N, 2, H, D]`"
+                                     "——块内每个 token 先存所有头的 K，再存所有头的 V。仅 NHD：Flex 忽略 HND。",
+                               "es": "**flex_interleaved** es el backend Flex de vLLM de v0.23.0 a v0.25.x: forma lógica "
+                                     "`[B, 2, N, H, D]` reservada en el orden de pasos (0, 2, 1, 3, 4), así que en memoria "
+                                     "es `[B, N, 2, H, D]`: dentro de un bloque, la K de cada token para todas las "
+                                     "cabezas y luego su V. Solo NHD: Flex ignora HND."},
     "byte_help": {"en": "Decimal (416) or hexadecimal with 0x (0x1a0).", "zh": "十进制（416）或带 0x 的十六进制（0x1a0）。",
                   "es": "Decimal (416) o hexadecimal con 0x (0x1a0)."},
     "byte_garbage": {"en": "Not a byte address: {text!r} — write a whole number, decimal (416) or hexadecimal with 0x "
@@ -97,17 +142,18 @@ STRINGS = {
                       "- HND: one head's K for all tokens of a block is one contiguous run of block_size × dim "
                       "elements — what an attention kernel reading one head wants (FlashInfer requires HND on "
                       "some GPUs; in the packed family a head's rows are 2·dim long, K then V).\n"
-                      "- The family moves V: a whole plane away (flash_attn), half a block away (flashinfer), or "
-                      "right after the same row's K (flashinfer_packed). Pick one to read real vLLM bytes: the "
-                      "same (block, offset, head, dim) has a different address in each.",
+                      "- The family moves V: a whole plane away (flash_attn), half a block away (flashinfer), "
+                      "right after the same row's K (flashinfer_packed), or right after the same token's K of "
+                      "every head (flex_interleaved). Pick one to read real vLLM bytes: the same (block, offset, head, dim) has a different address in each.",
                 "zh": "- 相同：槽位、块表、槽位映射、缓存大小。\n"
                       "- 不同：步长，因此 (K/V, 块, 偏移, 头, 维) 的字节地址不同。\n"
                       "- NHD：一个 token 所有头的 K 是连续的 heads × dim 个元素——写入一个 token 的 KV 是一次连续写"
                       "（打包布局族中是 heads × 2·dim，每个头的 K 和 V 交错）。\n"
                       "- HND：一个头在块内所有 token 的 K 是连续的 block_size × dim 个元素——正是读取单个头的注意力内核"
                       "所需要的（FlashInfer 在某些 GPU 上要求 HND；打包布局族中一个头的每行长 2·dim，先 K 后 V）。\n"
-                      "- 布局族决定 V 的位置：相隔整个平面（flash_attn）、相隔半个块（flashinfer），或紧跟同一行的 K"
-                      "（flashinfer_packed）。读取真实 vLLM 字节时请选对布局族：同一 (块, 偏移, 头, 维) 在各族中的地址不同。",
+                      "- 布局族决定 V 的位置：相隔整个平面（flash_attn）、相隔半个块（flashinfer），紧跟同一行的 K"
+                      "（flashinfer_packed），或紧跟同一 token 所有头的 K（flex_interleaved）。"
+                      "读取真实 vLLM 字节时请选对布局族：同一 (块, 偏移, 头, 维) 在各族中的地址不同。",
                 "es": "- Igual: el slot, la tabla de bloques, el mapeo de slots, el tamaño de la caché.\n"
                       "- Distinto: los pasos, y por tanto la dirección de (K/V, bloque, desplazamiento, cabeza, dim).\n"
                       "- NHD: la K de un token para todas las cabezas es un tramo contiguo de heads × dim elementos: "
@@ -118,6 +164,7 @@ STRINGS = {
                       "(FlashInfer exige HND en algunas GPU; en la familia empaquetada cada fila de una cabeza mide "
                       "2·dim, K y luego V).\n"
                       "- La familia mueve V: a un plano entero (flash_attn), a medio bloque (flashinfer) o justo "
-                      "después de la K de la misma fila (flashinfer_packed). Elige la correcta para leer bytes reales "
+                      "después de la K de la misma fila (flashinfer_packed) o justo después de la K de "
+                      "todas las cabezas del mismo token (flex_interleaved). Elige la correcta para leer bytes reales "
                       "de vLLM: el mismo (bloque, desplazamiento, cabeza, dim) tiene otra dirección en cada una."},
 }

@@ -64,9 +64,24 @@ STRINGS = {
         "es": "kv_cache_block_offsets[pool, secuencia, K|V, bloque]: índices separados para K y V en un pool dispuesto como [bloques, capas, 2, …]; aquí hay una capa, así que K = 2·bloque y V = 2·bloque + 1.",
     },
     "d_llamacpp": {
-        "en": "No pages: an array of cells, one per slot, each tagged with its position and the set of sequence ids that see it. A shared prefix is one cell with several ids.",
-        "zh": "不分页:一个单元(cell)数组,每个单元对应一个槽,标着它的位置和能看到它的序列 id 集合。共享前缀就是一个带多个 id 的单元。",
-        "es": "Sin páginas: un array de celdas, una por slot, cada una etiquetada con su posición y el conjunto de ids de secuencia que la ven. Un prefijo compartido es una celda con varios ids.",
+        "en": "No pages: cells tagged with the position they hold. By default (kv_unified = false) every sequence has its own stream of cells (n_ctx / n_seq_max cells each), so a prefix several sequences share is stored once in each stream, as a copy. The slot column is kvviz's, not llama.cpp's: the slot of the canonical batch whose K and V the cell holds.",
+        "zh": "不分页:每个单元(cell)标着它存的位置。默认(kv_unified = false)每个序列有自己的一条单元流(每条 n_ctx / n_seq_max 个单元),所以几个序列共享的前缀在每条流里各存一份副本。槽这一列是 kvviz 加的,不是 llama.cpp 的数组:它表示该单元存的是规范批次里哪个槽的 K 和 V。",
+        "es": "Sin páginas: celdas etiquetadas con la posición que guardan. Por defecto (kv_unified = false) cada secuencia tiene su propio flujo de celdas (n_ctx / n_seq_max celdas cada uno), así que un prefijo que comparten varias secuencias se guarda una vez en cada flujo, como copia. La columna slot es de kvviz, no de llama.cpp: el slot del batch canónico cuyos K y V guarda la celda.",
+    },
+    "d_llamacpp_unified": {
+        "en": "kv_unified = true (--kv-unified / -kvu; not llama.cpp's default, though recent llama-server versions turn it on when the number of slots, -np, is left on auto): one array of cells for all sequences, one per slot, each tagged with its position and the set of sequence ids that see it. A shared prefix is one cell with several ids.",
+        "zh": "kv_unified = true(--kv-unified / -kvu;不是 llama.cpp 的默认值,不过较新的 llama-server 在槽位数 -np 保持自动时会自行打开它):所有序列共用一个单元数组,每个单元对应一个槽,标着它的位置和能看到它的序列 id 集合。共享前缀就是一个带多个 id 的单元。",
+        "es": "kv_unified = true (--kv-unified / -kvu; no es el valor por defecto de llama.cpp, aunque las versiones recientes de llama-server lo activan cuando el número de ranuras, -np, se deja en automático): un solo array de celdas para todas las secuencias, una por slot, cada una etiquetada con su posición y el conjunto de ids de secuencia que la ven. Un prefijo compartido es una celda con varios ids.",
+    },
+    "kv_unified": {
+        "en": "unified KV cache (kv_unified = true; llama.cpp default: false)",
+        "zh": "统一 KV 缓存(kv_unified = true;llama.cpp 默认:false)",
+        "es": "caché KV unificada (kv_unified = true; por defecto en llama.cpp: false)",
+    },
+    "kv_unified_help": {
+        "en": "Off (llama.cpp's default, kv_unified = false in llama_context_default_params): one stream of cells per sequence, and a shared prefix is copied into each stream. On (--kv-unified / -kvu): one cell array for every sequence, and a shared prefix is one set of cells carrying several sequence ids.",
+        "zh": "关闭(llama.cpp 的默认值,llama_context_default_params 里 kv_unified = false):每个序列一条单元流,共享前缀复制到每条流里。打开(--kv-unified / -kvu):所有序列共用一个单元数组,共享前缀只存一份,单元上带多个序列 id。",
+        "es": "Desactivado (el valor por defecto de llama.cpp, kv_unified = false en llama_context_default_params): un flujo de celdas por secuencia, y un prefijo compartido se copia en cada flujo. Activado (--kv-unified / -kvu): un solo array de celdas para todas las secuencias, y un prefijo compartido es un único conjunto de celdas con varios ids de secuencia.",
     },
     "d_deepinfer": {
         "en": "Fixed 128-token blocks, and per request a list of (start page, length) runs. A run breaks wherever the next logical page is not the next physical page: here after B's shared prefix.",
@@ -106,6 +121,37 @@ STRINGS = {
         "en": "the cell with pos = {pos} and seq {i} ∈ {{{ids}}}: cell **{cell}**",
         "zh": "pos = {pos} 且 seq {i} ∈ {{{ids}}} 的单元:单元 **{cell}**",
         "es": "la celda con pos = {pos} y seq {i} ∈ {{{ids}}}: celda **{cell}**",
+    },
+    "v.lookup_llamacpp_streams": {
+        "en": "seq {i} → stream {i}; its cell with pos = {pos}: cell {cell}, which holds the K/V of slot **{slot}**",
+        "zh": "seq {i} → 流 {i};流中 pos = {pos} 的单元:单元 {cell},其中存的 K/V 属于槽 **{slot}**",
+        "es": "seq {i} → flujo {i}; su celda con pos = {pos}: celda {cell}, que guarda el K/V del slot **{slot}**",
+    },
+    "v.stream": {"en": "stream {s}", "zh": "流 {s}", "es": "flujo {s}"},
+    "v.stream_cells": {"en": "stream {s}: cells {lo}–{hi} of {n}", "zh": "流 {s}:单元 {lo}–{hi}(共 {n} 个)",
+                       "es": "flujo {s}: celdas {lo}–{hi} de {n}"},
+    "v.streams_at": {
+        "en": "position {pos} in each stream (the same slot in two streams: two copies of one token)",
+        "zh": "各条流里的位置 {pos}(两条流里槽相同:同一个 token 的两份副本)",
+        "es": "la posición {pos} en cada flujo (el mismo slot en dos flujos: dos copias de un mismo token)",
+    },
+    "v.used": {"en": "cells in use", "zh": "已用单元", "es": "celdas en uso"},
+    "v.cell_col": {"en": "cell", "zh": "单元", "es": "celda"},
+    "v.slot_col": {"en": "slot (kvviz)", "zh": "槽(kvviz)", "es": "slot (kvviz)"},
+    "v.ubatch_streams": {
+        "en": "ubatch  [{n}]: each cell is inside the stream of its seq_id (llama.cpp splits these tokens into ubatches taking as many tokens from each sequence)",
+        "zh": "ubatch  [{n}]:每个单元都在其 seq_id 对应的流里(llama.cpp 会把这些 token 切成每个序列 token 数相同的若干 ubatch)",
+        "es": "ubatch  [{n}]: cada celda está dentro del flujo de su seq_id (llama.cpp reparte estos tokens en ubatches que toman el mismo número de tokens de cada secuencia)",
+    },
+    "v.llama_used_streams": {
+        "en": "Cells in use: {n} = {parts}, one stream per sequence ({k} streams). {copies} of them are copies of a prefix another stream also holds; the unified cache would take {m}.",
+        "zh": "已用单元:{n} = {parts},每个序列一条流(共 {k} 条)。其中 {copies} 个是另一条流里也有的前缀的副本;统一缓存只需 {m} 个。",
+        "es": "Celdas en uso: {n} = {parts}, un flujo por secuencia ({k} flujos). {copies} de ellas son copias de un prefijo que otro flujo también guarda; la caché unificada ocuparía {m}.",
+    },
+    "v.llama_used_unified": {
+        "en": "Cells in use: {n}, in one array for every sequence; {shared} of them carry several sequence ids. One stream per sequence (llama.cpp's default) would take {m}.",
+        "zh": "已用单元:{n},所有序列共用一个数组;其中 {shared} 个单元带多个序列 id。每个序列一条流(llama.cpp 的默认)则需要 {m} 个。",
+        "es": "Celdas en uso: {n}, en un solo array para todas las secuencias; {shared} de ellas llevan varios ids de secuencia. Un flujo por secuencia (lo que hace llama.cpp por defecto) ocuparía {m}.",
     },
     "v.lookup_deepinfer": {
         "en": "run {d} = ({s}, {n}), its page {rp} → page {pg};  {pg} × {ps} + {off} = **{slot}**",

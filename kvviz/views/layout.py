@@ -1,23 +1,71 @@
-"""The memory-layout page's view-model (no streamlit): one small cache in NHD and HND of a
-cache layout family, the byte address of a picked element, a pasted byte address parsed, and
-how wide a line of the memory picture is."""
+"""The memory-layout page's view-model (no streamlit): the cache layout family a vLLM version and
+attention backend allocate (or the one picked by hand), one small cache in the layouts of that
+family, the byte address of a picked element, a pasted byte address parsed, and how wide a line of
+the memory picture is."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from kvviz.core.geometry import Geometry
-from kvviz.core.layout import CacheGeometry
+from kvviz.core.layout import (ALL_CACHE_LAYOUTS, DEFAULT_ATTN_BACKEND, LAYOUTS, SHAPE_TEXT, CacheGeometry,
+                               cache_layout_for, family_layouts, layout_changes, layouts_for)
+from kvviz.core.versions import ATTN_BACKENDS, MAIN, VERSIONS, rules_for
 from kvviz.texts.i18n import t
 
 MAX_PICTURE = 2048     # elements; a bigger cache gets no memory picture
 MAX_BYTE_CHARS = 64
+AUTO = "auto"                                   # the family control's "follow vLLM" choice
+FAMILY_CHOICES = (AUTO, *ALL_CACHE_LAYOUTS)
+VERSION_CHOICES = tuple(reversed(VERSIONS))     # main first, then the newest release
+BACKEND_CHOICES = ATTN_BACKENDS
+DEFAULT_VERSION = MAIN
+DEFAULT_BACKEND = DEFAULT_ATTN_BACKEND
+
+
+@dataclass(frozen=True)
+class FamilyChoice:
+    """The family in effect on the page and why: what vLLM ``version`` allocates for ``backend``
+    (``vllm_family`` in ``vllm_layouts``), or the family picked by hand (``by_hand``)."""
+    version: str
+    backend: str
+    vllm_family: str
+    vllm_layouts: tuple[str, ...]
+    family: str
+    layouts: tuple[str, ...]
+    by_hand: bool
+
+    def vllm_line(self) -> str:
+        """"v0.22.1 · flash_attn → flash_attn [2, B, N, H, D] (NHD) / [2, B, H, N, D] (HND)"."""
+        return f"{self.version} · {self.backend} → {self.vllm_family} {shapes_text(self.vllm_family, self.vllm_layouts)}"
+
+    def history(self) -> str:
+        """The vLLM pull requests that changed this backend's cache up to this version, or ""."""
+        return ", ".join(f"#{c.pr} ({c.first_release})" for c in layout_changes(self.backend, self.version))
+
+
+def shapes_text(family: str, layouts: tuple[str, ...]) -> str:
+    if len(layouts) == 1:
+        return f"{SHAPE_TEXT[(family, layouts[0])]} ({layouts[0]})"
+    return " / ".join(f"{SHAPE_TEXT[(family, lay)]} ({lay})" for lay in layouts)
+
+
+def pick_family(version: str, backend: str, choice: str = AUTO) -> FamilyChoice:
+    """The family in effect: ``choice`` when it names one (by hand, in all its layouts), else the one
+    vLLM ``version`` allocates for ``backend`` (in the layouts that backend allocates)."""
+    name = rules_for(version).name
+    fam, lays = cache_layout_for(name, backend), layouts_for(name, backend)
+    if choice == AUTO or choice is None:
+        return FamilyChoice(name, backend, fam, lays, fam, lays, False)
+    return FamilyChoice(name, backend, fam, lays, choice, family_layouts(choice), True)
 
 
 def caches(num_blocks: int, block_size: int, num_kv_heads: int, head_dim: int, dtype: str,
-           family: str) -> dict[str, CacheGeometry]:
-    """The cache in both layouts of ``family``: {"NHD": ..., "HND": ...}."""
+           family: str, layouts: tuple[str, ...] = LAYOUTS) -> dict[str, CacheGeometry]:
+    """The cache in the ``layouts`` of ``family`` that it has: {"NHD": ..., "HND": ...} (NHD alone
+    for an NHD-only family or backend)."""
     return {lay: CacheGeometry(lay, num_blocks, block_size, num_kv_heads, head_dim, dtype, family)
-            for lay in ("NHD", "HND")}
+            for lay in layouts if lay in family_layouts(family)}
 
 
 def picked_addresses(geo: dict[str, CacheGeometry], block: int, offset: int, head: int, dim: int,
@@ -31,8 +79,10 @@ def picked_addresses(geo: dict[str, CacheGeometry], block: int, offset: int, hea
 
 def picture_line(cache: CacheGeometry) -> int:
     """Elements in one line of the memory picture: one token's heads (K|V of each head in the
-    packed family), the same in both layouts."""
-    return cache.num_kv_heads * cache.head_dim * (2 if cache.cache_layout == "flashinfer_packed" else 1)
+    packed family, K of every head then V of every head in flex_interleaved), the same in both
+    layouts."""
+    both = cache.cache_layout in ("flashinfer_packed", "flex_interleaved")
+    return cache.num_kv_heads * cache.head_dim * (2 if both else 1)
 
 
 def parse_byte(text: str, lang: str = "en") -> int:

@@ -115,7 +115,11 @@ def _trtllm(f: nt.TrtLlmForm, i, pos, T):
     return [(f"kv_cache_block_offsets  [{shape}] int32", df, marks)]
 
 
-def _llamacpp(f: nt.LlamaCppForm, i, pos, T):
+def _llamacpp(f, i, pos, T):
+    return _llamacpp_unified(f, i, pos, T) if f.kv_unified else _llamacpp_streams(f, i, pos, T)
+
+
+def _llamacpp_unified(f: nt.LlamaCppForm, i, pos, T):
     cell = f.address(i, pos)
     lo = max(0, min(cell - 3, len(f.cell_pos) - 8))
     rows = range(lo, min(lo + 8, len(f.cell_pos)))
@@ -129,6 +133,55 @@ def _llamacpp(f: nt.LlamaCppForm, i, pos, T):
         d2, m = _strip(T("v.ubatch_cell"), f.ubatch_cells, t, [("seq_id", f.ubatch_seq)])
         out.append((f"ubatch  [{len(f.ubatch_cells)}]", d2, [(m[0][0], m[0][1])] if m else []))
     return out
+
+
+def _llamacpp_streams(f: nt.LlamaCppStreamsForm, i, pos, T):
+    """Stream i around the token's cell; the token's position in every stream (a shared prefix:
+    the same slot in several streams, one copy each); this step's writes."""
+    cell, slot_col, cell_col = f.cell(i, pos), T("v.slot_col"), T("v.cell_col")
+    lo = max(0, min(cell - 3, f.kv_size - 8))
+    rows = range(lo, min(lo + 8, f.kv_size))
+    used = [int(f.stream_pos[i, c]) != nt.LLAMA_EMPTY_POS for c in rows]
+    df = pd.DataFrame({"pos": [int(f.stream_pos[i, c]) for c in rows],
+                       "seq_id": [str(i) if u else "—" for u in used],
+                       slot_col: [str(int(f.stream_slot[i, c])) if u else "—" for c, u in zip(rows, used)]},
+                      index=[T("v.cell", c=c) for c in rows])
+    here = T("v.cell", c=cell)
+    out = [(T("v.stream_cells", s=i, lo=lo, hi=rows[-1], n=f.kv_size), df,
+            [(here, "pos"), (here, "seq_id"), (here, slot_col)])]
+    held = [(s, f.cell_at(s, pos)) for s in range(f.n_stream)]
+    every = pd.DataFrame({T("v.used"): [int(u) for u in f.stream_used],
+                          cell_col: [str(c) if c is not None else "—" for _, c in held],
+                          slot_col: [str(int(f.stream_slot[s, c])) if c is not None else "—" for s, c in held]},
+                         index=[T("v.stream", s=s) for s in range(f.n_stream)])
+    mine = T("v.stream", s=i)
+    out.append((T("v.streams_at", pos=pos), every, [(mine, cell_col), (mine, slot_col)]))
+    t = token_index(f, i, pos)
+    if len(f.ubatch_cells):
+        d2, m = _strip(T("v.ubatch_cell"), f.ubatch_cells, t, [("seq_id", f.ubatch_seq)])
+        out.append((T("v.ubatch_streams", n=len(f.ubatch_cells)), d2, [(m[0][0], m[0][1])] if m else []))
+    return out
+
+
+def notation_notes(name: str, form, lang: str | None = None) -> list[str]:
+    """Plain lines to show under a notation's description: for llama.cpp, how many cells the
+    batch takes in the layout shown, and what the other layout would take."""
+    if name != "llamacpp" or isinstance(form, Exception):
+        return []
+    T = _T(lang)
+    if form.kv_unified:
+        return [T("v.llama_used_unified", n=form.cells_used, shared=form.shared_cells,
+                  m=int(form.seq_lens.sum()))]
+    parts = " + ".join(str(int(u)) for u in form.stream_used)
+    return [T("v.llama_used_streams", n=form.cells_used, parts=parts, k=form.n_stream,
+              copies=form.copied_cells, m=form.cells_used - form.copied_cells)]
+
+
+def description_key(name: str, form) -> str:
+    """The key of the notation's description in ``kvviz.texts.notations``."""
+    if name == "llamacpp" and getattr(form, "kv_unified", False):
+        return "d_llamacpp_unified"
+    return f"d_{name}"
 
 
 def _deepinfer(f: nt.DeepInferForm, i, pos, T):
@@ -164,8 +217,10 @@ def lookup_text(name: str, form, i: int, pos: int, lang: str | None = None) -> s
         return T("v.lookup_trtllm", i=i, j=pos // form.tokens_per_block, k=c["k_index"], v=c["v_index"],
                  l2=2 * form.num_layers, b=c["block"], tpb=form.tokens_per_block, off=c["offset"],
                  slot=c["slot"])
-    if name == "llamacpp":
+    if name == "llamacpp" and form.kv_unified:
         return T("v.lookup_llamacpp", pos=pos, i=i, ids=", ".join(map(str, c["seq_ids"])), cell=c["cell"])
+    if name == "llamacpp":
+        return T("v.lookup_llamacpp_streams", pos=pos, i=i, cell=c["cell"], slot=c["slot"])
     if name == "deepinfer":
         d, _ = form._find(i, pos)
         return T("v.lookup_deepinfer", d=d, s=c["start_page"], n=c["length"], rp=c["run_page"],
@@ -173,16 +228,18 @@ def lookup_text(name: str, form, i: int, pos: int, lang: str | None = None) -> s
     raise KeyError(name)
 
 
-def round_trip_report(c: nt.CanonicalBatch, page_size: int, lang: str | None = None) -> pd.DataFrame:
+def round_trip_report(c: nt.CanonicalBatch, page_size: int, lang: str | None = None, *,
+                      kv_unified: bool = nt.LLAMA_KV_UNIFIED_DEFAULT) -> pd.DataFrame:
     """From each notation back to the canonical batch and into every other: tokens whose
-    address differs (expected: none). Rows: from; columns: to (both axis names in ``lang``)."""
-    forms = nt.all_forms(c, page_size)
+    address differs (expected: none). Rows: from; columns: to (both axis names in ``lang``).
+    ``kv_unified``: llama.cpp's layout, both ways."""
+    forms = nt.all_forms(c, page_size, kv_unified=kv_unified)
     good = {k: f for k, f in forms.items() if not isinstance(f, Exception)}
     rows = []
     for src, f in good.items():
         back = nt.to_canonical(f)
         for dst in good:
-            g = nt.convert(back, dst, page_size)
+            g = nt.convert(back, dst, page_size, kv_unified=kv_unified)
             bad = sum(1 for i, r in enumerate(c.requests) for p in range(r.seq_len)
                       if g.address(i, p) != r.slots[p])
             rows.append({"from": nt.NOTATIONS[src][0], "to": nt.NOTATIONS[dst][0], "mismatches": bad})
@@ -220,7 +277,7 @@ def forms_json(forms: dict) -> dict:
 
 
 def _jsonable(form) -> dict:
-    out = {}
+    out = {"kv_unified": bool(form.kv_unified)} if hasattr(form, "kv_unified") else {}
     for k, v in vars(form).items():
         if k.startswith("_"):
             continue

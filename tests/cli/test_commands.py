@@ -21,7 +21,8 @@ def test_compute_contract(tmp_path, capsys):
     assert rc == 0
     d = json.loads(out)
     assert set(d) == {"backend", "query_start_loc", "positions", "seq_lens", "slot_mapping", "block_table",
-                      "paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len"}
+                      "paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len", "vllm", "runner"}
+    assert d["vllm"] == "main" and d["runner"] in ("v1", "v2")
     assert d["slot_mapping"] == [36, 37, -1, -1]
     assert d["query_start_loc"] == [0, 2, 2, 2]
     assert d["seq_lens"] == [6, 0, 0]
@@ -55,14 +56,17 @@ def test_compute_missing_file(capsys):
 
 def test_offset_roundtrip(capsys):
     base = ["offset", "--layout", "HND", "--block-size", "16", "--num-kv-heads", "8", "--head-dim", "128",
-            "--dtype", "bfloat16", "--num-blocks", "100"]
+            "--dtype", "bfloat16", "--num-blocks", "100", "--cache-layout", "flash_attn"]
     rc, out, _ = run_cli(capsys, *base, "--slot", "37", "--head", "3", "--dim", "5", "--kv", "v")
     a = json.loads(out)
-    assert rc == 0 and set(a) == {"element_offset", "byte_offset", "block", "offset_in_block"}
+    assert rc == 0 and set(a) == {"element_offset", "byte_offset", "block", "offset_in_block", "cache_layout",
+                                  "vllm", "attn_backend"}
+    assert (a["cache_layout"], a["vllm"], a["attn_backend"]) == ("flash_attn", "main", "flash_attn")
     assert a["element_offset"] == 100 * 16 * 8 * 128 + 39557 and a["byte_offset"] == 2 * a["element_offset"]
     rc, out, _ = run_cli(capsys, *base, "--byte-offset", str(a["byte_offset"] + 1))
     d = json.loads(out)
-    assert d == {"kv": "v", "block": 2, "offset_in_block": 5, "slot": 37, "head": 3, "dim": 5, "byte_in_element": 1}
+    assert d == {"kv": "v", "block": 2, "offset_in_block": 5, "slot": 37, "head": 3, "dim": 5, "byte_in_element": 1,
+                 "cache_layout": "flash_attn", "vllm": "main", "attn_backend": "flash_attn"}
 
 
 @pytest.mark.parametrize("extra", [["--slot", "5000", "--head", "0", "--dim", "0"], ["--slot", "1"],

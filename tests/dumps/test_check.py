@@ -279,6 +279,10 @@ def _extra_dumps():
     out["vacated-row"] = base_dump(block_table=m["block_table"], num_blocks_per_row=cnt)
     out["vacated-count-only"] = base_dump(num_blocks_per_row=np.array([3, 2, 0, 1], np.int32))
     out["early-empty-row"] = base_dump(profile="2025-early")    # the empty padded row's last_page_len is 0
+    out["early-empty-live-row"] = base_dump(profile="2025-early", num_reqs_padded=2,
+                                            paged_kv_last_page_len=np.array([2, 0, 0], np.int32),
+                                            seq_lens=np.array([10, 0], np.int32))   # a live row, 0 tokens: 4
+    out["v0.15-padded-row-0"] = base_dump(profile="v0.15.0")     # -1 is what v0.12 .. v0.19 write
     bt = np.zeros((4, 1), np.int32)
     bt[:2, 0] = [3, 0]
     out["state-no-block"] = _bare(block_table=bt, num_reqs=2, num_blocks_per_row=np.array([1, 0, 0, 0], np.int32),

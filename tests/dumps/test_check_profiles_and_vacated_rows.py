@@ -115,7 +115,7 @@ def run_profile(profile: str):
     return [dump_from_step(r, engine.config) for r in records]
 
 
-@pytest.mark.parametrize("profile,extra", [("2025-11", set()), ("2025-early", {"csr-last-page-len"})])
+@pytest.mark.parametrize("profile,extra", [("2025-11", {"csr-last-page-len"}), ("2025-early", {"csr-last-page-len"})])
 def test_older_profile_runs_are_clean_under_their_profile(profile, extra):
     dumps = run_profile(profile)
     assert all(d.profile == profile for d in dumps)
@@ -137,28 +137,49 @@ def test_profile_rules_in_the_checker():
     # 2025-early: an empty row's last_page_len is the page size
     d = base_dump(paged_kv_last_page_len=np.array([2, 1, 4], np.int32))
     assert ids(run_checks(d)) == [("csr-last-page-len", 2, 0)]
-    assert run_checks(d, profile="2025-early") == []
-    assert ids(run_checks(base_dump(), profile="2025-early")) == [("csr-last-page-len", 2, 0)]
-    assert ids(run_checks(d, profile="2025-11")) == [("csr-last-page-len", 2, 0)]   # 0 already in 2025-11
+    # ... but row 2 is a padded row, and v0.11.x gave padded decode rows last_page_len 1 (#21367 .. #28579)
+    assert ids(run_checks(d, profile="2025-early")) == [("csr-last-page-len", 2, 0)]
+    one = base_dump(paged_kv_last_page_len=np.array([2, 1, 1], np.int32))
+    for old in ("2025-early", "2025-11", "v0.11.0", "v0.11.1"):
+        assert run_checks(one, profile=old) == []
+        assert ids(run_checks(base_dump(), profile=old)) == [("csr-last-page-len", 2, 0)]
+    for new in ("v0.20.0", "v0.21.1", "main"):      # 0 from v0.12.0 on (and padded rows 0 from v0.20.0)
+        assert ids(run_checks(one, profile=new)) == [("csr-last-page-len", 2, 0)]
+        assert run_checks(base_dump(), profile=new) == []
     # 2025-11: a vacated row keeps its blocks, padded or not
     m = base_mapping()
     m["block_table"][2, :2] = m["block_table"][3, :2] = [4, 5]
     m["num_blocks_per_row"][2:] = 2
+    lpl1 = np.array([2, 1, 1], np.int32)
     d = base_dump(block_table=m["block_table"], num_blocks_per_row=m["num_blocks_per_row"])
     assert ids(run_checks(d)) == [("pad-row", 2, 0), ("pad-row", 3, 0)]
-    assert run_checks(d, profile="2025-11") == []
+    d1 = base_dump(block_table=m["block_table"], num_blocks_per_row=m["num_blocks_per_row"],
+                   paged_kv_last_page_len=lpl1)
+    assert run_checks(d1, profile="2025-11") == []
     assert run_checks(base_dump(block_table=m["block_table"], num_blocks_per_row=m["num_blocks_per_row"],
-                                profile="2025-11")) == []
-    # ... but the padded rows the kernel reads must still be 0 on the device
+                                paged_kv_last_page_len=lpl1, profile="2025-11")) == []
+    # ... the padded device rows: never written in v0.11.x (whatever is there is legitimate), -1 in
+    # v0.12.0 .. v0.19.x (#28579), 0 from v0.20.0 (#35431)
+    d_dev = base_dump(block_table=m["block_table"], block_table_device=m["block_table"].copy(),
+                      num_blocks_per_row=m["num_blocks_per_row"], paged_kv_last_page_len=lpl1)
+    assert run_checks(d_dev, profile="2025-11") == []
     d_dev = base_dump(block_table=m["block_table"], block_table_device=m["block_table"].copy(),
                       num_blocks_per_row=m["num_blocks_per_row"])
-    assert ids(run_checks(d_dev, profile="2025-11")) == [("pad-row", 2, 0)]
-    assert run_checks(d_dev, profile="2025-11")[0].message.startswith("Padded row 2 holds 4 at column 0 of the device")
+    assert ids(run_checks(d_dev, profile="v0.20.0")) == [("pad-row", 2, 0)]
+    assert run_checks(d_dev, profile="v0.20.0")[0].message.startswith("Padded row 2 holds 4 at column 0 of the device")
+    dev = base_mapping()["block_table"].copy()
+    dev[2] = -1
+    minus = base_dump(block_table_device=dev)
+    assert run_checks(minus, profile="v0.12.0") == run_checks(minus, profile="v0.19.1") == []
+    assert ids(run_checks(minus, profile="v0.20.0")) == [("pad-row", 2, 0)]
+    assert ids(run_checks(base_dump(), profile="v0.15.0")) == [("pad-row", 2, 0)]
+    assert "filled with -1 on the device" in run_checks(base_dump(), profile="v0.15.0")[0].message
     # the option overrides the dump's key; unknown names are refused
-    assert resolve_profile(base_dump(profile="2025-11"))[0].name == "2025-11"
-    assert resolve_profile(base_dump(profile="2025-11"), "current")[0].name == "current"
+    assert resolve_profile(base_dump(profile="2025-11"))[0].label == "2025-11"
+    assert resolve_profile(base_dump(profile="2025-11"))[0].name == "v0.11.1"
+    assert resolve_profile(base_dump(profile="2025-11"), "current")[0].name == "main"
     assert resolve_profile(base_dump())[1] == "default"
-    with pytest.raises(ValueError, match="unknown profile"):
+    with pytest.raises(ValueError, match="unknown vLLM version '2024'; kvviz knows vLLM v0.11.0 to v0.27.1"):
         run_checks(base_dump(), profile="2024")
 
 
@@ -217,7 +238,8 @@ def test_check_cli_profile_option_and_output(tmp_path):
     m["block_table"][2, :2] = [4, 5]
     m["num_blocks_per_row"][2] = 2
     p = str(tmp_path / "old.npz")
-    save_dump(base_dump(block_table=m["block_table"], num_blocks_per_row=m["num_blocks_per_row"]), p)
+    save_dump(base_dump(block_table=m["block_table"], num_blocks_per_row=m["num_blocks_per_row"],
+                        paged_kv_last_page_len=np.array([2, 1, 1], np.int32)), p)
     r = cli("check", p)
     assert r.returncode == 1 and "[pad-row] row 2" in r.stdout
     assert r.stdout.rstrip().endswith("profile: current (the default; the dump names none)")
@@ -225,20 +247,20 @@ def test_check_cli_profile_option_and_output(tmp_path):
     assert r.returncode == 0, r.stdout
     assert "clean" in r.stdout and "profile: 2025-11 (--profile)" in r.stdout
     j = cli("check", "--json", p, "--profile", "2025-11")
-    assert j.returncode == 0 and json.loads(j.stdout) == {"findings": [], "profile": "2025-11"}
+    assert j.returncode == 0 and json.loads(j.stdout) == {"findings": [], "profile": "2025-11", "vllm": "v0.11.1"}
     j = cli("check", "--json", p)
     out = json.loads(j.stdout)
     assert j.returncode == 1 and out["profile"] == "current" and out["findings"][0]["check"] == "pad-row"
     # the dump's own key is the default, and --profile overrides it
     q = str(tmp_path / "own.json")
     save_dump(base_dump(block_table=m["block_table"], num_blocks_per_row=m["num_blocks_per_row"],
-                        profile="2025-11"), q)
+                        paged_kv_last_page_len=np.array([2, 1, 1], np.int32), profile="2025-11"), q)
     r = cli("check", q)
     assert r.returncode == 0 and "profile: 2025-11 (the dump's profile key)" in r.stdout
     assert cli("check", q, "--profile", "current").returncode == 1
     bad = cli("check", q, "--profile", "2024")
     assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1
-    assert "unknown profile '2024'" in bad.stderr
+    assert "unknown vLLM version '2024'" in bad.stderr
 
 
 # --- 4. sliding window: a block freed from the window may come back ---------------------------------

@@ -165,8 +165,15 @@ def test_csr_rules_and_kernel_check(at):
     assert any("equal the reference" in s.value for s in at.success) and not at.exception
 
 
-def test_layout_encode_decode(at):
+def _open_layout_flash_attn(at):
+    """The layout page with the flash_attn family picked by hand (the numbers below are its strides;
+    the page's default follows the newest vLLM, flashinfer_packed)."""
     _open(at, "layout")
+    at.selectbox(key="lay.family").set_value("flash_attn").run()
+
+
+def test_layout_encode_decode(at):
+    _open_layout_flash_attn(at)
     # 2 blocks x 4 slots x 2 heads x 4 dims fp16; K of block 1, offset 2, head 1, dim 0 (slot 6):
     # NHD strides (64, 32, 8, 4, 1): 32 + 16 + 4 = 52 elements = 104 bytes
     # HND strides (64, 32, 16, 4, 1): 32 + 16 + 8 = 56 elements = 112 bytes
@@ -243,12 +250,14 @@ def test_step_through_bad_custom_scenario_is_one_error(at, text, msg):
 
 
 def test_layout_cache_family_selector_moves_bytes_and_picture(at):
-    """The Memory layout page names the cache layout family (default flash_attn); picking another
-    changes the byte addresses, the decoding and the picture of memory order."""
+    """The Memory layout page names the cache layout family (default: what the newest vLLM allocates,
+    flashinfer_packed); picking another changes the byte addresses, the decoding and the picture of
+    memory order."""
     import json
 
     _open(at, "layout")
-    assert at.selectbox(key="lay.family").value == "flash_attn"
+    assert at.selectbox(key="lay.family").value == "auto"
+    assert "NHD: byte **208**" in " ".join(m.value for m in at.markdown)     # packed, as below
     # K of block 1, offset 2, head 1, dim 0 in a 2 x 4 x 2 x 4 fp16 cache:
     # flashinfer NHD [B,2,N,H,D] strides (64,32,8,4,1): 64 + 16 + 4 = 84 el = 168 B;
     #            HND [B,2,H,N,D] strides (64,32,16,4,1): 64 + 16 + 8 = 88 el = 176 B
@@ -302,7 +311,7 @@ def test_layout_family_texts_in_every_language(at):
 @pytest.mark.parametrize("text,want", [("0x68", (1, 2, 1, 0)), ("0X68", (1, 2, 1, 0)), (" 104 ", (1, 2, 1, 0)),
                                        ("0x69", (1, 2, 1, 0)), ("0104", (1, 2, 1, 0)), ("0", (0, 0, 0, 0))])
 def test_layout_byte_input_takes_decimal_and_hex(at, text, want):
-    _open(at, "layout")
+    _open_layout_flash_attn(at)
     at.text_input(key="lay.byte").set_value(text).run()
     assert not at.exception and not at.error
     dec = at.dataframe[0].value.iloc[0]
@@ -311,7 +320,7 @@ def test_layout_byte_input_takes_decimal_and_hex(at, text, want):
 
 
 def test_layout_byte_input_pasted_hex_in_a_bigger_cache(at):
-    _open(at, "layout")
+    _open_layout_flash_attn(at)
     at.number_input(key="lay.blocks").set_value(4).run()
     # 0x1a0 = 416 B = element 208 of [2, 4, 4, 2, 4] (strides 128, 32, 8, 4, 1): V, block 2, offset 2
     at.text_input(key="lay.byte").set_value("0x1a0").run()

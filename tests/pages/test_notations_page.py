@@ -82,3 +82,61 @@ def test_no_english_labels_left(lang):
             rt = at.dataframe[-1].value                          # the round-trip table's axes
             assert (rt.index.name, rt.columns.name) == (t("notations", "v.from", lang),
                                                         t("notations", "v.to", lang))
+
+
+def _llama_note(at, lang) -> str:
+    """The llama.cpp card's line with the cells the batch takes."""
+    heads = [t("notations", k, lang).split("{")[0] for k in ("v.llama_used_streams", "v.llama_used_unified")]
+    notes = [c.value for c in at.caption if c.value.startswith(tuple(heads))]
+    assert len(notes) == 1, notes
+    return notes[0]
+
+
+def _cells(note: str) -> int:
+    import re
+    return int(re.search(r"\d+", note).group())
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_llamacpp_kv_unified_toggle(lang):
+    """llama.cpp shows one stream per sequence by default (kv_unified = false, as in llama.cpp);
+    the toggle switches to the unified cache, whose shared prefix is stored once."""
+    at = _page(lang)
+    c = nt.example_batch()
+    lens = [r.seq_len for r in c.requests]
+    toggle = at.toggle(key="notations_kv_unified")
+    assert toggle.label == t("notations", "kv_unified", lang) and toggle.value is False
+    captions = [x.value for x in at.caption]
+    assert t("notations", "d_llamacpp", lang) in captions
+    assert t("notations", "d_llamacpp_unified", lang) not in captions
+    streams = _llama_note(at, lang)
+    assert _cells(streams) == sum(lens)                         # the shared prefix in each stream
+    assert " + ".join(map(str, lens)) in streams
+
+    toggle.set_value(True).run()
+    assert not at.exception and not at.warning
+    captions = [x.value for x in at.caption]
+    assert t("notations", "d_llamacpp_unified", lang) in captions
+    assert _cells(_llama_note(at, lang)) == sum(lens) - 256       # stored once: smaller
+    assert _slot_in_answer(at) == c.address(1, 255)
+    assert len([m for m in at.markdown if f"**{c.address(1, 255)}**" in m.value]) == 6
+    assert (at.dataframe[-1].value.to_numpy() == 0).all()        # round trips still exact
+
+    at.toggle(key="notations_kv_unified").set_value(False).run()
+    assert not at.exception and _cells(_llama_note(at, lang)) == sum(lens)
+
+
+@pytest.mark.parametrize("lang", ["zh", "es"])
+def test_llamacpp_layouts_have_no_english_left(lang):
+    at = _page(lang)
+    for unified in (False, True):
+        at.toggle(key="notations_kv_unified").set_value(unified).run()
+        assert not at.exception
+        shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
+        shown.append(at.toggle(key="notations_kv_unified").label)
+        for df in at.dataframe:
+            shown += [str(x) for x in df.value.index] + [str(x) for x in df.value.columns]
+        text = "\n".join(shown)
+        for en in ENGLISH + ["stream ", "Cells in use", "cells in use", "unified KV cache", "copies",
+                             "its cell", "holds the K/V", "in each stream"]:
+            assert en not in text, (lang, unified, en)

@@ -1,12 +1,17 @@
-"""Cache layout families (flash_attn, flashinfer, flashinfer_packed) × NHD/HND × dtype:
-hand-worked byte offsets, encode/decode round trips, and the offsets torch itself computes
-for a real tensor allocated the way each framework allocates it (logical shape + stride order,
-from the spec's §3.2, §5 and §7.1)."""
+"""Cache layout families (flash_attn, flashinfer, flashinfer_packed; flex_interleaved, NHD only) ×
+NHD/HND × dtype: hand-worked byte offsets, encode/decode round trips, and the offsets torch itself
+computes for a real tensor allocated the way each framework allocates it (logical shape + stride
+order, from the spec's §3.2, §5 and §7.1, and vLLM's get_kv_cache_shape / get_kv_cache_stride_order);
+then which family each vLLM release allocates for each attention backend."""
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from kvviz.core.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT, LAYOUTS, CacheGeometry
+from kvviz.core.layout import (ALL_CACHE_LAYOUTS, CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT, LAYOUTS, CacheGeometry,
+                               family_layouts)
+
+FAMILY_LAYOUTS = [(f, lay) for f in ALL_CACHE_LAYOUTS for lay in family_layouts(f)]
 
 DTYPES = ["float16", "bfloat16", "float32", "fp8"]
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
@@ -108,8 +113,7 @@ def test_bad_family_and_coordinates():
             g.element_index("k", 0, 4, 0, 0)
 
 
-@pytest.mark.parametrize("family", CACHE_LAYOUTS)
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("family,layout", FAMILY_LAYOUTS)
 def test_every_byte_decodes_to_a_distinct_element(family, layout):
     """Exhaustive on a small cache: decode is a bijection onto (element, byte) and inverts encode."""
     g = CacheGeometry(layout, 3, 4, 2, 3, "float16", family)
@@ -124,20 +128,18 @@ def test_every_byte_decodes_to_a_distinct_element(family, layout):
 
 
 def test_decode_elements_vectorised_matches_scalar():
-    np = pytest.importorskip("numpy")
-    for fam in CACHE_LAYOUTS:
-        for layout in LAYOUTS:
-            g = CacheGeometry(layout, 3, 4, 2, 3, "fp8", fam)
-            arr = g.decode_elements(np.arange(g.total_elements))
-            for e in range(g.total_elements):
-                assert tuple(int(a[e]) for a in arr) == g.decode_elements(e)
+    for fam, layout in FAMILY_LAYOUTS:
+        g = CacheGeometry(layout, 3, 4, 2, 3, "fp8", fam)
+        arr = g.decode_elements(np.arange(g.total_elements))
+        for e in range(g.total_elements):
+            assert tuple(int(a[e]) for a in arr) == g.decode_elements(e)
 
 
 # --- properties: round trip -----------------------------------------------------------------------
 
-geometries = st.tuples(st.sampled_from(CACHE_LAYOUTS), st.sampled_from(LAYOUTS), st.sampled_from(DTYPES),
+geometries = st.tuples(st.sampled_from(FAMILY_LAYOUTS), st.sampled_from(DTYPES),
                        st.integers(1, 40), st.sampled_from([1, 2, 4, 16]), st.integers(1, 8),
-                       st.sampled_from([1, 3, 8, 64]))
+                       st.sampled_from([1, 3, 8, 64])).map(lambda t: (*t[0], *t[1:]))
 
 
 @settings(max_examples=400, deadline=None)
@@ -178,6 +180,8 @@ def _framework_tensor(fam, layout, n, b, h, d, dtype):
         logical, order = (2, n, b, h, d), ((0, 1, 2, 3, 4) if layout == "NHD" else (0, 1, 3, 2, 4))
     elif fam == "flashinfer":    # FlashInfer 5-D / vLLM FlashInfer before 2026-07: (B, 2, N, H, D)
         logical, order = (n, 2, b, h, d), ((0, 1, 2, 3, 4) if layout == "NHD" else (0, 1, 3, 2, 4))
+    elif fam == "flex_interleaved":  # vLLM Flex v0.23-v0.25: (B, 2, N, H, D) in stride order (0, 2, 1, 3, 4)
+        logical, order = (n, 2, b, h, d), (0, 2, 1, 3, 4)
     else:                        # vLLM FlashInfer since 2026-07: (B, H, N, 2D); NHD stride order (0, 2, 1, 3)
         logical, order = (n, h, b, 2 * d), ((0, 2, 1, 3) if layout == "NHD" else (0, 1, 2, 3))
     phys = torch.zeros(tuple(logical[i] for i in order), dtype=dtype)
@@ -188,7 +192,7 @@ def _framework_tensor(fam, layout, n, b, h, d, dtype):
         p = 0 if kv == "k" else 1
         if fam == "flash_attn":
             return view, (p, block, off, head, dim)
-        if fam == "flashinfer":
+        if fam in ("flashinfer", "flex_interleaved"):
             return view, (block, p, off, head, dim)
         k_cache, v_cache = view.split(d, dim=-1)   # vLLM's zero-copy split: K = [..., :D], V = [..., D:]
         return (k_cache if kv == "k" else v_cache), (block, head, off, dim)
@@ -226,8 +230,7 @@ def test_offset_matches_torch_tensor(geo, data):
     assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == (kv, block, off, head, dim)
 
 
-@pytest.mark.parametrize("family", CACHE_LAYOUTS)
-@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("family,layout", FAMILY_LAYOUTS)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_every_element_matches_torch(family, layout, dtype):
     """Exhaustive on a small cache: every element's unique value sits where kvviz says."""
@@ -257,8 +260,8 @@ def test_page_texts_complete_and_consistent():
     from kvviz.texts import batch, layout
 
     assert missing_translations(["layout", "batch"]) == []
-    for table in (layout.STRINGS, batch.STRINGS):
-        for fam in CACHE_LAYOUTS:
+    for table, families in ((layout.STRINGS, ALL_CACHE_LAYOUTS), (batch.STRINGS, CACHE_LAYOUTS)):
+        for fam in families:
             assert "fam_" + fam in table and "whose_" + fam in table
         for key, entry in table.items():
             fields = [{f for _, f, _, _ in string.Formatter().parse(entry[lang]) if f} for lang in LANGS]
@@ -295,3 +298,123 @@ def test_layout_page_refuses_bad_byte_addresses(text, message):
         parse_byte(text, "en")
     with pytest.raises(ValueError):
         parse_byte(text, "zh")
+
+
+# --- which family each vLLM release allocates for each attention backend ----------------------------
+#
+# Read from vLLM's git history (get_kv_cache_shape and get_kv_cache_stride_order of
+# vllm/v1/attention/backends/{flash_attn,flashinfer,triton_attn,flex_attention}.py):
+# * PR #37940 (2026-04-01, first in v0.20.0): Triton's stride order follows HND; before, always NHD;
+# * PR #42095 (2026-05-26, first in v0.23.0): FlashAttention (2, nb, ...) -> (nb, 2, ...); Flex
+#   (2, nb, ...) -> (nb, 2, bs, H, D) allocated in stride order (0, 2, 1, 3, 4);
+# * PR #44455 (2026-07-11, first in v0.26.0): every backend (nb, H, bs, 2D), NHD order (0, 2, 1, 3),
+#   HND (0, 1, 2, 3); Flex always (0, 2, 1, 3).
+# (release, backend) -> (family, layouts the backend allocates)
+VLLM_TABLE = {
+    ("v0.11.0", "flash_attn"): ("flash_attn", LAYOUTS), ("v0.22.1", "flash_attn"): ("flash_attn", LAYOUTS),
+    ("v0.23.0", "flash_attn"): ("flashinfer", LAYOUTS), ("v0.25.1", "flash_attn"): ("flashinfer", LAYOUTS),
+    ("v0.26.0", "flash_attn"): ("flashinfer_packed", LAYOUTS), ("main", "flash_attn"): ("flashinfer_packed", LAYOUTS),
+    ("v0.11.0", "flashinfer"): ("flashinfer", LAYOUTS), ("v0.25.1", "flashinfer"): ("flashinfer", LAYOUTS),
+    ("v0.26.0", "flashinfer"): ("flashinfer_packed", LAYOUTS), ("v0.27.1", "flashinfer"): ("flashinfer_packed", LAYOUTS),
+    ("v0.11.0", "triton"): ("flashinfer", ("NHD",)), ("v0.19.1", "triton"): ("flashinfer", ("NHD",)),
+    ("v0.20.0", "triton"): ("flashinfer", LAYOUTS), ("v0.25.1", "triton"): ("flashinfer", LAYOUTS),
+    ("v0.26.0", "triton"): ("flashinfer_packed", LAYOUTS), ("main", "triton"): ("flashinfer_packed", LAYOUTS),
+    ("v0.11.0", "flex"): ("flash_attn", ("NHD",)), ("v0.22.1", "flex"): ("flash_attn", ("NHD",)),
+    ("v0.23.0", "flex"): ("flex_interleaved", ("NHD",)), ("v0.25.1", "flex"): ("flex_interleaved", ("NHD",)),
+    ("v0.26.0", "flex"): ("flashinfer_packed", ("NHD",)), ("main", "flex"): ("flashinfer_packed", ("NHD",)),
+}
+
+# physical shape and index of (kv p, block, off, head, dim) per (family, layout), from vLLM's logical
+# shape taken in its stride order
+PHYSICAL = {
+    ("flash_attn", "NHD"): lambda nb, bs, h, d, p, b, o, hd, dm: ((2, nb, bs, h, d), (p, b, o, hd, dm)),
+    ("flash_attn", "HND"): lambda nb, bs, h, d, p, b, o, hd, dm: ((2, nb, h, bs, d), (p, b, hd, o, dm)),
+    ("flashinfer", "NHD"): lambda nb, bs, h, d, p, b, o, hd, dm: ((nb, 2, bs, h, d), (b, p, o, hd, dm)),
+    ("flashinfer", "HND"): lambda nb, bs, h, d, p, b, o, hd, dm: ((nb, 2, h, bs, d), (b, p, hd, o, dm)),
+    ("flashinfer_packed", "NHD"): lambda nb, bs, h, d, p, b, o, hd, dm: ((nb, bs, h, 2 * d), (b, o, hd, p * d + dm)),
+    ("flashinfer_packed", "HND"): lambda nb, bs, h, d, p, b, o, hd, dm: ((nb, h, bs, 2 * d), (b, hd, o, p * d + dm)),
+    ("flex_interleaved", "NHD"): lambda nb, bs, h, d, p, b, o, hd, dm: ((nb, bs, 2, h, d), (b, o, p, hd, dm)),
+}
+
+
+@pytest.mark.parametrize("release,backend", sorted(VLLM_TABLE))
+def test_cache_layout_for_each_release_and_backend(release, backend):
+    from kvviz.core.layout import cache_layout_for, layouts_for
+    from kvviz.core.versions import rules_for
+
+    family, layouts = VLLM_TABLE[(release, backend)]
+    assert cache_layout_for(release, backend) == family
+    assert cache_layout_for(rules_for(release), backend) == family       # a Rules object works too
+    assert layouts_for(release, backend) == layouts
+    # byte offsets of a few elements, against numpy on the physical shape
+    nb, bs, h, d = 6, 16, 4, 8
+    for layout in layouts:
+        g = CacheGeometry(layout, nb, bs, h, d, "bfloat16", family)
+        for kv, slot, head, dim in (("k", 0, 0, 0), ("v", 0, 0, 0), ("k", 37, 2, 5), ("v", 95, 3, 7), ("v", 17, 1, 0)):
+            shape, idx = PHYSICAL[(family, layout)](nb, bs, h, d, "kv".index(kv), *divmod(slot, bs), head, dim)
+            assert g.shape == shape
+            assert g.address(slot, head, dim, kv)["byte_offset"] == int(np.ravel_multi_index(idx, shape)) * 2
+
+
+@pytest.mark.parametrize("between,release", [("v0.22.9", "v0.22.1"), ("v0.24.3", "v0.24.0"), ("0.25.7", "v0.25.1"),
+                                             ("v0.19.5", "v0.19.1"), ("v0.26.9", "v0.26.0")])
+def test_a_version_between_releases_follows_the_older(between, release):
+    from kvviz.core.layout import cache_layout_for, layouts_for
+
+    for backend in ("flash_attn", "flashinfer", "triton", "flex"):
+        assert cache_layout_for(between, backend) == cache_layout_for(release, backend)
+        assert layouts_for(between, backend) == layouts_for(release, backend)
+
+
+def test_defaults_and_bad_input():
+    from kvviz.core.layout import (DEFAULT_ATTN_BACKEND, NEWEST_CACHE_LAYOUT, cache_layout_for,
+                                   check_backend_layout, layouts_for)
+
+    assert NEWEST_CACHE_LAYOUT == "flashinfer_packed" == cache_layout_for(None, DEFAULT_ATTN_BACKEND)
+    assert DEFAULT_CACHE_LAYOUT == "flash_attn"                 # CacheGeometry's own default is unchanged
+    for bad in ("v0.10.0", "banana", "", "v0.1"):
+        with pytest.raises(ValueError, match="v0.11.0 to v0.27.1"):
+            cache_layout_for(bad, "flash_attn")
+    for bad in ("xformers", "", "FLASH_ATTN"):
+        with pytest.raises(ValueError, match="attention backend must be one of"):
+            cache_layout_for("main", bad)
+        with pytest.raises(ValueError, match="attention backend"):
+            layouts_for("main", bad)
+    assert check_backend_layout("v0.20.0", "triton", "HND") == "HND"
+    with pytest.raises(ValueError, match=r"v0\.19\.1's triton backend has no HND cache"):
+        check_backend_layout("v0.19.1", "triton", "HND")
+    with pytest.raises(ValueError, match="no HND form"):
+        CacheGeometry("HND", 2, 4, 2, 8, "float16", "flex_interleaved")
+
+
+def test_layout_changes_name_the_prs():
+    from kvviz.core.layout import CACHE_LAYOUT_CHANGES, layout_changes
+
+    assert [(c.pr, c.first_release) for c in layout_changes("flash_attn")] == [(42095, "v0.23.0"), (44455, "v0.26.0")]
+    assert [(c.pr, c.first_release) for c in layout_changes("triton", "v0.25.1")] == [(37940, "v0.20.0")]
+    assert [c.pr for c in layout_changes("flex", "v0.23.0")] == [42095]
+    assert layout_changes("flashinfer", "v0.25.1") == []
+    assert {c.pr for c in CACHE_LAYOUT_CHANGES} == {37940, 42095, 44455}
+
+
+def test_layout_page_picks_the_family_from_version_and_backend():
+    from kvviz.core.versions import VERSIONS
+    from kvviz.views import layout as lay_vm
+
+    c = lay_vm.pick_family("main", "flash_attn")
+    assert (c.family, c.layouts, c.by_hand) == ("flashinfer_packed", LAYOUTS, False)
+    assert c.vllm_line() == "main · flash_attn → flashinfer_packed [B, N, H, 2D] (NHD) / [B, H, N, 2D] (HND)"
+    c = lay_vm.pick_family("v0.22.1", "flash_attn")
+    assert c.vllm_line() == "v0.22.1 · flash_attn → flash_attn [2, B, N, H, D] (NHD) / [2, B, H, N, D] (HND)"
+    assert c.history() == ""
+    c = lay_vm.pick_family("v0.24.5", "flex", lay_vm.AUTO)
+    assert (c.version, c.family, c.layouts) == ("v0.24.0", "flex_interleaved", ("NHD",))
+    assert c.history() == "#42095 (v0.23.0)"
+    geo = lay_vm.caches(2, 4, 2, 4, "float16", c.family, c.layouts)
+    assert list(geo) == ["NHD"] and lay_vm.picture_line(geo["NHD"]) == 16
+    c = lay_vm.pick_family("v0.24.5", "flex", "flashinfer")               # by hand: every layout of the family
+    assert (c.family, c.layouts, c.by_hand, c.vllm_family) == ("flashinfer", LAYOUTS, True, "flex_interleaved")
+    assert list(lay_vm.caches(2, 4, 2, 4, "float16", c.family, c.layouts)) == ["NHD", "HND"]
+    assert lay_vm.pick_family("v0.19.1", "triton").layouts == ("NHD",)
+    assert set(lay_vm.VERSION_CHOICES) == set(VERSIONS)
+    assert lay_vm.VERSION_CHOICES[0] == "main" and lay_vm.FAMILY_CHOICES[0] == lay_vm.AUTO

@@ -24,6 +24,7 @@ def _forms(c, page):
             out[name] = nt.to_deepinfer(c, page_size=page)
         else:
             out[name] = nt.convert(c, name, page)
+    out["llamacpp_unified"] = nt.convert(c, "llamacpp", page, kv_unified=True)   # both layouts
     return out
 
 
@@ -90,14 +91,73 @@ def test_hand_trtllm(hand):
     assert f2.address(0, 9) == 13
 
 
-def test_hand_llamacpp(hand):
-    f = nt.to_llamacpp(hand)
+def test_hand_llamacpp_unified(hand):
+    f = nt.to_llamacpp(hand, kv_unified=True)
+    assert f.kv_unified and isinstance(f, nt.LlamaCppForm)
     assert f.cell_pos[4:14].tolist() == list(range(10))
     assert f.cell_seqs[4] == frozenset({0, 1})            # shared prefix: one cell, two seqs
     assert f.cell_seqs[12] == frozenset({0})
     assert f.cell_seqs[20] == frozenset({1}) and f.cell_pos[20] == 8
     assert f.cell_pos[0] == nt.LLAMA_EMPTY_POS
     assert f.ubatch_cells.tolist() == [13, 10, 11, 20]
+    assert f.cells_used == 11 and f.shared_cells == 8        # 10 of r0 + r1's own one; 8 shared
+    assert f.coords(1, 3) == {"cell": 7, "pos": 3, "seq_ids": [0, 1], "slot": 7}
+
+
+def test_hand_llamacpp_streams_is_the_default(hand):
+    """kv_unified = false (llama.cpp's default): stream s holds sequence s in cells 0..n-1, and
+    the 8-token shared prefix is in both streams, one copy each."""
+    assert nt.LLAMA_KV_UNIFIED_DEFAULT is False
+    for f in (nt.to_llamacpp(hand), nt.convert(hand, "llamacpp", 4), nt.all_forms(hand, 4)["llamacpp"]):
+        assert isinstance(f, nt.LlamaCppStreamsForm) and not f.kv_unified
+    f = nt.to_llamacpp(hand)
+    assert (f.n_stream, f.kv_size) == (2, 10)
+    assert f.stream_pos[0].tolist() == list(range(10))
+    assert f.stream_pos[1].tolist() == list(range(9)) + [nt.LLAMA_EMPTY_POS]
+    assert f.stream_slot[0].tolist() == list(range(4, 14))
+    assert f.stream_slot[1].tolist() == [4, 5, 6, 7, 8, 9, 10, 11, 20, nt.LLAMA_EMPTY_POS]
+    assert f.stream_slot[0, :8].tolist() == f.stream_slot[1, :8].tolist()   # the prefix, copied
+    assert f.stream_used.tolist() == [10, 9]                   # per-stream cell counts
+    assert f.cells_used == 19 == sum(r.seq_len for r in hand.requests)
+    assert f.copied_cells == 8
+    assert f.ubatch_cells.tolist() == [9, 6, 7, 8] and f.ubatch_seq.tolist() == [0, 1, 1, 1]
+    # the same token (slot 7) is cell 3 of each stream; each cell carries one sequence id
+    assert f.coords(0, 3) == {"stream": 0, "cell": 3, "pos": 3, "seq_ids": [0], "row": 3, "slot": 7}
+    assert f.coords(1, 3) == {"stream": 1, "cell": 3, "pos": 3, "seq_ids": [1], "row": 13, "slot": 7}
+    assert f.coords(1, 8)["cell"] == 8 and f.address(1, 8) == 20
+    assert [m.index for m in f.locate(1, 7)] == [(1, 7), (2,)]
+    assert f.cell_at(1, 9) is None and f.cell_at(0, 9) == 9
+
+
+def test_llamacpp_streams_vs_unified_cell_counts():
+    c = nt.example_batch()
+    streams, unified = nt.to_llamacpp(c), nt.to_llamacpp(c, kv_unified=True)
+    lens = [r.seq_len for r in c.requests]
+    assert streams.stream_used.tolist() == lens
+    assert streams.cells_used == sum(lens)
+    distinct = len({s for r in c.requests for s in r.slots})
+    assert unified.cells_used == distinct == sum(lens) - 256    # A and B share 256 tokens
+    assert unified.shared_cells == 256 and streams.copied_cells == 256
+    assert unified.cells_used < streams.cells_used
+    shared = c.requests[0].slots[:256]
+    assert all(unified.cell_seqs[s] == frozenset({0, 1}) for s in shared)
+    assert streams.stream_slot[0, :256].tolist() == streams.stream_slot[1, :256].tolist() == list(shared)
+
+
+def test_llamacpp_streams_refuse_bad_input(hand):
+    with pytest.raises(BadInput, match="kv_size 5"):
+        nt.to_llamacpp(hand, kv_size=5)
+    big = nt.to_llamacpp(hand, kv_size=16)
+    assert big.kv_size == 16 and nt.to_canonical(big) == nt.to_canonical(nt.to_llamacpp(hand))
+    f = nt.to_llamacpp(hand)
+    pos = f.stream_pos.copy()
+    pos[1, 4] = nt.LLAMA_EMPTY_POS                              # a hole in sequence 1
+    holed = nt.LlamaCppStreamsForm(f.req_ids, pos, f.stream_slot, f.ubatch_cells, f.ubatch_seq, f.num_slots)
+    with pytest.raises(BadInput, match="gap"):
+        nt.from_llamacpp(holed)
+    with pytest.raises(BadInput, match="one stream"):
+        nt.LlamaCppStreamsForm(f.req_ids[:1], f.stream_pos, f.stream_slot, f.ubatch_cells,
+                               f.ubatch_seq, f.num_slots)
 
 
 def test_hand_deepinfer_runs(hand):
@@ -197,6 +257,11 @@ def batches(draw):
 def test_property_all_notations_agree(args):
     bs, c = args
     _assert_agree(c, bs)
+    streams, unified = nt.to_llamacpp(c), nt.to_llamacpp(c, kv_unified=True)
+    lens = [r.seq_len for r in c.requests]
+    distinct = len({s for r in c.requests for s in r.slots})
+    assert streams.stream_used.tolist() == lens and streams.cells_used == sum(lens)
+    assert unified.cells_used == distinct == streams.cells_used - streams.copied_cells
 
 
 @settings(max_examples=60, deadline=None)
@@ -234,7 +299,46 @@ def test_page_answer_styles_and_download():
     assert token_answer(c, 2, c.requests[2].seq_len - 1, 16)["new"]     # C prefills this step
     blob = forms_json(nt.all_forms(c, 16))
     assert set(blob) == set(nt.NOTATIONS) and isinstance(blob["vllm"]["block_table"], list)
-    assert isinstance(blob["llamacpp"]["cell_seqs"][0], list) and "_index" not in blob["llamacpp"]
+    assert isinstance(blob["llamacpp"]["stream_slot"][0], list) and "_index" not in blob["llamacpp"]
+    unified = forms_json(nt.all_forms(c, 16, kv_unified=True))["llamacpp"]
+    assert isinstance(unified["cell_seqs"][0], list) and "_index" not in unified
     df = pd.DataFrame({"0": [1, 2]}, index=["a", "b"])
     html = styled(df, [("b", "0")]).to_html()
     assert html.count("#ffd54f") == 1 and HILITE.startswith("background-color: #ffd54f")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "es"])
+def test_llamacpp_views_follow_the_layout(lang):
+    from kvviz.texts.i18n import t
+    from kvviz.views.notations import (description_key, forms_json, lookup_text, notation_notes,
+                                       round_trip_report, tables)
+
+    c = nt.example_batch()
+    lens = [r.seq_len for r in c.requests]
+    streams, unified = nt.all_forms(c, 16)["llamacpp"], nt.all_forms(c, 16, kv_unified=True)["llamacpp"]
+    assert not streams.kv_unified and unified.kv_unified
+    assert description_key("llamacpp", streams) == "d_llamacpp"
+    assert description_key("llamacpp", unified) == "d_llamacpp_unified"
+    assert notation_notes("vllm", nt.all_forms(c, 16)["vllm"], lang) == []
+    (s_note,), (u_note,) = notation_notes("llamacpp", streams, lang), notation_notes("llamacpp", unified, lang)
+    assert s_note == t("notations", "v.llama_used_streams", lang, n=sum(lens), parts=" + ".join(map(str, lens)),
+                       k=3, copies=256, m=sum(lens) - 256)
+    assert u_note == t("notations", "v.llama_used_unified", lang, n=sum(lens) - 256, shared=256, m=sum(lens))
+    slot = c.address(1, 255)                                  # B's last shared-prefix token
+    for form in (streams, unified):
+        assert lookup_text("llamacpp", form, 1, 255, lang).endswith(f"**{slot}**")
+        shown = tables("llamacpp", form, 1, 255, lang)        # an old token: not in the ubatch
+        assert [bool(m) for _, _, m in shown] == [True] * (len(shown) - 1) + [False]
+        for label, df, marks in shown + tables("llamacpp", form, 2, 39, lang):   # C's new token
+            assert all(r in df.index and col in df.columns for r, col in marks), label
+        assert tables("llamacpp", form, 2, 39, lang)[-1][2]
+    every = tables("llamacpp", streams, 1, 255, lang)[1][1]   # position 255 in each stream
+    slot_col = t("notations", "v.slot_col", lang)
+    assert every[slot_col].tolist() == [str(slot), str(slot), "—"]   # A's copy, B's copy; C is shorter
+    assert every[t("notations", "v.used", lang)].tolist() == lens
+    for kv_unified in (False, True):
+        rt = round_trip_report(c, 16, lang, kv_unified=kv_unified)
+        assert (rt.to_numpy() == 0).all()
+    blob = forms_json({"llamacpp": streams})["llamacpp"]
+    assert blob["kv_unified"] is False and len(blob["stream_pos"]) == 3 and "_index" not in blob
+    assert forms_json({"llamacpp": unified})["llamacpp"]["kv_unified"] is True

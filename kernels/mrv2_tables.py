@@ -1,0 +1,315 @@
+"""Model Runner V2 block tables: the per-step gather and the slot mappings of every group.
+
+vLLM's Model Runner V2 keeps, per KV-cache group ``g``, a persistent *state* block table
+``state[g]`` ([max_num_reqs, W_g] int32) whose rows are indexed by a request's state index,
+not by its position in the batch, and ``num_blocks[g, s]``: how many entries of state row
+``s`` are valid. Each step it
+
+* **gathers** the rows of the scheduled requests into the *input* tables the attention
+  kernels read (``gather_block_tables``): batch position ``b`` gets
+  ``state[g][idx_mapping[b], :num_blocks[g, idx_mapping[b]]]``; the rest of that row is left as
+  it was (the stale tail: attention never reads past a request's length), the CUDA-graph
+  padding rows ``[num_reqs, num_reqs_padded)`` are zeroed (block 0 is the null block) and
+  later rows are not touched;
+* computes the **slot mappings** of all groups in one launch (``compute_slot_mappings``),
+  straight from the state tables: token ``i`` of request ``b`` at position ``pos`` goes to
+  ``state[g][idx_mapping[b], pos // (bs[g] * cp)] * bs[g] + local offset``, or PAD when
+  another decode-context-parallel (DCP) rank holds that token; every group's CUDA-graph tail
+  ``[query_start_loc[num_reqs], max_num_tokens)`` is PAD.
+
+Layout. Groups may differ in width and block size, so the tables of all groups live in ONE
+stacked int32 tensor ``[G, rows, Wmax]`` (``stack_tables`` builds it); group ``g`` owns columns
+``[0, W_g)`` of its slice and the kernels never read or write the columns past ``W_g``. Per-group
+widths and block sizes are small int32 tensors ``[G]`` that the kernels load by program id.
+(vLLM passes a table of raw uint64 data pointers instead; Triton's CPU interpreter cannot
+dereference such a pointer, so the stacked tensor is what runs both compiled and interpreted.)
+
+Grids: the gather runs one program per (group, batch row < num_reqs_padded), looping over the
+row's columns; the slot mapping one program per (group, request) plus one extra program per
+group, along the request axis, that writes the PAD tail. All offsets are int64. A column at or
+past the group's width reads the null block 0 instead of another row.
+"""
+from __future__ import annotations
+
+import triton
+import triton.language as tl
+
+from kernels.slot_mapping import PAD_SLOT_ID
+
+GATHER_MIN_BLOCK, GATHER_MAX_BLOCK = 16, 1024   # columns per loop iteration of the gather
+# (tokens per loop iteration, warps) of the slot mapping: slot_tile_config
+SLOT_TILE, SLOT_WARPS = 128, 4
+SLOT_LONG_TILE, SLOT_LONG_WARPS, SLOT_LONG_QUERY = 512, 8, 256
+MAX_GROUPS = 62                                 # has_slot_mapping travels as bits of an int64
+MAX_GRID_Y = 65535                              # CUDA's limit on a grid's second dimension
+
+
+@triton.jit(do_not_specialize=["num_reqs"])
+def _gather_block_tables_kernel(state_ptr, st_g, st_r, st_c, inp_ptr, in_g, in_r, in_c,
+                                nb_ptr, nb_g, nb_r, idx_ptr, widths_ptr, num_reqs,
+                                BLOCK: tl.constexpr):
+    g = tl.program_id(0).to(tl.int64)
+    b = tl.program_id(1).to(tl.int64)
+    width = tl.load(widths_ptr + g).to(tl.int64)
+    cols = tl.arange(0, BLOCK).to(tl.int64)
+    dst = inp_ptr + g * in_g + b * in_r
+    if b < num_reqs:
+        s = tl.load(idx_ptr + b).to(tl.int64)
+        n = tl.load(nb_ptr + g * nb_g + s * nb_r).to(tl.int64)
+        n = tl.minimum(tl.maximum(n, 0), width)        # a bad count cannot leave the group's row
+        src = state_ptr + g * st_g + s * st_r
+        for c in range(0, n, BLOCK):
+            cc = c + cols
+            m = cc < n
+            tl.store(dst + cc * in_c, tl.load(src + cc * st_c, mask=m), mask=m)
+    else:
+        # a CUDA-graph padding row: all of the group's width to the null block
+        for c in range(0, width, BLOCK):
+            cc = c + cols
+            tl.store(dst + cc * in_c, tl.zeros([BLOCK], dtype=tl.int32), mask=cc < width)
+
+
+@triton.jit(do_not_specialize=["num_reqs", "max_num_tokens", "token_limit", "group_mask"])
+def _slot_mappings_kernel(state_ptr, st_g, st_r, st_c, widths_ptr, bs_ptr, idx_ptr, qsl_ptr,
+                          pos_ptr, out_ptr, out_g, out_t, num_reqs, max_num_tokens, token_limit,
+                          group_mask, CP_SIZE: tl.constexpr, CP_RANK: tl.constexpr,
+                          CP_INTERLEAVE: tl.constexpr, PAD_ID: tl.constexpr, TILE: tl.constexpr):
+    g = tl.program_id(0)
+    b = tl.program_id(1)
+    lanes = tl.arange(0, TILE).to(tl.int64)
+    row_out = out_ptr + g.to(tl.int64) * out_g
+    if ((group_mask.to(tl.int64) >> g.to(tl.int64)) & 1) != 0:   # state (Mamba) groups: nothing written
+        if b == num_reqs:
+            # the extra program: the CUDA-graph tail [qsl[num_reqs], max_num_tokens)
+            tail = tl.load(qsl_ptr + num_reqs).to(tl.int64)
+            for i in range(tail, max_num_tokens, TILE):
+                offs = i + lanes
+                tl.store(row_out + offs * out_t, tl.full([TILE], PAD_ID, tl.int64),
+                         mask=offs < max_num_tokens)
+        else:
+            start = tl.load(qsl_ptr + b).to(tl.int64)
+            end = tl.load(qsl_ptr + b + 1).to(tl.int64)
+            s = tl.load(idx_ptr + b).to(tl.int64)
+            width = tl.load(widths_ptr + g).to(tl.int64)
+            bs = tl.load(bs_ptr + g).to(tl.int64)
+            row = state_ptr + g.to(tl.int64) * st_g + s * st_r
+            vbs = bs * CP_SIZE                        # a virtual block: one block on every rank
+            for i in range(start, end, TILE):
+                offs = i + lanes
+                m = (offs < end) & (offs < token_limit)   # a corrupt qsl cannot write past out
+                pos = tl.load(pos_ptr + offs, mask=m, other=0).to(tl.int64)
+                col = pos // vbs
+                off = pos - col * vbs
+                ok = m & (col >= 0) & (col < width)       # past the width: the null block 0
+                if CP_SIZE == 1:
+                    blk = tl.load(row + col * st_c, mask=ok, other=0).to(tl.int64)
+                    slot = blk * bs + off
+                else:
+                    local = ((off // CP_INTERLEAVE) % CP_SIZE) == CP_RANK
+                    loff = (off // (CP_INTERLEAVE * CP_SIZE)) * CP_INTERLEAVE + off % CP_INTERLEAVE
+                    blk = tl.load(row + col * st_c, mask=ok & local, other=0).to(tl.int64)
+                    slot = tl.where(local, blk * bs + loff, PAD_ID)
+                tl.store(row_out + offs * out_t, slot, mask=m)
+
+
+# --- launchers ----------------------------------------------------------------------------------
+
+def stack_tables(tables, *, rows: int | None = None, fill: int = 0):
+    """Stack per-group 2-D int32 tables ``[rows_g, W_g]`` into the ``[G, rows, Wmax]`` tensor the
+    kernels take (a copy; entries past a group's own shape get ``fill``). Returns
+    ``(stacked, widths)`` with ``widths`` an int32 tensor ``[G]`` on the tables' device."""
+    import torch
+
+    if not tables:
+        raise ValueError("no tables to stack")
+    for t in tables:
+        if t.dtype != torch.int32 or t.dim() != 2:
+            raise ValueError("every table must be a 2-D int32 tensor")
+    rows = max(t.shape[0] for t in tables) if rows is None else int(rows)
+    wmax = max(max(t.shape[1] for t in tables), 1)
+    dev = tables[0].device
+    out = torch.full((len(tables), rows, wmax), fill, dtype=torch.int32, device=dev)
+    for g, t in enumerate(tables):
+        n = min(rows, t.shape[0])
+        out[g, :n, : t.shape[1]] = t[:n]
+    widths = torch.tensor([t.shape[1] for t in tables], dtype=torch.int32, device=dev)
+    return out, widths
+
+
+def _per_group(values, name: str, num_groups: int, device, default=None, minimum: int = 0):
+    """A per-group int32 tensor [G] on ``device``: a tensor is checked and used as it is (no copy,
+    so a CUDA graph can capture the launch); a sequence of ints is copied to the device."""
+    import torch
+
+    if values is None:
+        values = [default] * num_groups
+    if isinstance(values, torch.Tensor):
+        if values.dtype != torch.int32 or values.dim() != 1 or values.numel() != num_groups:
+            raise ValueError(f"{name} must be a 1-D int32 tensor of {num_groups} entries")
+        if values.device != device:
+            raise ValueError(f"{name} is on {values.device}, the tables on {device}")
+        return values
+    values = [int(v) for v in values]
+    if len(values) != num_groups:
+        raise ValueError(f"{name} has {len(values)} entries for {num_groups} groups")
+    if any(v < minimum for v in values):
+        raise ValueError(f"{name} {values}: every entry must be >= {minimum}")
+    return torch.tensor(values, dtype=torch.int32, device=device)
+
+
+def _check_stacked(t, name: str):
+    import torch
+
+    if t.dtype != torch.int32 or t.dim() != 3:
+        raise ValueError(f"{name} must be a stacked 3-D int32 tensor [groups, rows, width] "
+                         "(stack_tables builds one)")
+
+
+def _check_widths(widths, wmax: int):
+    """Host-side bound of host-given widths (a device tensor is trusted: reading it would sync)."""
+    if widths is not None and not hasattr(widths, "device"):
+        for w in widths:
+            if not 0 <= int(w) <= wmax:
+                raise ValueError(f"width {int(w)} outside [0, {wmax}] (the stacked tables' width)")
+
+
+def _check_idx(idx_mapping, num_reqs: int | None):
+    import torch
+
+    if idx_mapping.dim() != 1 or idx_mapping.dtype not in (torch.int32, torch.int64):
+        raise ValueError("idx_mapping must be a 1-D int32 or int64 tensor")
+    n = idx_mapping.numel() if num_reqs is None else int(num_reqs)
+    if not 0 <= n <= idx_mapping.numel():
+        raise ValueError(f"num_reqs {n} outside [0, {idx_mapping.numel()}] (idx_mapping's length)")
+    return n
+
+
+def gather_block_tables(state_tables, num_blocks, idx_mapping, num_reqs_padded: int, input_tables, *,
+                        widths=None, num_reqs: int | None = None, block: int | None = None):
+    """Gather the scheduled requests' state rows into the input tables, every group in one launch.
+
+    ``state_tables`` and ``input_tables``: stacked int32 ``[G, max_num_reqs, Wmax]`` (any strides;
+    the same G and Wmax); ``widths``: each group's W_g (None: all Wmax; a list of ints, or an int32
+    device tensor [G]); ``num_blocks``: int32 ``[G, max_num_reqs]``; ``idx_mapping``: int32/int64
+    ``[>= num_reqs]``, batch position -> state row; ``num_reqs`` defaults to its length (host ints
+    only: nothing syncs). For b < num_reqs, ``input[g, b, :n]`` = ``state[g, idx_mapping[b], :n]``
+    with n = clamp(num_blocks[g, idx_mapping[b]], 0, W_g), and ``input[g, b, n:]`` is left as it
+    was; rows [num_reqs, num_reqs_padded) get zeros in ``[0, W_g)``; nothing else is written.
+    Returns ``input_tables``."""
+    _check_stacked(state_tables, "state_tables")
+    _check_stacked(input_tables, "input_tables")
+    n_groups, rows, wmax = state_tables.shape
+    if input_tables.shape[0] != n_groups or input_tables.shape[2] != wmax:
+        raise ValueError(f"input_tables {tuple(input_tables.shape)} do not match state_tables "
+                         f"{tuple(state_tables.shape)} in groups and width")
+    if num_blocks.dim() != 2 or num_blocks.shape[0] != n_groups or num_blocks.shape[1] < rows:
+        raise ValueError(f"num_blocks must be [{n_groups}, >= {rows}]")
+    n = _check_idx(idx_mapping, num_reqs)
+    num_reqs_padded = int(num_reqs_padded)
+    if not n <= num_reqs_padded <= input_tables.shape[1]:
+        raise ValueError(f"num_reqs_padded {num_reqs_padded} outside [{n}, {input_tables.shape[1]}]")
+    if num_reqs_padded > MAX_GRID_Y:
+        raise ValueError(f"num_reqs_padded {num_reqs_padded} over the grid limit {MAX_GRID_Y}")
+    _check_widths(widths, wmax)
+    w = _per_group(widths, "widths", n_groups, state_tables.device, default=wmax)
+    if block is None:
+        block = min(max(triton.next_power_of_2(wmax), GATHER_MIN_BLOCK), GATHER_MAX_BLOCK)
+    if n_groups == 0 or num_reqs_padded == 0:
+        return input_tables
+    _gather_block_tables_kernel[(n_groups, num_reqs_padded)](
+        state_tables, *state_tables.stride(), input_tables, *input_tables.stride(),
+        num_blocks, *num_blocks.stride(), idx_mapping, w, n, BLOCK=block)
+    return input_tables
+
+
+def _group_mask(has_slot_mapping, n_groups: int) -> int:
+    if has_slot_mapping is None:
+        return (1 << n_groups) - 1
+    flags = [bool(f) for f in has_slot_mapping]
+    if len(flags) != n_groups:
+        raise ValueError(f"has_slot_mapping has {len(flags)} entries for {n_groups} groups")
+    return sum(1 << g for g, f in enumerate(flags) if f)
+
+
+def _check_slot_args(state_tables, query_start_loc, positions, slot_mappings, n: int,
+                     cp_size: int, cp_rank: int, cp_interleave: int):
+    import torch
+
+    _check_stacked(state_tables, "state_tables")
+    n_groups = state_tables.shape[0]
+    if n_groups > MAX_GROUPS:
+        raise ValueError(f"{n_groups} groups: at most {MAX_GROUPS}")
+    if query_start_loc.dtype != torch.int32 or query_start_loc.dim() != 1:
+        raise ValueError("query_start_loc must be a 1-D int32 tensor")
+    if query_start_loc.numel() < n + 1:
+        raise ValueError(f"query_start_loc has {query_start_loc.numel()} entries, needs {n + 1}")
+    if positions.dtype != torch.int64 or positions.dim() != 1:
+        raise ValueError("positions must be a 1-D int64 tensor")
+    if slot_mappings.dtype != torch.int64 or slot_mappings.dim() != 2 or slot_mappings.shape[0] != n_groups:
+        raise ValueError(f"slot_mappings must be an int64 tensor [{n_groups}, max_num_tokens]")
+    if cp_size < 1 or not 0 <= cp_rank < cp_size:
+        raise ValueError(f"cp_rank {cp_rank} outside a DCP world of {cp_size}")
+    if cp_interleave < 1:
+        raise ValueError(f"cp_interleave {cp_interleave} must be >= 1")
+    if n + 1 > MAX_GRID_Y:
+        raise ValueError(f"{n} requests: over the grid limit {MAX_GRID_Y}")
+
+
+def slot_tile_config(max_query_len: int) -> tuple[int, int]:
+    """(TILE, num_warps) of the slot-mapping launch for a step whose longest query has
+    ``max_query_len`` tokens (a host int). One program maps a whole request, looping TILE tokens
+    at a time, so a long prefill wants wide iterations: on the H200 (2026-12-01, CUDA graph, 3
+    groups) 1 x 8192 tokens took 29.0 us at 128/4 and 10.5 at 512/8, 8 x 1024 4.9 against 2.5;
+    short queries want small programs: 1024 x 1 3.9 us at 128/4, 9.6 at 512/4, and 64 x 128
+    1.9 at 128/4, within noise of the best."""
+    if int(max_query_len) >= SLOT_LONG_QUERY:
+        return SLOT_LONG_TILE, SLOT_LONG_WARPS
+    return SLOT_TILE, SLOT_WARPS
+
+
+def compute_slot_mappings(state_tables, idx_mapping, query_start_loc, positions, block_sizes,
+                          slot_mappings, *, widths=None, has_slot_mapping=None, cp_size: int = 1,
+                          cp_rank: int = 0, cp_interleave: int = 1, num_reqs: int | None = None,
+                          max_query_len: int | None = None, tile: int | None = None,
+                          num_warps: int | None = None):
+    """Slot mappings of every group in one launch, read from the *state* tables.
+
+    ``state_tables``: stacked int32 ``[G, max_num_reqs, Wmax]``; ``widths`` as in
+    ``gather_block_tables``; ``block_sizes``: each group's kernel block size (list of ints, or an
+    int32 device tensor [G]); ``idx_mapping``: batch position -> state row; ``query_start_loc``:
+    int32 ``[>= num_reqs + 1]``; ``positions``: int64 (non-negative); ``slot_mappings``: int64
+    ``[G, max_num_tokens]``, written in place and returned. ``has_slot_mapping``: one flag per
+    group (None: all); a group flagged False (a Mamba state group) is skipped: its row of
+    ``slot_mappings`` is left exactly as it was, tail included. Every other row gets the slots of
+    tokens [0, qsl[num_reqs]) and PAD (-1) in [qsl[num_reqs], max_num_tokens). DCP:
+    ``cp_size`` ranks, this one ``cp_rank``, tokens dealt out in runs of ``cp_interleave``; a token
+    of another rank gets PAD. Lists are copied to the device on each call: pass tensors under a
+    CUDA graph. ``max_query_len`` (host int, as vLLM's metadata has it; default: ``positions``'
+    length over num_reqs, rounded up) only picks the tile and warps (``slot_tile_config``), never
+    the result; ``tile`` and ``num_warps`` override them."""
+    n = _check_idx(idx_mapping, num_reqs)
+    cp_size, cp_rank, cp_interleave = int(cp_size), int(cp_rank), int(cp_interleave)
+    _check_slot_args(state_tables, query_start_loc, positions, slot_mappings, n, cp_size, cp_rank,
+                     cp_interleave)
+    n_groups, _, wmax = state_tables.shape
+    _check_widths(widths, wmax)
+    w = _per_group(widths, "widths", n_groups, state_tables.device, default=wmax)
+    bs = _per_group(block_sizes, "block_sizes", n_groups, state_tables.device, minimum=1)
+    mask = _group_mask(has_slot_mapping, n_groups)
+    if max_query_len is None:
+        max_query_len = -(-positions.numel() // max(n, 1))
+    d_tile, d_warps = slot_tile_config(max_query_len)
+    tile = d_tile if tile is None else int(tile)
+    num_warps = d_warps if num_warps is None else int(num_warps)
+    if tile < 16 or tile & (tile - 1):
+        raise ValueError(f"tile {tile} must be a power of two >= 16")
+    max_num_tokens = slot_mappings.shape[1]
+    if n_groups == 0 or mask == 0:
+        return slot_mappings
+    _slot_mappings_kernel[(n_groups, n + 1)](
+        state_tables, *state_tables.stride(), w, bs, idx_mapping, query_start_loc, positions,
+        slot_mappings, *slot_mappings.stride(), n, max_num_tokens,
+        min(max_num_tokens, positions.numel()), mask,
+        CP_SIZE=cp_size, CP_RANK=cp_rank, CP_INTERLEAVE=cp_interleave, PAD_ID=PAD_SLOT_ID,
+        TILE=tile, num_warps=num_warps)
+    return slot_mappings
