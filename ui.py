@@ -176,9 +176,52 @@ def download_json(obj_fn, name: str, key: str, label: str = "JSON"):
 # --- scenarios: replayed once per text, shared safely (each caller gets its own copy) ---------
 
 @st.cache_data(max_entries=8, ttl=1800, show_spinner=False)   # a replay may hold up to 256 MiB
-def replay(source: str):
-    """(scenario, records) of a built-in name or a JSON text; BadInput propagates."""
+def replay(source: str, vllm: str | None = None, runner: str | None = None):
+    """(scenario, records) of a built-in name or a JSON text, under the ``vllm`` version and
+    ``runner`` (auto | v1 | v2) a page chose (None: the scenario's own config); BadInput propagates."""
     from kvviz.views import scenarios as stepper
 
-    sc = stepper.load(source)
+    sc = stepper.load(source, vllm=vllm, runner=runner)
     return sc, stepper.replay(sc)
+
+
+# --- the vLLM version and model runner of a table page ------------------------------------------
+
+def version_runner(prefix: str, cols=None):
+    """The vLLM version and model-runner selectors of a page that shows tables (keys ``prefix.vllm``
+    and ``prefix.runner``, kept across page visits; default: main, auto), drawn into the two
+    containers ``cols`` (default: two new columns). V2 is offered only from v0.12.0 on. Returns the
+    ``RunnerChoice`` for a dense model (see ``runner_note`` for one that must stay on V1)."""
+    from kvviz.views import runners as rv
+
+    S = st.session_state
+    tr = texts("step_through")
+    vkey, rkey = f"{prefix}.vllm", f"{prefix}.runner"
+    restore({vkey: rv.DEFAULT_VERSION, rkey: rv.DEFAULT_RUNNER})
+    if S[vkey] not in rv.VERSION_CHOICES:
+        S[vkey] = rv.DEFAULT_VERSION
+    options = rv.runner_choices(S[vkey])
+    if S[rkey] not in options:     # v2 was chosen, then a version without V2
+        S[rkey] = rv.DEFAULT_RUNNER
+    choice = rv.pick_runner(S[vkey], S[rkey])
+    a, b = cols if cols is not None else st.columns(2)
+    a.selectbox(tr("vllm"), rv.VERSION_CHOICES, key=vkey,
+                format_func=lambda v: tr("vllm_main") if v == rv.DEFAULT_VERSION else v)
+    b.selectbox(tr("runner"), options, key=rkey, help=tr("runner_help"),
+                format_func=lambda r: tr("runner_auto", runner=choice.auto_runner.upper()) if r == rv.AUTO
+                else tr("runner_" + r))
+    keep(vkey, rkey)
+    return choice
+
+
+def runner_note(choice, ran: str, *, v1_only: bool = False) -> None:
+    """One line under the selectors: the version and the runner that ran (``ran``), why V2 is not
+    offered (a version before v0.12.0) or not used (a model vLLM keeps on V1)."""
+    tr = texts("step_through")
+    from kvviz.views.runners import runner_choices
+
+    if v1_only and (choice.choice == "v2" or choice.auto_runner == "v2"):
+        st.info(tr("v1_only_model"), icon=":material/info:")
+    if "v2" not in runner_choices(choice.version):
+        st.caption(tr("no_v2", version=choice.version))
+    st.caption(tr("running", version=choice.version, runner=ran.upper()))

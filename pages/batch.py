@@ -11,6 +11,7 @@ from kvviz.errors import BadInput
 from kvviz.core.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT
 
 tr = ui.texts("batch")
+figures_tr = ui.texts("figures")
 S = st.session_state
 WIDGETS = {"bs": 4, "kbs": 4, "nb": 48, "len": 64, "dcp": 1, "rank": 0, "cg": False,
            "heads": 2, "hdim": 8, "dtype": "float16", "layout": "NHD", "tok": 0,
@@ -70,6 +71,11 @@ c[4].number_input(tr("max_model_len"), 1, 1 << 18, key="batch.len")
 c[5].number_input(tr("dcp_world"), 1, 16, key="batch.dcp")
 c[6].number_input(tr("dcp_rank"), 0, 15, key="batch.rank")
 c[7].toggle(tr("cudagraph"), key="batch.cg", help=tr("cudagraph_help"))
+vr = st.columns([1.3, 1.7, 5])
+choice = ui.version_runner("batch", (vr[0], vr[1]))
+v2 = choice.runner == "v2"
+with vr[2]:
+    ui.runner_note(choice, choice.runner)
 with st.expander(tr("geometry")):
     g = st.columns(4)
     g[0].number_input(tr("heads"), 1, 64, key="batch.heads")
@@ -140,6 +146,8 @@ if ch["slot"] >= 0:
     st.markdown(tr("chain_text", row=ch["row"], pos=ch["position"], lb=ch["logical_block"], tpb=eb.tokens_per_block,
                    col=ch["column"], pb=ch["physical_block"], kbs=cfg.kernel_block_size, off=ch["offset"],
                    slot=ch["slot"]))
+    if v2:
+        st.caption(tr("chain_v2", row=ch["row"], state=int(eb.v2["idx_mapping"][ch["row"]])))
 else:
     st.markdown(tr("pad_token", kind=ch["kind"]))
 
@@ -151,13 +159,33 @@ rows_window = ex.table_row_window(step.block_table.shape[0], shown, ch["row"])
 fig_table = figures.block_table_heatmap(step.block_table, num_reqs=step.num_reqs, num_blocks=eb.num_kernel_blocks,
                                         geometry=cfg.geometry, selected=selected_cell,
                                         counts=eb.row_kernel_blocks(),
-                                        title=tr("fig_table"), lang=ui.lang(), max_cols=shown, row_window=rows_window)
+                                        title=tr("fig_table_v2" if v2 else "fig_table"), lang=ui.lang(),
+                                        max_cols=shown, row_window=rows_window,
+                                        row_title=figures_tr("batch_position") if v2 else None)
 ui.plot(fig_table, "batch.tablefig", "block_table")
 if shown < eb.width:
     st.caption(tr("table_cols", shown=shown - 1, width=eb.width))
 if rows_window is not None:
     st.caption(tr("table_rows", r0=rows_window[0], r1=rows_window[1] - 1, rows=step.block_table.shape[0],
                   row=ch["row"]))
+if v2:  # Model Runner V2: the same ids by request-state index, and the idx_mapping the gather used
+    tables = eb.v2
+    state_row = int(tables["idx_mapping"][ch["row"]]) if ch["slot"] >= 0 else None
+    state_window = ex.table_row_window(tables["state_block_table"].shape[0], shown,
+                                       state_row if state_row is not None else 0)
+    t_state, t_idx = st.columns([3, 1], gap="large")
+    with t_state:
+        fig_state = figures.block_table_heatmap(
+            tables["state_block_table"], num_reqs=tables["state_block_table"].shape[0], num_blocks=eb.num_kernel_blocks,
+            geometry=cfg.geometry, counts=tables["state_num_blocks"],
+            selected=(state_row, ch["column"]) if state_row is not None else None, title=tr("fig_state_v2"),
+            lang=ui.lang(), max_cols=shown, row_window=state_window, row_title=figures_tr("state_index"),
+            row_names=[tr("held_by", row=b) if b is not None else "" for b in eb.state_holders()])
+        ui.plot(fig_state, "batch.statefig", "state_block_table")
+    with t_idx:
+        st.markdown(f"**{tr('idx_title')}**")
+        st.dataframe(eb.idx_mapping_frame(), hide_index=True, height=min(360, 38 + 35 * step.num_reqs))
+    st.caption(tr("v2_note", r=step.num_reqs_padded, idx=ex.short_list(tables["idx_mapping"])))
 
 fig_slots = figures.slot_mapping_figure(eb.tokens, num_reqs=step.num_reqs, selected=tok, title=tr("fig_slots"),
                                         lang=ui.lang())
@@ -215,7 +243,7 @@ with d[0]:
 with d[1]:
     ui.download_csv(eb.requests, "requests", "batch.dl_reqs", "requests CSV")
 with d[2]:
-    ui.download_json(eb.to_json, "step", "batch.dl_step", "step JSON")
+    ui.download_json(lambda: eb.to_json(choice.runner), "step", "batch.dl_step", "step JSON")
 with d[3]:
     ui.download_fig(fig_table, "block_table", "batch.dl_fig_table", "table HTML")
 with d[4]:

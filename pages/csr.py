@@ -22,6 +22,11 @@ st.info(tr("rules"), icon=":material/rule:")
 sources = (["batch"] if "batch.explored" in S else []) + ex.PRESETS[:-1]
 if S["csr.src"] not in sources:
     S["csr.src"] = sources[0]
+vr = st.columns([1.3, 1.7, 5])
+choice = ui.version_runner("csr", (vr[0], vr[1]))
+v2 = choice.runner == "v2"
+with vr[2]:
+    ui.runner_note(choice, choice.runner)
 c = st.columns([3, 2, 2, 2])
 c[0].selectbox(tr("source"), sources, key="csr.src",
                format_func=lambda s: tr("from_batch") if s == "batch" else btr("p_" + s))
@@ -50,11 +55,13 @@ with left:
     fig_t = figures.block_table_heatmap(step.block_table, num_reqs=eb.step.num_reqs,
                                         num_blocks=eb.num_kernel_blocks, geometry=step.geometry.as_pages(),
                                         counts=np.diff(indptr), lang=ui.lang(), max_cols=n_cols,
-                                        title=tr("table") if (r0, r1) == (0, n_rows) else
-                                        tr("table_window", lo=r0, hi=r1 - 1, n=n_rows), row_window=window)
+                                        title=csr_vm.table_title(tr, v2, window, n_rows), row_window=window,
+                                        row_title=ui.texts("figures")("batch_position") if v2 else None)
     if pages_r:  # one outline over the request's pages (one shape per page made big tables crawl)
         fig_t.add_shape(type="rect", x0=-0.5, x1=pages_r - 0.5, y0=r - 0.5, y1=r + 0.5, line=figures.HILITE)
     ui.plot(fig_t, "csr.tablefig", "block_table")
+    if v2:  # the repack reads V2's gathered input table; idx_mapping says which state row each row copies
+        st.caption(tr("v2_note", idx=ex.short_list(eb.v2["idx_mapping"]), r=eb.step.num_reqs_padded))
 with right:
     fig_c = figures.csr_figure(indptr, indices, lpl, page_size=kbs, title=tr("csr"), lang=ui.lang(), selected_req=r,
                                window_title=tr("csr_window"))

@@ -14,8 +14,8 @@ ui.ensure_app_shell()
 from kvviz.texts.i18n import LANGS  # noqa: E402
 from kvviz.views import demo_catalogue as demos  # noqa: E402
 from kvviz.views import links as share  # noqa: E402
-from kvviz.views.demos import (bands, events_text, padded_line, presenter_screens,  # noqa: E402
-                               presenter_style, scheduled_frame, screens_for)
+from kvviz.views.demos import (bands, events_by_run, padded_line, presenter_screens,  # noqa: E402
+                               presenter_style, runner_caption, scheduled_frame, screens_for)
 
 lang = ui.lang()
 tr = ui.texts("demos")
@@ -108,6 +108,7 @@ link = share.encode_demo(key, step, lang, presenter)
 st.query_params.from_dict(link)
 
 st.header(f"{tr(key + '.title')} — {tr('ui.step_of', k=step + 1, n=n)}")
+st.caption(f":material/memory: {tr('ui.shows', what=runner_caption(key, lang))}")
 if step == 0 or presenter:
     st.markdown(f"*{tr(key + '.intro')}*")
 if presenter:
@@ -163,7 +164,10 @@ else:
             st.write(tr("ui.no_tokens"))
     with right:
         st.subheader(tr("ui.events"))
-        st.markdown("\n".join(f"- {e}" for e in events_text(key, step, lang)))
+        for label, events in events_by_run(key, step, lang):
+            if label:
+                st.markdown(f"**{label}**")
+            st.markdown("\n".join(f"- {e}" for e in events))
 
 st.markdown(f":material/link: [{tr('ui.link')}]({share.query_string(link)})")
 with st.expander(tr("ui.all_links")):

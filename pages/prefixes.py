@@ -16,13 +16,16 @@ ui.restore_scenario_link("pre", stepper.NAMES[::-1], "prefixes", 2)
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
-c = st.columns([2, 5])
+c = st.columns([2, 1.3, 1.7, 4])
 c[0].selectbox(st_tr("scenario"), stepper.NAMES[::-1], key="pre.sc")
-scenario, records = ui.replay(S["pre.sc"])
+choice = ui.version_runner("pre", (c[1], c[2]))
+scenario, records = ui.replay(S["pre.sc"], S["pre.vllm"], S["pre.runner"])
 S["pre.idx"] = max(0, min(int(S["pre.idx"]), len(records) - 1))
-c[1].slider(st_tr("step"), 0, len(records) - 1, key="pre.idx")
+c[3].slider(st_tr("step"), 0, len(records) - 1, key="pre.idx")
 ui.keep("pre.sc", "pre.idx")
 rec = records[S["pre.idx"]]
+v2 = stepper.is_v2(rec)
+ui.runner_note(choice, rec.runner, v1_only=stepper.is_v1_only(scenario))
 st.caption(ui.plain(scenario.description))
 
 left, right = st.columns([3, 2], gap="large")
@@ -30,8 +33,12 @@ with left:
     cols = stepper.shown_columns(records, extra=0)
     blocks, ref = stepper.sharing_matrix(rec, cols)
     st.markdown(f"**{tr('sharing')}**")
-    fig = figures.sharing_figure(blocks, ref, rec.rows, lang=ui.lang())
+    fig = figures.sharing_figure(blocks, ref, rec.rows, lang=ui.lang(),
+                                 row_title=ui.texts("figures")("batch_position") if v2 else None)
     ui.plot(fig, "pre.sharefig", "sharing")
+    if v2:  # the rows are the gathered input table's (batch order), each a copy of a state row
+        st.caption(tr("sharing_v2", idx=list(rec.idx_mapping),
+                      states=", ".join(f"{s}: {r}" for s, r in enumerate(rec.state_rows) if r) or "—"))
     shared = stepper.shared_blocks(blocks, ref)
     st.markdown(tr("shared_now", blocks=", ".join(map(str, shared))) if shared else tr("none_shared"))
     # the pool after this step's finishes (what the events end with), or as the kernels saw it

@@ -1,4 +1,5 @@
-"""Step through: play a scenario forward and back; CPU table beside the device mirror."""
+"""Step through: play a scenario forward and back; V1: CPU table beside the device mirror; V2: the
+request-state table beside the gathered input table and idx_mapping."""
 import streamlit as st
 
 import ui
@@ -19,14 +20,19 @@ def move(delta):
 
 
 def load_custom():
-    """Replay the pasted scenario once here; only a good one replaces what is on screen."""
+    """Replay the pasted scenario once here; only a good one replaces what is on screen. The version
+    and runner selectors take the scenario's own ``vllm`` / ``runner`` keys (when it has them)."""
+    text = S["step.custom_text"]
     try:
-        stepper.require_steps(ui.replay(S["step.custom_text"])[1])
+        vllm, runner = stepper.selectors_for(text, S.get("step.vllm"), S.get("step.runner"))
+        stepper.require_steps(ui.replay(text, vllm, runner)[1])
     except BadInput as e:
         S["step.custom_error"] = str(e)      # the scenario and step on screen stay as they were
         return
     S.pop("step.custom_error", None)
-    S["step.custom"] = S["step.custom_text"]
+    S["step.custom"] = text
+    S["step.vllm"] = S["step.vllm.kept"] = vllm
+    S["step.runner"] = S["step.runner.kept"] = runner
     S["step.idx"] = 0
 
 
@@ -38,11 +44,14 @@ def unload_custom():
 ui.restore_scenario_link("step", stepper.NAMES, stepper.NAMES[0], 0)
 
 st.title(tr("title"))
-st.markdown(tr("intro"))
-top = st.columns([2, 3])
+intro = st.empty()
+intro.markdown(tr("intro"))
+top = st.columns([2, 1.3, 1.7, 3])
 top[0].selectbox(tr("scenario"), stepper.NAMES, key="step.sc", disabled="step.custom" in S)
-with top[1].expander(tr("custom")):
+choice = ui.version_runner("step", (top[1], top[2]))
+with top[3].expander(tr("custom")):
     st.caption(tr("custom_help"))
+    st.caption(tr("custom_versions"))
     st.text_area("JSON", key="step.custom_text", height=160,
                  value=S.get("step.custom", '{"config": {"num_blocks": 8, "block_size": 4}, '
                                             '"requests": [{"id": "A", "prompt_len": 6, "max_tokens": 3}]}'))
@@ -53,11 +62,16 @@ if S.get("step.custom_error"):
     st.error(tr("bad_scenario", msg=ui.plain(S["step.custom_error"])), icon=":material/error:")
 source = S.get("step.custom", S["step.sc"])
 try:
-    scenario, records = ui.replay(source)
+    scenario, records = ui.replay(source, S["step.vllm"], S["step.runner"])
     stepper.require_steps(records)
 except BadInput as e:
     st.error(tr("bad_scenario", msg=ui.plain(e)), icon=":material/error:")
+    ui.keep("step.sc", "step.idx")
     st.stop()
+v2 = stepper.is_v2(records)
+ui.runner_note(choice, records[0].runner, v1_only=stepper.is_v1_only(scenario))
+if v2:
+    intro.markdown(tr("intro_v2"))
 st.caption(ui.plain(scenario.description))
 
 S["step.n"] = len(records)
@@ -72,16 +86,45 @@ if len(records) > 1:
 rec = records[S["step.idx"]]
 ui.keep("step.sc", "step.idx")
 cfg = scenario.config
-st.info(tr("summary", i=rec.index, n=len(records), reqs=rec.num_reqs, tok=rec.num_tokens, rpad=rec.num_reqs_padded,
-           tpad=rec.num_tokens_padded, rows=rec.commit_rows, bytes=rec.commit_bytes), icon=":material/info:")
+st.info(tr("summary_v2" if v2 else "summary", i=rec.index, n=len(records), reqs=rec.num_reqs, tok=rec.num_tokens,
+           rpad=rec.num_reqs_padded, tpad=rec.num_tokens_padded, rows=rec.commit_rows, bytes=rec.commit_bytes),
+        icon=":material/info:")
 
 left, right = st.columns([3, 2], gap="large")
 with left:
     cols = stepper.shown_columns(records)
     n_rows = stepper.rows_shown(records)
-    stale = stepper.stale_rows(rec, n_rows, cols)
     sizes = stepper.table_sizes(cfg)
     t1, t2 = st.columns(2)
+if v2:  # Model Runner V2: the request-state table by state index, the gathered input table, idx_mapping
+    with t1:
+        st.markdown(f"**{tr('state_table')}**")
+        fig_cpu = figures.block_table_heatmap(
+            rec.cpu_tables[0], num_reqs=rec.cpu_tables[0].shape[0], **sizes, counts=rec.num_blocks_per_row[0],
+            lang=ui.lang(), max_cols=cols, showscale=False, row_window=stepper.state_rows_window(records),
+            row_title=ui.texts("figures")("state_index"), row_names=stepper.state_row_names(rec))
+        ui.plot(fig_cpu, "step.cpufig", "state_table")
+    with t2:
+        after = st.toggle(tr("show_after_v2"), key="step.after_v2", value=True)
+        st.markdown(f"**{tr('input_after') if after else tr('input_before')}**")
+        dev = rec.device_tables[0] if after else rec.device_before_commit[0]
+        changed = stepper.gather_changed_rows(rec, n_rows, cols)
+        tails = stepper.stale_tails(rec, n_rows, cols, after=after)
+        fig_dev = figures.block_table_heatmap(
+            dev[:n_rows], num_reqs=rec.num_reqs if after else n_rows, **sizes,
+            counts=stepper.gathered_counts(rec) if after else None, stale_rows=[] if after else changed,
+            lang=ui.lang(), max_cols=cols, showscale=False, row_title=ui.texts("figures")("batch_position"),
+            row_names=rec.rows if after else None, stale_tails=tails if after else None)
+        ui.plot(fig_dev, "step.devfig", "input_table")
+    with left:
+        st.caption(tr("gathered_rows", rows=", ".join(map(str, changed))) if changed else tr("no_gathered_rows"))
+        if after and tails:
+            st.caption(tr("stale_tails", rows=", ".join(map(str, tails))))
+        st.markdown(f"**{tr('idx_mapping')}**")
+        st.dataframe(stepper.idx_mapping_frame(rec), hide_index=True)
+        st.caption(tr("idx_caption", idx=list(rec.idx_mapping)))
+else:
+    stale = stepper.stale_rows(rec, n_rows, cols)
     with t1:
         st.markdown(f"**{tr('cpu')}**")
         fig_cpu = figures.block_table_heatmap(rec.cpu_tables[0][:n_rows], num_reqs=n_rows, **sizes,
@@ -96,7 +139,9 @@ with left:
                                               stale_rows=[] if after else stale, lang=ui.lang(), max_cols=cols,
                                               showscale=False)
         ui.plot(fig_dev, "step.devfig", "device_table")
-    st.caption(tr("stale", rows=", ".join(map(str, stale))) if stale else tr("no_stale"))
+    with left:
+        st.caption(tr("stale", rows=", ".join(map(str, stale))) if stale else tr("no_stale"))
+with left:
     # the pool after this step's finishes (what the events end with), or as the kernels saw it
     when, queue, refs = ui.pool_view("step", rec)
     st.markdown(f"**{tr('free_queue')} — {tr('when_' + when)}**")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from kvviz.cli import dump_json, read_json_file
+from kvviz.core.runner_v2 import batch_v2_tables as v2_tables  # noqa: F401 (kept importable here)
 from kvviz.core.step import build_step_from_batch
 from kvviz.cli.versions import add_version_args, rules_from_args, runner_from_args
 from kvviz.errors import BadInput
@@ -57,26 +58,3 @@ def run(args) -> int:
         out.update(v2_tables(step))
     print(dump_json(out))
     return 0
-
-
-def v2_tables(step) -> dict:
-    """Model Runner V2's view of the same batch: request i of the batch took request-state index
-    R-1-i from the LIFO free list (R = num_reqs_padded state rows), so ``idx_mapping[i]`` = R-1-i,
-    ``state_block_table`` holds the rows by state index and ``block_table`` is the gathered input
-    table (the batch's rows, padded rows 0): the same slots, other tables."""
-    n, r = step.num_reqs, step.num_reqs_padded
-    idx = [r - 1 - i for i in range(n)]
-    bt = step.block_table
-    state = [[0] * bt.shape[1] for _ in range(r)]
-    counts = [0] * r
-    for i, s in enumerate(idx):
-        state[s] = bt[i].tolist()
-        counts[s] = _pages(step, i)
-    return {"idx_mapping": idx, "state_block_table": state, "state_num_blocks": counts}
-
-
-def _pages(step, i: int) -> int:
-    """Kernel blocks request ``i`` uses (its row's counted prefix)."""
-    seq = int(step.seq_lens[i])
-    per = step.kernel_block_size * step.dcp_world_size
-    return -(-seq // per)

@@ -94,9 +94,13 @@ class Engine(V2Worker):
         self.config: EngineConfig = scenario.config
         self.profile = get_profile(self.config.profile)
         c = self.config
-        self.runner = resolve_runner(self.profile, c.runner, state_groups=any(g.kind == "state" for g in c.groups),
-                                     hybrid=len(c.groups) > 1)
         self.faults = set(faults or ())
+        runner = c.runner
+        if runner is None and self.faults:
+            # a fault names the runner it breaks: a V1 operation (move_row, commit) runs V1, a V2 one V2
+            runner = "v1" if self.faults <= set(FAULTS_V1) else "v2" if self.faults <= set(FAULTS_V2) else None
+        self.runner = resolve_runner(self.profile, runner, state_groups=any(g.kind == "state" for g in c.groups),
+                                     hybrid=len(c.groups) > 1)
         known = FAULTS_V2 if self.runner == "v2" else FAULTS_V1
         bad = self.faults - set(known)
         if bad:

@@ -162,3 +162,28 @@ class RequestStates:
 
     def rows_by_state(self) -> list[str | None]:
         return [self.index_to_req_id.get(i) for i in range(self.max_num_reqs)]
+
+
+def batch_v2_tables(step) -> dict:
+    """Model Runner V2's tables for one user-defined batch (a ``StepInputs`` in batch order, as
+    ``kvviz compute`` and the batch page build it): request ``i`` of the batch took request-state
+    index R-1-i from the LIFO free list (R = ``num_reqs_padded`` state rows, every state free
+    before), so ``idx_mapping[i]`` = R-1-i; ``state_block_table`` holds the rows by state index
+    (never-used states all 0) and ``state_num_blocks`` their counts; the step's own ``block_table``
+    is the gathered input table (batch order, padded rows 0): the same slots, other tables."""
+    n, r = step.num_reqs, step.num_reqs_padded
+    idx = [r - 1 - i for i in range(n)]
+    bt = step.block_table
+    state = [[0] * bt.shape[1] for _ in range(r)]
+    counts = [0] * r
+    for i, s in enumerate(idx):
+        state[s] = bt[i].tolist()
+        counts[s] = _batch_pages(step, i)
+    return {"idx_mapping": idx, "state_block_table": state, "state_num_blocks": counts}
+
+
+def _batch_pages(step, i: int) -> int:
+    """Kernel blocks request ``i`` of a batch uses (its row's counted prefix)."""
+    seq = int(step.seq_lens[i])
+    per = step.kernel_block_size * step.dcp_world_size
+    return -(-seq // per)

@@ -208,9 +208,7 @@ def resolve_runner(rules: Rules, runner: str | None, *, state_groups: bool = Fal
     """The runner to simulate: ``runner`` when given (checked against the release), else the one
     the release picks for this model. Raises ValueError with one sentence."""
     if runner is None:
-        # Transitional: the simulator replays V1 unless V2 is asked for (--runner v2, "runner": "v2")
-        # until every page draws V2's own tables; rules.runner_for says what vLLM itself picks.
-        return "v1"
+        return rules.runner_for(state_groups=state_groups, hybrid=hybrid)
     if runner not in RUNNERS:
         raise ValueError(f"unknown runner {str(runner)[:20]!r}; choose v1 or v2")
     if runner == "v2" and not rules.has_runner_v2:

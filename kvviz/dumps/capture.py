@@ -154,15 +154,22 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
     holds state indices: never split into kernel blocks)."""
     n, r_pad = record.num_reqs, record.num_reqs_padded
     inp = record.inputs[group]
-    dev = record.device_tables[group].copy()
-    dev[n:r_pad] = inp.block_table[n:r_pad] if inp is not None else 0
+    rules = get_profile(getattr(config, "profile", None))
     m = {"kvviz_dump_version": DUMP_VERSION, "block_size": config.block_size,
          "num_blocks": config.num_blocks, "num_reqs": n, "num_reqs_padded": r_pad,
-         "block_table": record.cpu_tables[group].copy(),
-         "num_blocks_per_row": record.num_blocks_per_row[group].copy(),
-         "block_table_device": dev,
          "free_block_ids": np.array(record.free_queue, dtype=np.int32),
-         "profile": get_profile(getattr(config, "profile", None)).label}
+         "profile": rules.label, "vllm": rules.name, "runner": getattr(record, "runner", "v1")}
+    if m["runner"] == "v2":
+        # the gathered input table (batch order) and the request-state rows it came from
+        m.update(block_table=record.device_tables[group].copy(),
+                 idx_mapping=np.array(record.idx_mapping, dtype=np.int32),
+                 state_block_table=record.cpu_tables[group].copy(),
+                 state_num_blocks=record.num_blocks_per_row[group].copy())
+    else:
+        dev = record.device_tables[group].copy()
+        dev[n:r_pad] = inp.block_table[n:r_pad] if inp is not None else 0
+        m.update(block_table=record.cpu_tables[group].copy(),
+                 num_blocks_per_row=record.num_blocks_per_row[group].copy(), block_table_device=dev)
     g = config.groups[group]
     if len(config.groups) == 1:
         m["ref_cnt"] = np.array(record.ref_counts, dtype=np.int32)
@@ -182,3 +189,76 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
                 m[k] = getattr(inp, k)
     return dump_from_mapping({k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
                               for k, v in m.items()})
+
+
+# --- Model Runner V2 -------------------------------------------------------------------------------
+
+def _device_or_host(x):
+    """A staged tensor's device side (what the gather reads), else its host side, else itself."""
+    for name in ("gpu", "np", "cpu"):
+        v = getattr(x, name, None)
+        if v is not None and not callable(v):
+            return v
+    return x
+
+
+def capture_v2(block_tables, *, idx_mapping, num_reqs: int | None = None, num_reqs_padded: int | None = None,
+               group: int = 0, num_blocks: int | None = None, block_pool=None, seq_lens=None,
+               query_start_loc=None, positions=None, slot_mapping=None, paged_kv_indptr=None,
+               paged_kv_indices=None, paged_kv_last_page_len=None, sliding_window: int | None = None,
+               vllm: str | None = None, group_kind: str | None = None) -> Dump:
+    """A validated Model Runner V2 dump (``runner: "v2"``) of one KV-cache group, from an MRV2-shaped
+    ``BlockTables`` (duck-typed, as ``vllm/v1/worker/gpu/block_table.py`` lays it out): per group a
+    staged state table ``block_tables[g]`` (its ``.gpu`` side is read), the counts ``num_blocks``
+    ([groups, max_num_reqs], its ``.np`` or ``.gpu``) and the gathered ``input_block_tables[g]``;
+    ``block_sizes`` / ``kernel_block_sizes`` give the geometry. ``idx_mapping`` is the step's
+    batch position -> request-state index ([num_reqs]); ``num_reqs`` defaults to its length."""
+    try:
+        state_obj = block_tables.block_tables[group]
+        gathered = block_tables.input_block_tables[group]
+        counts_obj = block_tables.num_blocks
+    except (AttributeError, TypeError, IndexError, KeyError):
+        raise BadInput(f"{type(block_tables).__name__} does not look like Model Runner V2's BlockTables "
+                       f"(block_tables, num_blocks, input_block_tables for group {group})") from None
+    state = to_numpy(_device_or_host(state_obj))
+    counts = to_numpy(getattr(counts_obj, "np", None) if getattr(counts_obj, "np", None) is not None
+                      else _device_or_host(counts_obj))
+    counts = counts[group] if counts.ndim == 2 else counts
+    idx = to_numpy(idx_mapping)
+    n = int(idx.shape[0]) if num_reqs is None else int(num_reqs)
+    sizes = getattr(block_tables, "block_sizes", None)
+    kernel_sizes = getattr(block_tables, "kernel_block_sizes", None)
+    bs = int(sizes[group]) if sizes is not None else None
+    kbs = int(kernel_sizes[group]) if kernel_sizes is not None else bs
+    if bs is None:
+        raise BadInput("the block size is unknown: the BlockTables has no block_sizes")
+    ref = free = None
+    if block_pool is not None:
+        nb, ref, free = _pool_state(block_pool)
+        num_blocks = num_blocks or nb
+        if len(sizes or ()) > 1:
+            ref = None
+    if num_blocks is None:
+        raise BadInput("num_blocks is needed (pass it, or pass block_pool)")
+    m = {"kvviz_dump_version": DUMP_VERSION, "block_size": bs, "num_blocks": int(num_blocks), "num_reqs": n,
+         "runner": "v2", "block_table": to_numpy(gathered), "idx_mapping": idx, "state_block_table": state,
+         "state_num_blocks": counts}
+    if kbs != bs:
+        m["kernel_block_size"] = kbs
+    for key, attr in (("dcp_world_size", "cp_size"), ("dcp_rank", "cp_rank"),
+                      ("cp_kv_cache_interleave_size", "cp_interleave")):
+        v = getattr(block_tables, attr, None)
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            m[key] = int(v)
+    optional = {"num_reqs_padded": num_reqs_padded, "seq_lens": seq_lens, "query_start_loc": query_start_loc,
+                "positions": positions, "slot_mapping": slot_mapping, "paged_kv_indptr": paged_kv_indptr,
+                "paged_kv_indices": paged_kv_indices, "paged_kv_last_page_len": paged_kv_last_page_len,
+                "ref_cnt": ref, "free_block_ids": free, "sliding_window": sliding_window,
+                "vllm": vllm, "group_kind": group_kind}
+    for k, v in optional.items():
+        if v is not None:
+            m[k] = v if isinstance(v, (int, str)) else to_numpy(v)
+    if (m.get("dcp_world_size"), m.get("dcp_rank"), m.get("cp_kv_cache_interleave_size")) == (1, 0, 1):
+        for k in ("dcp_world_size", "dcp_rank", "cp_kv_cache_interleave_size"):
+            m.pop(k)
+    return dump_from_mapping(m)

@@ -39,6 +39,9 @@ CONCEPTS = {
                       "request gets its own copy of the partially filled last block.",
     "flashinfer-csr": "FlashInfer's CSR page table: indptr is the running total of pages, indices "
                       "the rows' block prefixes, last_page_len the fill of each last page.",
+    "runner-v2": "Model Runner V2: block ids live in request-state rows (by state index); each step "
+                 "gathers the scheduled rows in batch order through idx_mapping into the input table, "
+                 "zeroing the padded rows.",
 }
 
 CHECK_LIST = [
@@ -91,6 +94,20 @@ CHECK_LIST = [
     CheckInfo("refcount-mismatch", "Ref count differs from the holders", "block-pool", ("ref_cnt",),
               "A block's ref count must equal the number of live rows holding it (block 0's is not "
               "kept). Assumes every running request is in this batch."),
+    CheckInfo("v2-idx-mapping", "idx_mapping is wrong", "runner-v2", ("idx_mapping",),
+              "Model Runner V2: each live batch row names the request-state row it is gathered from. "
+              "The index must name a state row, no two batch rows may name the same one, and a row "
+              "with tokens must name a state that holds blocks."),
+    CheckInfo("v2-gather", "Gathered row differs from its state row", "runner-v2",
+              ("idx_mapping", "state_block_table", "state_num_blocks"),
+              "Model Runner V2: a live row of the input table must equal the first state_num_blocks "
+              "entries of the state row idx_mapping names; otherwise the gather ran before the state "
+              "row was written, or not at all this step, and the kernel reads old block ids. (Entries "
+              "past the count are left from earlier steps and never read.)"),
+    CheckInfo("v2-pad-row", "Padded row of the gathered table is not all 0", "runner-v2", ("idx_mapping",),
+              "Model Runner V2's gather zeroes the rows from num_reqs to num_reqs_padded every step; "
+              "CUDA-graph replays read them, so a stale id there lets a padding request touch a real "
+              "block."),
     CheckInfo("free-list-duplicate", "Free list repeats a block", "block-pool", ("free_block_ids",),
               "Each free block is in the free queue once, and the null block 0 never is; otherwise two "
               "requests can be handed the same block."),

@@ -13,7 +13,7 @@ are in kvviz/dumps/checks_rows.py (row prefixes), checks_blocks.py (the pool) an
 from __future__ import annotations
 
 from kvviz.core.versions import CURRENT, PROFILES, Profile, get_profile
-from kvviz.dumps import checks_blocks, checks_rows, checks_step
+from kvviz.dumps import checks_blocks, checks_rows, checks_step, checks_v2
 from kvviz.dumps.catalogue import (  # noqa: F401
     CHECK_LIST,
     CHECKS,
@@ -45,6 +45,9 @@ CHECK_FUNCTIONS = {
     "csr-indices": checks_step.csr_indices,
     "csr-last-page-len": checks_step.csr_last_page_len,
     "refcount-mismatch": checks_blocks.refcount_mismatch,
+    "v2-idx-mapping": checks_v2.idx_mapping,
+    "v2-gather": checks_v2.gather,
+    "v2-pad-row": checks_v2.pad_row,
     "free-list-duplicate": checks_blocks.free_list_duplicate,
 }
 
@@ -61,6 +64,8 @@ def resolve_profile(dump: Dump, profile: str | Profile | None = None) -> tuple[P
     rules ("default"). ValueError for an unknown name."""
     if profile is not None:
         return get_profile(profile), "option"
+    if dump.vllm is not None:
+        return get_profile(dump.vllm), "dump"
     if dump.profile is not None:
         return get_profile(dump.profile), "dump"
     return CURRENT, "default"
@@ -81,7 +86,10 @@ def applicable_checks(dump: Dump, profile: str | Profile | None = None) -> list[
         elif c.id == "duplicate-block-in-row":
             ok = not window_unknown
         elif c.id == "pad-row":
-            ok = clears_vacated_rows(prof) or ("num_reqs_padded" in have and "block_table_device" in have)
+            ok = not dump.is_v2 and (clears_vacated_rows(prof)
+                                     or ("num_reqs_padded" in have and "block_table_device" in have))
+        elif c.id.startswith("v2-"):
+            ok = dump.is_v2
         elif c.id.startswith("csr-"):
             ok = set(c.needs) <= have and dump.dcp_world_size == 1 and not state
         elif c.id in ("slot-mismatch", "pad-slot", "shared-partial-block"):

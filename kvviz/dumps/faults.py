@@ -28,7 +28,7 @@ SCENARIO = {
     "name": "four requests, one finishes, one forks",
     "config": {"num_blocks": 32, "block_size": 4, "max_num_reqs": 8, "max_num_batched_tokens": 64,
                "max_model_len": 64, "enable_prefix_caching": True,
-               "cudagraph_capture_sizes": [1, 2, 4, 8]},
+               "cudagraph_capture_sizes": [1, 2, 4, 8], "runner": "v1"},   # the classic bugs are V1's
     "requests": [{"id": "A", "prompt_len": 6, "max_tokens": 8},
                  {"id": "B", "prompt_len": 5, "max_tokens": 8},
                  {"id": "C", "prompt_len": 8, "max_tokens": 8},

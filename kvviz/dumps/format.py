@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvviz.core.geometry import Geometry
-from kvviz.core.versions import PROFILES
+from kvviz.core.versions import PROFILES, RUNNERS, resolve_version
 from kvviz.dumps.npz import read_npz, short_error
 from kvviz.files import atomic_writer, open_regular, read_bounded
 from kvviz.errors import BadInput, parse_json
@@ -34,19 +34,22 @@ MAX_NUM_BLOCKS = (1 << 31) - 1    # block ids are int32
 
 SCALAR_KEYS = ("kvviz_dump_version", "block_size", "num_blocks", "num_reqs", "num_reqs_padded",
                "sliding_window", "kernel_block_size", "dcp_world_size", "dcp_rank",
-               "cp_kv_cache_interleave_size")
-TABLE_KEYS = ("block_table", "block_table_device")
+               "cp_kv_cache_interleave_size", "attention_chunk_size", "cascade_prefix_blocks")
+TABLE_KEYS = ("block_table", "block_table_device", "state_block_table")
 # 1-D arrays and the dtype each is held in once loaded
 VECTOR_KEYS = {
     "num_blocks_per_row": np.int32, "seq_lens": np.int32, "query_start_loc": np.int32,
     "positions": np.int64, "slot_mapping": np.int64, "paged_kv_indptr": np.int32,
     "paged_kv_indices": np.int32, "paged_kv_last_page_len": np.int32, "ref_cnt": np.int32,
-    "free_block_ids": np.int32,
+    "free_block_ids": np.int32, "idx_mapping": np.int32, "state_num_blocks": np.int32,
 }
+V2_KEYS = ("idx_mapping", "state_block_table", "state_num_blocks")   # Model Runner V2's own tables
 # short strings: a JSON string, or in an .npz a 1-D uint8 array of ASCII codes (no pickling)
-TEXT_KEYS = ("profile", "group_kind")
+TEXT_KEYS = ("profile", "group_kind", "vllm", "runner", "mamba_cache_mode")
 MAX_TEXT_LEN = 64
 GROUP_KINDS = ("attention", "state")
+MAMBA_CACHE_MODES = ("none", "all", "align")
+# num_blocks_per_row is required of a V1 dump; a V2 dump's follows from state_num_blocks and idx_mapping
 REQUIRED_KEYS = ("kvviz_dump_version", "block_size", "num_blocks", "num_reqs", "block_table",
                  "num_blocks_per_row")
 KNOWN_KEYS = frozenset(SCALAR_KEYS) | frozenset(TABLE_KEYS) | frozenset(VECTOR_KEYS) | frozenset(TEXT_KEYS)
@@ -81,6 +84,18 @@ class Dump:
     profile: str | None = None
     # "state": a state group (Mamba-like, one state block per request, no slots); None: attention
     group_kind: str | None = None
+    # the vLLM release that ran (any version string kvviz.core.versions resolves) and its model runner
+    vllm: str | None = None
+    runner: str | None = None                       # "v1" | "v2"; None: v1
+    # Model Runner V2 (runner "v2"): block_table is the gathered input table [num_reqs_padded.., W] in
+    # batch order; these are the request-state rows it was gathered from
+    idx_mapping: np.ndarray | None = None           # int32 [num_reqs]: batch position -> state index
+    state_block_table: np.ndarray | None = None     # int32 [max_num_reqs, W], rows by state index
+    state_num_blocks: np.ndarray | None = None      # int32 [max_num_reqs]
+    # declared states that legitimately put null blocks or fewer pages in a row
+    mamba_cache_mode: str | None = None             # "align": a state row holds null blocks (#30877)
+    attention_chunk_size: int | None = None         # chunked-local attention: blocks before the chunk
+    cascade_prefix_blocks: int | None = None        # cascade attention: shared pages left out of CSR
 
     # --- derived ----------------------------------------------------------------------
     @property
@@ -115,6 +130,11 @@ class Dump:
         return self.group_kind == "state"
 
     @property
+    def is_v2(self) -> bool:
+        """Model Runner V2's tables: block_table is the gathered input table."""
+        return self.runner == "v2"
+
+    @property
     def num_tokens(self) -> int | None:
         if self.query_start_loc is None:
             return None
@@ -131,7 +151,8 @@ class Dump:
         """Every present key, arrays as numpy (the .npz form)."""
         out = {"kvviz_dump_version": DUMP_VERSION, "block_size": self.block_size,
                "num_blocks": self.num_blocks, "num_reqs": self.num_reqs}
-        for k in ("num_reqs_padded", "sliding_window", "kernel_block_size", *TEXT_KEYS):
+        for k in ("num_reqs_padded", "sliding_window", "kernel_block_size", "attention_chunk_size",
+                  "cascade_prefix_blocks", *TEXT_KEYS):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
         if (self.dcp_world_size, self.dcp_rank, self.cp_kv_cache_interleave_size) != (1, 0, 1):
@@ -144,7 +165,7 @@ class Dump:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.to_mapping().items()}
 
 
-_ARRAY_FIELDS = ("block_table", "block_table_device", *VECTOR_KEYS)
+_ARRAY_FIELDS = ("block_table", "block_table_device", "state_block_table", *VECTOR_KEYS)
 
 
 # --- building and validating ----------------------------------------------------------
@@ -217,7 +238,7 @@ def _text(m: dict, key: str, choices) -> str | None:
                            f"got an array of dtype {v.dtype} and shape {tuple(v.shape)}")
     elif not isinstance(v, str):
         raise BadInput(f"{key!r} must be a string, got {type(v).__name__}")
-    if v not in choices:
+    if choices is not None and v not in choices:
         shown = v if len(v) <= MAX_TEXT_LEN else v[:MAX_TEXT_LEN] + "..."
         raise BadInput(f"{key!r} is {shown!r}; it must be one of {', '.join(choices)}")
     return v
@@ -243,19 +264,62 @@ def dump_from_mapping(m: dict) -> Dump:
     num_reqs = _scalar(m, "num_reqs", lo=0, hi=R)
     padded = _scalar(m, "num_reqs_padded", lo=num_reqs, hi=R, optional=True)
     vec = _vectors(m)
+    state_bt = _v2_tables(m, head["runner"], vec, bt.shape, num_reqs)
     _check_counts(vec["num_blocks_per_row"], bt.shape)
     dev = _device_table(m, bt.shape, num_reqs if padded is None else padded)
     _check_step_arrays(vec, num_reqs, R)
     _check_csr_and_pool(vec, num_reqs, R, head["num_blocks"])
+    cascade = _scalar(m, "cascade_prefix_blocks", lo=0, hi=bt.shape[1], optional=True)
     return Dump(num_reqs=num_reqs, block_table=bt, block_table_device=dev, num_reqs_padded=padded,
+                state_block_table=state_bt, cascade_prefix_blocks=cascade,
                 **head, **{k: vec.get(k) for k in VECTOR_KEYS})
+
+
+def _v2_tables(m: dict, runner: str | None, vec: dict, shape, num_reqs: int) -> np.ndarray | None:
+    """Model Runner V2's tables: required with runner "v2" (and refused without it); the gathered
+    table's counts (num_blocks_per_row), when not given, follow from state_num_blocks[idx_mapping]."""
+    R, W = shape
+    present = [k for k in V2_KEYS if m.get(k) is not None]
+    if runner != "v2":
+        if present:
+            raise BadInput(f"{present[0]!r} belongs to a Model Runner V2 dump; add \"runner\": \"v2\"")
+        if "num_blocks_per_row" not in vec:
+            raise BadInput("the dump lacks the required key 'num_blocks_per_row'")
+        return None
+    missing = [k for k in V2_KEYS if k not in present]
+    if missing:
+        raise BadInput(f"a Model Runner V2 dump (runner \"v2\") needs {', '.join(repr(k) for k in missing)}")
+    if m.get("block_table_device") is not None:
+        raise BadInput("a Model Runner V2 dump has no 'block_table_device': its 'block_table' is the "
+                       "gathered input table the kernels read")
+    st = _as_int_array("state_block_table", m["state_block_table"], 2, np.int32)
+    _check_table_shape("state_block_table", st.shape)
+    S = st.shape[0]
+    if st.shape[1] != W:
+        raise BadInput(f"state_block_table is {st.shape[1]} wide; it must be as wide as block_table ({W})")
+    cnt = vec["state_num_blocks"]
+    if cnt.shape[0] != S:
+        raise BadInput(f"state_num_blocks has {cnt.shape[0]} entries but state_block_table has {S} rows")
+    if S and (int(cnt.min()) < 0 or int(cnt.max()) > W):
+        r = int(np.nonzero((cnt < 0) | (cnt > W))[0][0])
+        raise BadInput(f"state_num_blocks[{r}] = {int(cnt[r])} is outside [0, {W}], the table width")
+    idx = vec["idx_mapping"]
+    if not num_reqs <= idx.shape[0] <= max(R, S):
+        raise BadInput(f"idx_mapping has {idx.shape[0]} entries; it needs one per live row ({num_reqs})")
+    if "num_blocks_per_row" not in vec:
+        live = idx[:num_reqs].astype(np.int64)
+        ok = (live >= 0) & (live < S)
+        counts = np.zeros(R, np.int32)
+        counts[:num_reqs] = np.where(ok, cnt[np.clip(live, 0, max(S - 1, 0))] if S else 0, 0)
+        vec["num_blocks_per_row"] = counts
+    return st
 
 
 def _check_keys(m) -> None:
     """The mapping is an object holding every required key."""
     if not isinstance(m, dict):
         raise BadInput("a dump must be a JSON object (or an .npz archive) of named arrays")
-    missing = [k for k in REQUIRED_KEYS if k not in m]
+    missing = [k for k in REQUIRED_KEYS if k not in m and k != "num_blocks_per_row"]   # see _v2_tables
     if missing:
         raise BadInput(f"the dump lacks the required key{'s' if len(missing) > 1 else ''} "
                        + ", ".join(repr(k) for k in missing))
@@ -282,9 +346,21 @@ def _header(m: dict) -> dict:
     kind = _text(m, "group_kind", GROUP_KINDS)
     if kind == "state" and window is not None:
         raise BadInput("a state group (group_kind 'state') has no sliding_window")
+    vllm = _text(m, "vllm", None)
+    if vllm is not None:
+        try:
+            resolve_version(vllm)
+        except ValueError as e:
+            raise BadInput(f"'vllm': {e}") from None
+    runner = _text(m, "runner", RUNNERS)
+    mamba = _text(m, "mamba_cache_mode", MAMBA_CACHE_MODES)
+    chunk = _scalar(m, "attention_chunk_size", lo=1, hi=1 << 40, optional=True)
+    if chunk is not None and window is not None:
+        raise BadInput("a group has a sliding_window or an attention_chunk_size, not both")
     return {"block_size": bs, "num_blocks": nb, "kernel_block_size": kbs, "dcp_world_size": world,
             "dcp_rank": rank, "cp_kv_cache_interleave_size": inter, "sliding_window": window,
-            "profile": profile, "group_kind": kind}
+            "profile": profile, "group_kind": kind, "vllm": vllm, "runner": runner,
+            "mamba_cache_mode": mamba, "attention_chunk_size": chunk}
 
 
 def _vectors(m: dict) -> dict[str, np.ndarray]:

@@ -175,4 +175,29 @@ STRINGS = {
     "link": {"en": "Link to this batch and token (also in the address bar):",
              "zh": "指向该批次和 token 的链接（地址栏中也有）：",
              "es": "Enlace a este lote y token (también en la barra de direcciones):"},
+    # Model Runner V2
+    "fig_table_v2": {"en": "Input block table (gathered, batch order: what the kernels read)",
+                     "zh": "输入块表（gather 之后，批次顺序：内核读取的表）",
+                     "es": "Tabla de bloques de entrada (tras gather, orden de lote: la que leen los kernels)"},
+    "fig_state_v2": {"en": "Request-state block table (rows by state index)", "zh": "请求状态块表（按状态索引排列的行）",
+                     "es": "Tabla de bloques de estado (filas por índice de estado)"},
+    "held_by": {"en": "row {row}", "zh": "第 {row} 行", "es": "fila {row}"},
+    "idx_title": {"en": "idx_mapping (batch position → state index)", "zh": "idx_mapping（批次位置 → 状态索引）",
+                  "es": "idx_mapping (posición en el lote → índice de estado)"},
+    "v2_note": {"en": "Model Runner V2: with every request state free before this step, request i of the batch took "
+                      "state index {r}−1−i from the LIFO free list, so idx_mapping = {idx}. Its block ids were staged "
+                      "into that state row (apply_staged_writes); gather copied each state row's first num_blocks "
+                      "entries into the input table in batch order (padded rows 0). Same slots, other tables.",
+                "zh": "Model Runner V2：本步之前所有请求状态都空闲，批次中第 i 个请求从后进先出的空闲列表取得状态索引 {r}−1−i，"
+                      "因此 idx_mapping = {idx}。它的块号暂存后写入该状态行（apply_staged_writes）；gather 按批次顺序把每个"
+                      "状态行的前 num_blocks 项拷进输入表（填充行为 0）。槽位相同，表不同。",
+                "es": "Model Runner V2: con todos los estados libres antes de este paso, la petición i del lote tomó el "
+                      "índice de estado {r}−1−i de la lista libre LIFO, así que idx_mapping = {idx}. Sus ids de bloque "
+                      "se prepararon para esa fila de estado (apply_staged_writes); gather copió las primeras num_blocks "
+                      "entradas de cada fila de estado a la tabla de entrada en orden de lote (filas de relleno 0). "
+                      "Mismos slots, otras tablas."},
+    "chain_v2": {"en": "Under V2, batch position {row} is a copy of request-state row {state} (idx_mapping[{row}] = {state}).",
+                 "zh": "在 V2 下，批次位置 {row} 是请求状态行 {state} 的副本（idx_mapping[{row}] = {state}）。",
+                 "es": "Con V2, la posición {row} del lote es una copia de la fila de estado {state} "
+                       "(idx_mapping[{row}] = {state})."},
 }

@@ -54,4 +54,19 @@ STRINGS = {
     "dcp_note": {"en": "With DCP each rank builds CSR over the tokens it stores (its local seq_lens).",
                  "zh": "使用 DCP 时，每个 rank 只对自己存放的 token（本地 seq_lens）构建 CSR。",
                  "es": "Con DCP cada rango construye el CSR sobre los tokens que guarda (sus seq_lens locales)."},
+    "table_v2": {"en": "Input block table (gathered, batch order; Model Runner V2)",
+                 "zh": "输入块表（gather 之后，批次顺序；Model Runner V2）",
+                 "es": "Tabla de bloques de entrada (tras gather, orden de lote; Model Runner V2)"},
+    "table_window_v2": {"en": "Input block table (gathered): rows {lo}–{hi} of {n}",
+                        "zh": "输入块表（gather 之后）：第 {lo}–{hi} 行（共 {n} 行）",
+                        "es": "Tabla de entrada (tras gather): filas {lo}–{hi} de {n}"},
+    "v2_note": {"en": "Model Runner V2: the repack reads the gathered input block table, in batch order; row b is a "
+                      "copy of request-state row idx_mapping[b], idx_mapping = {idx} (every state free before this "
+                      "step: request i took state {r}−1−i). The CSR is the same as under V1.",
+                "zh": "Model Runner V2：重排读取 gather 之后的输入块表（批次顺序）；第 b 行是请求状态行 idx_mapping[b] 的副本，"
+                      "idx_mapping = {idx}（本步之前所有状态空闲：第 i 个请求取得状态 {r}−1−i）。CSR 与 V1 下相同。",
+                "es": "Model Runner V2: el reempaquetado lee la tabla de bloques de entrada tras gather, en orden de "
+                      "lote; la fila b es una copia de la fila de estado idx_mapping[b], idx_mapping = {idx} (todos "
+                      "los estados libres antes de este paso: la petición i tomó el estado {r}−1−i). El CSR es el "
+                      "mismo que con V1."},
 }

@@ -69,6 +69,16 @@ STRINGS = {
     "ui.language": {"en": "Language", "zh": "语言", "es": "Idioma"},
     "ui.col_left": {"en": "left column", "zh": "左列", "es": "columna izquierda"},
     "ui.col_right": {"en": "right column", "zh": "右列", "es": "columna derecha"},
+    "ui.shows": {"en": "Shows {what}", "zh": "展示:{what}", "es": "Muestra: {what}"},
+    "runner.v1": {"en": "V1 model runner", "zh": "V1 模型运行器", "es": "model runner V1"},
+    "runner.v2": {"en": "Model Runner V2", "zh": "V2 模型运行器(Model Runner V2)", "es": "Model Runner V2"},
+    "ui.state": {"en": "request-state rows (by state index)", "zh": "请求状态行(按状态索引)",
+                 "es": "filas de estado (por índice de estado)"},
+    "ui.input": {"en": "input block table (gathered, batch order)", "zh": "输入块表(gather 所得,按批次顺序)",
+                 "es": "tabla de bloques de entrada (reunida, en orden de lote)"},
+    "ui.axis_state": {"en": "request-state index", "zh": "请求状态索引", "es": "índice de estado"},
+    "ui.axis_batch": {"en": "batch position", "zh": "批次位置", "es": "posición en el lote"},
+    "ui.batch_order": {"en": "batch order: {v}", "zh": "批次顺序:{v}", "es": "orden del lote: {v}"},
 
     # --- KV-cache group names (hybrid models) --------------------------------------------------
     "group.full": {"en": "full attention", "zh": "全注意力", "es": "atención completa"},
@@ -78,6 +88,14 @@ STRINGS = {
     # --- figure names ------------------------------------------------------------------------
     "fig.block_table": {"en": "Block tables: CPU truth and device mirror", "zh": "块表:CPU 权威副本与设备镜像",
                         "es": "Tablas de bloques: la verdad en CPU y el espejo en el dispositivo"},
+    "fig.block_table_v2": {"en": "Block tables: request-state rows and the gathered input table",
+                           "zh": "块表:请求状态行与 gather 所得的输入块表",
+                           "es": "Tablas de bloques: filas de estado y la tabla de entrada reunida"},
+    "fig.block_table_both": {
+        "en": "Block tables: V1 (CPU table above its device mirror) and V2 (state rows above the gathered input)",
+        "zh": "块表:V1(CPU 表在上,设备镜像在下)与 V2(状态行在上,gather 所得输入表在下)",
+        "es": "Tablas de bloques: V1 (tabla en CPU sobre su espejo) y V2 (filas de estado sobre la entrada reunida)",
+    },
     "fig.pool": {"en": "Block pool: owners, ref counts, prefix cache", "zh": "块池:归属、引用计数与前缀缓存",
                  "es": "Pool de bloques: dueños, contadores de referencias, caché de prefijos"},
     "fig.slots": {"en": "This step's tokens and their slots", "zh": "本步的 token 及其槽号",
@@ -96,6 +114,12 @@ STRINGS = {
     "variant.main": {"en": "as vLLM does it", "zh": "vLLM 的做法", "es": "como lo hace vLLM"},
     "variant.no_clear": {"en": "fault: move_row leaves its source", "zh": "故障:move_row 不清源行",
                          "es": "fallo: move_row no limpia el origen"},
+    "variant.v1": {"en": "V1 model runner", "zh": "V1 模型运行器", "es": "model runner V1"},
+    "variant.v2": {"en": "Model Runner V2", "zh": "V2 模型运行器", "es": "Model Runner V2"},
+    "variant.v1_skip_commit": {"en": "V1, fault: one commit skipped", "zh": "V1,故障:漏掉一次提交",
+                               "es": "V1, fallo: se salta un commit"},
+    "variant.v2_skip_gather": {"en": "V2, fault: one gather skipped", "zh": "V2,故障:漏掉一次 gather",
+                               "es": "V2, fallo: se salta un gather"},
     "variant.rank0": {"en": "DCP rank 0", "zh": "DCP rank 0", "es": "rango DCP 0"},
     "variant.rank1": {"en": "DCP rank 1", "zh": "DCP rank 1", "es": "rango DCP 1"},
 
@@ -122,9 +146,9 @@ STRINGS = {
         "es": "Ambos decodifican. El bloque 3 de A ya está lleno y también recibe hash (aparece su ★). A termina: solo el bloque 3 vuelve a la cola libre; los bloques 1 y 2 siguen con B (ref 1). Devolver un bloque que otra fila aún nombra entregaría el prefijo de B a la siguiente asignación.",
     },
     "prefix.step3": {
-        "en": "B moves from row 1 to row 0 (condense) and grows into block 5. When it finishes, block 5 (no hash) goes to the front of the free queue, the hashed blocks to the back, where a later request with the same prompt can still find them.",
-        "zh": "B 从第 1 行搬到第 0 行(压紧),并长进块 5。它结束时,没有哈希的块 5 排到空闲队列前面,带哈希的块排到队尾,之后同样提示的请求仍能找到它们。",
-        "es": "B pasa de la fila 1 a la 0 (condense) y crece hasta el bloque 5. Al terminar, el bloque 5 (sin hash) va al frente de la cola libre y los bloques con hash al final, donde una petición posterior con el mismo prompt aún puede encontrarlos.",
+        "en": "A is gone, so B now comes first in the batch, and it grows into block 5. When it finishes, block 5 (no hash) goes to the front of the free queue, the hashed blocks to the back, where a later request with the same prompt can still find them.",
+        "zh": "A 已经离开,B 现在排在批次的第一位,并长进块 5。它结束时,没有哈希的块 5 排到空闲队列前面,带哈希的块排到队尾,之后同样提示的请求仍能找到它们。",
+        "es": "A ya no está, así que B pasa a ser la primera del lote y crece hasta el bloque 5. Al terminar, el bloque 5 (sin hash) va al frente de la cola libre y los bloques con hash al final, donde una petición posterior con el mismo prompt aún puede encontrarlos.",
     },
 
     # --- fork ----------------------------------------------------------------------------------
@@ -173,14 +197,14 @@ STRINGS = {
         "es": "A entra en un cuarto bloque y toma el 6, el último libre. La cola libre está vacía.",
     },
     "preempt.step3": {
-        "en": "B needs a third block for position 8 and none is free, so B (the newest) is preempted: blocks 5 and 4 go back, its row is cleared, and its 9 tokens must be recomputed. Keeping only the partial tail would be wrong: the blocks behind it are gone.",
-        "zh": "B 的位置 8 需要第三块,但已无空闲块,于是最新的 B 被抢占:块 5、4 归还,它的行被清空,9 个 token 需要重算。只重算残块是错的:它前面的块已经没了。",
-        "es": "B necesita un tercer bloque para la posición 8 y no hay ninguno libre, así que se expropia B (la más nueva): los bloques 5 y 4 vuelven a la cola, su fila se limpia y sus 9 tokens deberán recalcularse. Recalcular solo la cola parcial estaría mal: los bloques anteriores ya no existen.",
+        "en": "B needs a third block for position 8 and none is free, so B (the newest) is preempted: blocks 5 and 4 go back, B leaves the batch, and its 9 tokens must be recomputed. Keeping only the partial tail would be wrong: the blocks behind it are gone.",
+        "zh": "B 的位置 8 需要第三块,但已无空闲块,于是最新的 B 被抢占:块 5、4 归还,B 离开批次,9 个 token 需要重算。只重算残块是错的:它前面的块已经没了。",
+        "es": "B necesita un tercer bloque para la posición 8 y no hay ninguno libre, así que se expropia B (la más nueva): los bloques 5 y 4 vuelven a la cola, B sale del lote y sus 9 tokens deberán recalcularse. Recalcular solo la cola parcial estaría mal: los bloques anteriores ya no existen.",
     },
     "preempt.step4": {
-        "en": "Only A runs; B waits at the head of the queue. The commit copies a single row now.",
-        "zh": "只有 A 在跑;B 在等待队列最前面。现在提交只拷一行。",
-        "es": "Solo corre A; B espera al frente de la cola. Ahora el commit copia una sola fila.",
+        "en": "Only A runs; B waits at the head of the queue. The batch has a single row now.",
+        "zh": "只有 A 在跑;B 在等待队列最前面。现在批次里只有一行。",
+        "es": "Solo corre A; B espera al frente de la cola. Ahora el lote tiene una sola fila.",
     },
     "preempt.step5": {
         "en": "A writes its last token and finishes; its four blocks return to the free queue.",
@@ -332,9 +356,9 @@ STRINGS = {
         "es": "Llega B con 5 tokens y recibe el bloque del gestor 3 = bloques del kernel 6 y 7. El hash de prefijos y la liberación siguen en bloques del gestor; solo la tabla y los slots hablan en bloques del kernel.",
     },
     "kernel_block.step2": {
-        "en": "B moves to row 0 and decodes at slot 29 = 7 × 4 + 1. The row width is counted in kernel blocks too: twice as many columns for the same tokens.",
-        "zh": "B 搬到第 0 行,在槽 29 = 7 × 4 + 1 解码。行宽也按内核块计:同样的 token 需要两倍的列。",
-        "es": "B pasa a la fila 0 y decodifica en el slot 29 = 7 × 4 + 1. El ancho de fila también se cuenta en bloques del kernel: el doble de columnas para los mismos tokens.",
+        "en": "A has finished; B is alone in the batch (its first row) and decodes at slot 29 = 7 × 4 + 1. The row width is counted in kernel blocks too: twice as many columns for the same tokens.",
+        "zh": "A 已结束;B 独自在批次里(第一行),在槽 29 = 7 × 4 + 1 解码。行宽也按内核块计:同样的 token 需要两倍的列。",
+        "es": "A ya terminó; B está sola en el lote (su primera fila) y decodifica en el slot 29 = 7 × 4 + 1. El ancho de fila también se cuenta en bloques del kernel: el doble de columnas para los mismos tokens.",
     },
 
     # --- DCP -----------------------------------------------------------------------------------------------
@@ -377,5 +401,63 @@ STRINGS = {
         "en": "Same cost again for two decode tokens. The ways out: copy only dirty rows, copy only the used prefix of each row, or keep the table on the device and send deltas.",
         "zh": "为两个解码 token 又付一遍同样的代价。出路有:只拷脏行、每行只拷已用前缀,或者把表留在设备上只发增量。",
         "es": "El mismo coste otra vez por dos tokens de decode. Salidas posibles: copiar solo las filas modificadas, copiar solo el prefijo usado de cada fila, o mantener la tabla en el dispositivo y enviar solo los cambios.",
+    },
+
+    # --- V1 vs V2 ----------------------------------------------------------------------------------
+    "v1_vs_v2.title": {"en": "The same four requests under V1 and under V2", "zh": "同样四个请求:V1 与 V2 对照",
+                       "es": "Las mismas cuatro peticiones con V1 y con V2"},
+    "v1_vs_v2.intro": {
+        "en": "The same four requests under the V1 model runner (left column: CPU table above its device mirror) and under Model Runner V2 (right column: request-state rows above the gathered input table). A (3 blocks) finishes after its prefill; D (1 block) arrives two steps later. Scheduler and block pool are the same, so every request owns the same blocks under both; what differs is where its row lives and how it reaches the kernel.",
+        "zh": "同样四个请求,左列用 V1 模型运行器(CPU 表在上,设备镜像在下),右列用 Model Runner V2(请求状态行在上,gather 所得的输入块表在下)。A(3 块)预填后就结束;D(1 块)晚两步到达。调度器和块池相同,所以两边每个请求拥有的块都一样;不同的是它的行放在哪里、怎样到达内核。",
+        "es": "Las mismas cuatro peticiones con el model runner V1 (columna izquierda: la tabla en CPU sobre su espejo en el dispositivo) y con Model Runner V2 (columna derecha: las filas de estado sobre la tabla de entrada reunida). A (3 bloques) termina tras su prefill; D (1 bloque) llega dos pasos después. El planificador y el pool son los mismos, así que cada petición tiene los mismos bloques con ambos; cambia dónde vive su fila y cómo llega al kernel.",
+    },
+    "v1_vs_v2.step0": {
+        "en": "A, B and C prefill. Left, V1: rows 0, 1, 2 in arrival order, and the commit copies rows [0, 3) to the mirror. Right, V2: each request pops a request-state index from the end of the free list [0, 1, 2, 3]: A gets 3, B 2, C 1. The batch is ordered by scheduled tokens, fewest first (B, C, A), and idx_mapping = [2, 1, 3] tells the gather which state row goes to each batch position. Compare the two slot figures token by token: every token has the same slot under both runners (same blocks, same arithmetic: block × 4 + offset); only the order of the tokens differs.",
+        "zh": "A、B、C 预填。左列 V1:按到达顺序占第 0、1、2 行,提交把 [0, 3) 行拷到镜像。右列 V2:每个请求从空闲列表 [0, 1, 2, 3] 的末尾弹出一个请求状态索引:A 得 3,B 得 2,C 得 1。批次按本步调度的 token 数从少到多排序(B、C、A),idx_mapping = [2, 1, 3] 告诉 gather 每个批次位置取哪一个状态行。逐个 token 对比两张槽号图:两种运行器下每个 token 的槽号都相同(同样的块,同样的算法:块 × 4 + 偏移);只是 token 的顺序不同。",
+        "es": "A, B y C hacen prefill. Izquierda, V1: filas 0, 1, 2 en orden de llegada, y el commit copia las filas [0, 3) al espejo. Derecha, V2: cada petición saca un índice de estado del final de la lista libre [0, 1, 2, 3]: A recibe el 3, B el 2, C el 1. El lote se ordena por tokens planificados, de menos a más (B, C, A), e idx_mapping = [2, 1, 3] le dice al gather qué fila de estado va a cada posición del lote. Compara las dos figuras de slots token a token: cada token tiene el mismo slot con ambos runners (los mismos bloques, la misma aritmética: bloque × 4 + desplazamiento); solo cambia el orden de los tokens.",
+    },
+    "v1_vs_v2.step1": {
+        "en": "A has finished. Left, V1: A's row 0 is cleared and C moves from row 2 to row 0 (move_row: the batch is condensed); the batch is C, B. Right, V2: nothing moves. A gives index 3 back to the end of the free list, and its state row is left as it was: 1, 2, 3. B and C keep their indices 2 and 1, and idx_mapping = [2, 1].",
+        "zh": "A 已结束。左列 V1:A 的第 0 行被清空,C 从第 2 行搬到第 0 行(move_row:批次压紧);批次是 C、B。右列 V2:什么都不搬。A 把索引 3 还到空闲列表末尾,它的状态行保持原样:1, 2, 3。B、C 保留索引 2 和 1,idx_mapping = [2, 1]。",
+        "es": "A ha terminado. Izquierda, V1: la fila 0 de A se limpia y C pasa de la fila 2 a la 0 (move_row: el lote se compacta); el lote es C, B. Derecha, V2: nada se mueve. A devuelve el índice 3 al final de la lista libre y su fila de estado queda como estaba: 1, 2, 3. B y C conservan sus índices 2 y 1, e idx_mapping = [2, 1].",
+    },
+    "v1_vs_v2.step2": {
+        "en": "D arrives. Left, V1: D takes row 2, the first free row after the condense. Right, V2: D pops index 3, the one A gave back (last in, first out), and its block 8 is written from column 0 over A's old row, which now reads [8, 2, 3]. Only the first entry is D's (its count is 1); 2 and 3 are A's leftovers (block 3 even belongs to C now) and are never read. The gather copies that one entry to batch position 2 of the input table, whose row also reads [8, 2, 3]: the tail is what A's gather left there. The slot mappings still agree token for token, although V1 orders the batch C, B, D and V2 B, C, D.",
+        "zh": "D 到达。左列 V1:D 占第 2 行,即压紧后的第一个空行。右列 V2:D 弹出索引 3,正是 A 还回来的那个(后进先出),它的块 8 从第 0 列开始写在 A 的旧行上,这一行现在是 [8, 2, 3]。只有第一项属于 D(它的计数是 1);2 和 3 是 A 的残留(块 3 现在甚至归 C 所有),永远不会被读。gather 把这一项拷到输入表的批次位置 2,那一行同样是 [8, 2, 3]:尾部是 A 的 gather 留下的。槽映射仍然逐 token 相同,尽管 V1 的批次顺序是 C、B、D,V2 是 B、C、D。",
+        "es": "Llega D. Izquierda, V1: D ocupa la fila 2, la primera libre tras el condense. Derecha, V2: D saca el índice 3, el que devolvió A (último en entrar, primero en salir), y su bloque 8 se escribe desde la columna 0 sobre la fila vieja de A, que ahora dice [8, 2, 3]. Solo la primera entrada es de D (su cuenta es 1); 2 y 3 son restos de A (el bloque 3 incluso pertenece ahora a C) y nunca se leen. El gather copia esa entrada a la posición 2 del lote en la tabla de entrada, cuya fila también dice [8, 2, 3]: la cola es lo que dejó allí el gather de A. Los slot mappings siguen coincidiendo token a token, aunque V1 ordena el lote C, B, D y V2 B, C, D.",
+    },
+    "v1_vs_v2.step3": {
+        "en": "Three decodes, and all three requests finish. In every step of this demo each token got the same slot under both runners. The runners differ in bookkeeping, not in which blocks a request owns: V1 moves rows and commits them to the mirror; V2 keeps a request in one state row for its whole life and gathers the scheduled rows in batch order through idx_mapping.",
+        "zh": "三个解码,三个请求全部结束。本演示的每一步里,两种运行器给每个 token 的槽号都相同。两者的差别在记账方式,而不在请求拥有哪些块:V1 搬动行并把它们提交到镜像;V2 让请求一生都待在同一个状态行里,每步通过 idx_mapping 按批次顺序 gather 被调度的行。",
+        "es": "Tres decodes, y las tres peticiones terminan. En todos los pasos de esta demostración cada token recibió el mismo slot con ambos runners. Difieren en la contabilidad, no en qué bloques tiene cada petición: V1 mueve filas y las copia al espejo con commit; V2 mantiene cada petición en una misma fila de estado toda su vida y reúne las filas planificadas en orden de lote a través de idx_mapping.",
+    },
+
+    # --- where stale ids live --------------------------------------------------------------------------
+    "where_stale.title": {"en": "Where each runner can go stale", "zh": "每种运行器会在哪里留下陈旧数据",
+                          "es": "Dónde puede quedar obsoleto cada runner"},
+    "where_stale.intro": {
+        "en": "Stale block ids exist under both runners; what matters is whether a kernel reads them. Four runs of the same four requests. Top band: the V1 model runner (CPU table above its device mirror), as vLLM does it on the left, with one step's commit skipped on the right. Bottom band: Model Runner V2 (request-state rows above the gathered input table), as vLLM does it on the left, with one step's gather skipped on the right. The dotted outline marks the part of a row that is read (as many entries as the request has blocks). In V1 tables a red outline marks a row where the CPU table and the mirror differ; in V2 tables, a row whose read part is not the request's blocks.",
+        "zh": "两种运行器里都有陈旧的块号;要紧的是内核会不会读到它们。同样四个请求跑四遍。上排:V1 模型运行器(CPU 表在上,设备镜像在下),左边是 vLLM 的做法,右边漏掉某一步的提交。下排:Model Runner V2(请求状态行在上,gather 所得输入表在下),左边是 vLLM 的做法,右边漏掉某一步的 gather。虚线框标出一行中会被读的部分(请求有几块就是几项)。V1 的表里红框标出 CPU 表与镜像不一致的行;V2 的表里红框标出被读部分不是该请求块号的行。",
+        "es": "Hay ids de bloque obsoletos con ambos runners; lo que importa es si un kernel los lee. Cuatro ejecuciones de las mismas cuatro peticiones. Banda de arriba: el model runner V1 (la tabla en CPU sobre su espejo), a la izquierda como lo hace vLLM y a la derecha con el commit de un paso omitido. Banda de abajo: Model Runner V2 (las filas de estado sobre la tabla de entrada reunida), a la izquierda como lo hace vLLM y a la derecha con el gather de un paso omitido. El borde punteado marca la parte de una fila que se lee (tantas entradas como bloques tiene la petición). En las tablas de V1 un borde rojo marca una fila en la que la CPU y el espejo difieren; en las de V2, una fila cuya parte leída no son los bloques de la petición.",
+    },
+    "where_stale.step0": {
+        "en": "A, B and C prefill, and all four runs agree: nothing is stale yet. V1 commits rows [0, 3); V2 gathers state rows 2, 1, 3 into batch positions 0, 1, 2.",
+        "zh": "A、B、C 预填,四次运行完全一致:还没有任何陈旧数据。V1 提交 [0, 3) 行;V2 把状态行 2、1、3 gather 到批次位置 0、1、2。",
+        "es": "A, B y C hacen prefill y las cuatro ejecuciones coinciden: todavía no hay nada obsoleto. V1 hace commit de las filas [0, 3); V2 reúne las filas de estado 2, 1, 3 en las posiciones 0, 1, 2 del lote.",
+    },
+    "where_stale.step1": {
+        "en": "A finishes; the faulty runs still match the healthy ones. V1: removing A clears its row 0 (vLLM v0.19.0, #37728), and C moves from row 2 to row 0; move_row clears row 2 of the CPU table (vLLM v0.27.0, #49757). The mirror's row 2 still holds C's 6, 7 (red outline), because the commit copies rows [0, 2) only. Harmless: the kernel reads rows [0, num_reqs), and the mirror is right only where a commit has reached. V2: A gives index 3 back; state row 3 keeps 1, 2, 3, and input row 2 keeps them too. Harmless: a freed state row is never gathered, and an input row past the batch is never read.",
+        "zh": "A 结束;出故障的两次运行此时仍与正常的一致。V1:移除 A 时清空它的第 0 行(vLLM v0.19.0,#37728),C 从第 2 行搬到第 0 行;move_row 清空 CPU 表的第 2 行(vLLM v0.27.0,#49757)。镜像的第 2 行仍是 C 的 6、7(红框),因为提交只拷 [0, 2) 行。无害:内核只读 [0, num_reqs) 行,镜像只在提交覆盖到的地方才是对的。V2:A 还回索引 3;状态行 3 保留 1、2、3,输入表第 2 行也保留着。无害:已释放的状态行不会被 gather,批次之外的输入行也不会被读。",
+        "es": "A termina; las ejecuciones con fallo todavía coinciden con las sanas. V1: al quitar A se limpia su fila 0 (vLLM v0.19.0, #37728), y C pasa de la fila 2 a la 0; move_row limpia la fila 2 de la tabla en CPU (vLLM v0.27.0, #49757). La fila 2 del espejo sigue con los 6, 7 de C (borde rojo), porque el commit solo copia las filas [0, 2). Inofensivo: el kernel lee las filas [0, num_reqs), y el espejo solo es correcto hasta donde llegó un commit. V2: A devuelve el índice 3; la fila de estado 3 conserva 1, 2, 3, y la fila 2 de la entrada también. Inofensivo: una fila de estado liberada nunca se reúne, y una fila de entrada fuera del lote nunca se lee.",
+    },
+    "where_stale.step2": {
+        "en": "D arrives, and the faulty runs skip this step's commit (V1) or gather (V2). Top left, V1 as vLLM does it: the commit copies rows [0, 3), so D's row 2 ([8]) replaces the stale 6, 7. Bottom left, V2 as vLLM does it: D reuses index 3; its state row reads 8, 2, 3, a stale tail past its count of 1, and so does input row 2; nothing reads past the count. Top right, commit skipped: the mirror keeps the last step's rows, so D's row 2 names C's blocks 6, 7 and C's row 0 lacks its new block 3. The kernel reads that, and because the slot mapping is computed from the mirror too, D's tokens are written into slots 24, 25, 26 (C's block 6) and C's new token into slot 0 (the null block). Bottom right, gather skipped: the input table keeps the last step's rows, so batch position 2 (D) reads A's freed blocks 1, 2, 3 and position 1 (C) lacks its new block 3. But the slot mapping reads the state rows through idx_mapping, so the KV is still written where it belongs: D's tokens into slots 32, 33, 34 of block 8.",
+        "zh": "D 到达,出故障的运行漏掉本步的提交(V1)或 gather(V2)。左上,V1 的 vLLM 做法:提交拷 [0, 3) 行,D 的第 2 行([8])取代了陈旧的 6、7。左下,V2 的 vLLM 做法:D 复用索引 3;它的状态行是 8、2、3,计数 1 之后是陈旧尾部,输入表第 2 行也一样;没有谁会读到计数之外。右上,漏掉提交:镜像保留上一步的行,于是 D 的第 2 行写着 C 的块 6、7,C 的第 0 行缺了新块 3。内核就读这些;而槽映射也是从镜像算的,所以 D 的 token 被写进槽 24、25、26(C 的块 6),C 的新 token 被写进槽 0(null block)。右下,漏掉 gather:输入表保留上一步的行,于是批次位置 2(D)读的是 A 已释放的块 1、2、3,位置 1(C)缺了新块 3。但槽映射是通过 idx_mapping 从状态行读的,所以 KV 仍写在该写的地方:D 的 token 写进块 8 的槽 32、33、34。",
+        "es": "Llega D, y las ejecuciones con fallo se saltan el commit (V1) o el gather (V2) de este paso. Arriba a la izquierda, V1 como lo hace vLLM: el commit copia las filas [0, 3), así que la fila 2 de D ([8]) sustituye a los 6, 7 obsoletos. Abajo a la izquierda, V2 como lo hace vLLM: D reutiliza el índice 3; su fila de estado dice 8, 2, 3, con una cola obsoleta tras su cuenta de 1, y la fila 2 de la entrada también; nadie lee más allá de la cuenta. Arriba a la derecha, commit omitido: el espejo conserva las filas del paso anterior, así que la fila 2 de D nombra los bloques 6, 7 de C y a la fila 0 de C le falta su bloque nuevo 3. El kernel lee eso y, como el slot mapping también se calcula desde el espejo, los tokens de D se escriben en los slots 24, 25, 26 (el bloque 6 de C) y el token nuevo de C en el slot 0 (el bloque nulo). Abajo a la derecha, gather omitido: la tabla de entrada conserva las filas del paso anterior, así que la posición 2 del lote (D) lee los bloques liberados de A 1, 2, 3 y a la posición 1 (C) le falta su bloque nuevo 3. Pero el slot mapping lee las filas de estado a través de idx_mapping, así que el KV se sigue escribiendo donde debe: los tokens de D en los slots 32, 33, 34 del bloque 8.",
+    },
+    "where_stale.step3": {
+        "en": "Both faults lasted one step: the next commit and the next gather rewrite every row of the batch, and each faulty run's tables match its healthy neighbour's again. The damage differs. Either way the last step's attention read wrong blocks, so the tokens it sampled for C and D are wrong. Under V1 the cache is corrupt too: C's positions 0–2 in block 6 now hold D's KV, and D's own block 8 never got its first three tokens. Under V2 the cache was written right.",
+        "zh": "两个故障都只持续一步:下一次提交和下一次 gather 会重写批次里的每一行,出故障的运行的表又与旁边正常运行的一致了。但损害不同。无论哪种,上一步的注意力都读了错的块,所以那一步为 C 和 D 采样的 token 是错的。V1 下缓存本身也坏了:C 在块 6 里的位置 0–2 现在存的是 D 的 KV,而 D 自己的块 8 始终没写进它的前三个 token。V2 下缓存是写对的。",
+        "es": "Los dos fallos duraron un paso: el siguiente commit y el siguiente gather reescriben todas las filas del lote, y las tablas de cada ejecución con fallo vuelven a coincidir con las de su vecina sana. El daño es distinto. En ambos casos la atención del paso anterior leyó bloques equivocados, así que los tokens que muestreó para C y D están mal. Con V1 además la caché queda corrupta: las posiciones 0–2 de C en el bloque 6 guardan ahora el KV de D, y el propio bloque 8 de D nunca recibió sus tres primeros tokens. Con V2 la caché se escribió bien.",
     },
 }

@@ -303,6 +303,51 @@ STRINGS = {
               "是每行最后一页的填充量。",
         "es": "paged_kv_indptr es el total acumulado de páginas, paged_kv_indices los prefijos de bloques de las "
               "filas y paged_kv_last_page_len el llenado de cada última página."},
+    "concept.runner-v2": {"en": "Model Runner V2's request states and gather",
+                          "zh": "Model Runner V2 的请求状态与收集",
+                          "es": "Estados de petición y reunión de Model Runner V2"},
+    "concept_text.runner-v2": {
+        "en": "Block ids live in request-state rows (by state index); each step gathers the scheduled rows in "
+              "batch order through idx_mapping into the input table, zeroing the padded rows.",
+        "zh": "块 id 存放在请求状态行中（按状态索引）；每一步通过 idx_mapping 按批次顺序把被调度的行收集到输入表，"
+              "并把填充行清零。",
+        "es": "Los ids de bloque viven en filas de estado de petición (por índice de estado); cada paso reúne las "
+              "filas planificadas en el orden del lote a través de idx_mapping en la tabla de entrada, poniendo a 0 "
+              "las filas de relleno."},
+    "check.v2-idx-mapping": {"en": "idx_mapping is wrong", "zh": "idx_mapping 有误", "es": "idx_mapping es incorrecto"},
+    "explain.v2-idx-mapping": {
+        "en": "Model Runner V2: each live batch row names the request-state row it is gathered from. The index "
+              "must name a state row, no two batch rows may name the same one, and a row with tokens must name "
+              "a state that holds blocks.",
+        "zh": "Model Runner V2：每个活跃批次行都指明它从哪个请求状态行收集。该索引必须指向一个状态行，两个批次行"
+              "不能指向同一个，且有 token 的行必须指向持有块的状态。",
+        "es": "Model Runner V2: cada fila viva del lote nombra la fila de estado de la que se reúne. El índice debe "
+              "nombrar una fila de estado, dos filas del lote no pueden nombrar la misma y una fila con tokens debe "
+              "nombrar un estado que tenga bloques."},
+    "check.v2-gather": {"en": "Gathered row differs from its state row", "zh": "收集的行与其状态行不同",
+                        "es": "La fila reunida difiere de su fila de estado"},
+    "explain.v2-gather": {
+        "en": "Model Runner V2: a live row of the input table must equal the first state_num_blocks entries of "
+              "the state row idx_mapping names; otherwise the gather ran before the state row was written, or "
+              "not at all this step, and the kernel reads old block ids. (Entries past the count are left from "
+              "earlier steps and never read.)",
+        "zh": "Model Runner V2：输入表的活跃行必须等于 idx_mapping 所指状态行的前 state_num_blocks 个条目；否则说明"
+              "收集发生在状态行写入之前，或这一步根本没有收集，kernel 读到旧的块 id。（计数之后的条目是之前步骤留下的，"
+              "从不被读取。）",
+        "es": "Model Runner V2: una fila viva de la tabla de entrada debe ser igual a las primeras state_num_blocks "
+              "entradas de la fila de estado que nombra idx_mapping; si no, la reunión se hizo antes de escribir la "
+              "fila de estado, o no se hizo en este paso, y el kernel lee ids de bloque viejos. (Las entradas "
+              "después de la cuenta quedan de pasos anteriores y nunca se leen.)"},
+    "check.v2-pad-row": {"en": "Padded row of the gathered table is not all 0", "zh": "收集表的填充行不全为 0",
+                         "es": "Una fila de relleno de la tabla reunida no es todo 0"},
+    "explain.v2-pad-row": {
+        "en": "Model Runner V2's gather zeroes the rows from num_reqs to num_reqs_padded every step; CUDA-graph "
+              "replays read them, so a stale id there lets a padding request touch a real block.",
+        "zh": "Model Runner V2 的收集每步都把 num_reqs 到 num_reqs_padded 的行清零；CUDA graph 重放会读取它们，"
+              "所以那里残留的 id 会让填充请求碰到真实的块。",
+        "es": "La reunión de Model Runner V2 pone a 0 las filas de num_reqs a num_reqs_padded en cada paso; las "
+              "repeticiones del CUDA graph las leen, así que un id viejo ahí deja que una petición de relleno toque "
+              "un bloque real."},
 
     # --- the checks (kvviz.dumps.check.CHECKS): title and explanation ------------------------------------
     "check.mirror-stale": {"en": "Device mirror is stale", "zh": "设备镜像已过期",

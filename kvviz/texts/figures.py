@@ -87,4 +87,18 @@ STRINGS = {
     "hover_share": {"en": "row %{y}, logical block %{x}<br>physical block %{text}<br>ref count %{z}",
                     "zh": "行 %{y}，逻辑块 %{x}<br>物理块 %{text}<br>引用计数 %{z}",
                     "es": "fila %{y}, bloque lógico %{x}<br>bloque físico %{text}<br>referencias %{z}"},
+    # Model Runner V2's tables
+    "state_index": {"en": "request-state index (: request)", "zh": "请求状态索引（: 请求）",
+                    "es": "índice de estado de la petición (: petición)"},
+    "batch_position": {"en": "batch position (: request)", "zh": "批次位置（: 请求）",
+                       "es": "posición en el lote (: petición)"},
+    "stale_tail": {"en": "stale tail (left by an earlier step, never read: harmless)",
+                   "zh": "过期尾部（之前步骤留下，从不读取：无害）",
+                   "es": "cola obsoleta (la dejó un paso anterior, nunca se lee: inofensiva)"},
+    "hover_stale_tail": {"en": "row %{y}, column %{x}: stale tail<br>past the row's num_blocks: an id an earlier "
+                               "step left here;<br>gather does not clear it and no kernel reads it",
+                         "zh": "行 %{y}，列 %{x}：过期尾部<br>超出该行的 num_blocks：之前步骤留下的块号；"
+                               "<br>gather 不清除它，也没有内核读取它",
+                         "es": "fila %{y}, columna %{x}: cola obsoleta<br>más allá de num_blocks de la fila: un id que "
+                               "dejó un paso anterior;<br>gather no lo borra y ningún kernel lo lee"},
 }

@@ -39,6 +39,37 @@ STRINGS = {
                           "es": "Otras {n} entradas tampoco pasan esta comprobación; solo se muestran las "
                                 "{limit} primeras."},
     # --- mirror-stale ----------------------------------------------------------------------------------
+    "v2-idx-mapping.range": {
+        "en": "idx_mapping gives row {r} request state {s}, but the state rows are 0 .. {last}.",
+        "zh": "idx_mapping 给第 {r} 行的请求状态是 {s}，但状态行只有 0 .. {last}。",
+        "es": "idx_mapping da a la fila {r} el estado de petición {s}, pero las filas de estado son 0 .. {last}."},
+    "v2-idx-mapping.duplicate": {
+        "en": "idx_mapping gives row {r} request state {s}, which row {first} already has; two batch rows "
+              "would read one request's blocks.",
+        "zh": "idx_mapping 给第 {r} 行的请求状态是 {s}，而第 {first} 行已经用了它；两个批次行会读同一个请求的块。",
+        "es": "idx_mapping da a la fila {r} el estado de petición {s}, que ya tiene la fila {first}; dos filas "
+              "del lote leerían los bloques de una misma petición."},
+    "v2-idx-mapping.empty": {
+        "en": "idx_mapping gives row {r} request state {s}, which holds no block, but the row has {t} tokens: "
+              "the state is freed or was never written.",
+        "zh": "idx_mapping 给第 {r} 行的请求状态是 {s}，该状态没有任何块，但这一行有 {t} 个 token：该状态已被释放或从未写入。",
+        "es": "idx_mapping da a la fila {r} el estado de petición {s}, que no tiene ningún bloque, pero la fila "
+              "tiene {t} tokens: el estado está liberado o nunca se escribió."},
+    "v2-gather": {
+        "en": "Row {r} column {c} of the gathered input table is block {got}, but request state {s} (its "
+              "idx_mapping entry, {n} block(s)) has block {want} there, so the kernel reads an old row; the "
+              "gather ran before the state row was written, or not at all{more}.",
+        "zh": "收集后的输入表第 {r} 行第 {c} 列是块 {got}，但请求状态 {s}（其 idx_mapping 条目，{n} 个块）在该处是块 "
+              "{want}，因此 kernel 读到的是旧行：收集发生在状态行写入之前，或根本没有执行{more}。",
+        "es": "La fila {r}, columna {c}, de la tabla de entrada reunida es el bloque {got}, pero el estado de "
+              "petición {s} (su entrada de idx_mapping, {n} bloque(s)) tiene ahí el bloque {want}, así que el "
+              "kernel lee una fila vieja; la reunión se hizo antes de escribir la fila de estado, o no se hizo{more}."},
+    "v2-pad-row": {
+        "en": "Padded row {r} of the gathered input table holds {b} at column {c}; the gather zeroes padded "
+              "rows every step, so a padded row must be all 0{more}.",
+        "zh": "收集后的输入表的填充行 {r} 在第 {c} 列存放了 {b}；收集每步都会把填充行清零，所以填充行必须全为 0{more}。",
+        "es": "La fila de relleno {r} de la tabla de entrada reunida contiene {b} en la columna {c}; la reunión "
+              "pone a 0 las filas de relleno en cada paso, así que una fila de relleno debe ser todo 0{more}."},
     "mirror-stale": {
         "en": "Row {r} column {c} is block {dev} on the device but block {cpu} in the CPU table, so the kernel "
               "reads an old copy of the row; the row changed after the last commit or the commit skipped "

@@ -56,4 +56,12 @@ STRINGS = {
     "log": {"en": "Every prefix-cache event of the scenario", "zh": "场景中所有前缀缓存事件",
             "es": "Todos los eventos de la caché de prefijos del escenario"},
     "this_step": {"en": "Events of this step", "zh": "本步事件", "es": "Eventos de este paso"},
+    "sharing_v2": {"en": "Model Runner V2: the rows are the gathered input block table's, in batch order "
+                         "(idx_mapping = {idx}: batch position → request-state index; states held: {states}). "
+                         "The request-state table holds the same ids by state index.",
+                   "zh": "Model Runner V2：这些行来自 gather 之后的输入块表，按批次顺序（idx_mapping = {idx}：批次位置 → "
+                         "请求状态索引；占用的状态：{states}）。请求状态块表按状态索引保存同样的块号。",
+                   "es": "Model Runner V2: las filas son las de la tabla de bloques de entrada tras gather, en orden de "
+                         "lote (idx_mapping = {idx}: posición en el lote → índice de estado; estados ocupados: "
+                         "{states}). La tabla de estado guarda los mismos ids por índice de estado."},
 }

@@ -65,4 +65,90 @@ STRINGS = {
     "pool_same": {"en": "No request finished after the kernels' launch: the pool is the same at launch and after.",
                   "zh": "内核启动之后没有请求结束：启动时与之后的块池相同。",
                   "es": "Ninguna petición terminó tras lanzar los kernels: el pool es el mismo al lanzar y después."},
+    # --- the vLLM version and model runner (shared by every page that shows tables) ---
+    "vllm": {"en": "vLLM version", "zh": "vLLM 版本", "es": "Versión de vLLM"},
+    "vllm_main": {"en": "main (newest)", "zh": "main（最新）", "es": "main (la más nueva)"},
+    "runner": {"en": "Model runner", "zh": "模型运行器", "es": "Model runner"},
+    "runner_auto": {"en": "auto: what this version picks ({runner})", "zh": "自动：该版本的选择（{runner}）",
+                    "es": "auto: lo que elige esta versión ({runner})"},
+    "runner_v1": {"en": "V1: persistent batch", "zh": "V1：持久批次", "es": "V1: lote persistente"},
+    "runner_v2": {"en": "V2: request states + gather", "zh": "V2：请求状态 + gather",
+                  "es": "V2: estados de petición + gather"},
+    "runner_help": {"en": "auto follows the vLLM version: Model Runner V2 for dense models from v0.25.0 (#44443), "
+                          "V1 before. V2 first shipped, opt-in, in v0.12.0 (#25266), so older versions offer only V1.",
+                    "zh": "自动：跟随 vLLM 版本，从 v0.25.0（#44443）起稠密模型用 Model Runner V2，之前用 V1。"
+                          "V2 首次（需手动开启）出现在 v0.12.0（#25266），因此更早的版本只提供 V1。",
+                    "es": "auto sigue la versión de vLLM: Model Runner V2 para modelos densos desde v0.25.0 (#44443), "
+                          "V1 antes. V2 apareció (opcional) en v0.12.0 (#25266), así que las versiones anteriores "
+                          "solo ofrecen V1."},
+    "no_v2": {"en": "vLLM {version} has only Model Runner V1 (V2 first shipped in v0.12.0, #25266): V2 is not offered.",
+              "zh": "vLLM {version} 只有 Model Runner V1（V2 首次出现在 v0.12.0，#25266）：不提供 V2。",
+              "es": "vLLM {version} solo tiene Model Runner V1 (V2 apareció en v0.12.0, #25266): no se ofrece V2."},
+    "v1_only_model": {"en": "This scenario has a state group or several KV-cache groups: vLLM keeps such models on "
+                            "Model Runner V1, so it runs on V1 whatever the runner selector says.",
+                      "zh": "该场景含状态组或多个 KV 缓存组：vLLM 让这类模型留在 Model Runner V1，因此无论运行器选择什么都按 V1 运行。",
+                      "es": "Este escenario tiene un grupo de estado o varios grupos de caché KV: vLLM mantiene esos "
+                            "modelos en Model Runner V1, así que se ejecuta en V1 diga lo que diga el selector."},
+    "running": {"en": "Simulating vLLM {version}, Model Runner {runner}.", "zh": "模拟 vLLM {version}，Model Runner {runner}。",
+                "es": "Simulando vLLM {version}, Model Runner {runner}."},
+    "custom_versions": {"en": "Loading a scenario sets the version and runner selectors from its own `vllm` and "
+                              "`runner` config keys (if it has them); change a selector afterwards to override them.",
+                        "zh": "加载场景时，版本与运行器选择器取自它自己的 `vllm` 与 `runner` 配置项（如果有）；"
+                              "之后改动选择器即可覆盖它们。",
+                        "es": "Al cargar un escenario, los selectores de versión y runner toman sus claves `vllm` y "
+                              "`runner` de la config (si las tiene); cambia luego un selector para imponer otro valor."},
+    # --- Model Runner V2's tables ---
+    "intro_v2": {"en": "The engine replays a scenario step by step like vLLM's **Model Runner V2**: schedule; finished "
+                       "requests give their request-state index back (LIFO free list, rows not cleared), new ones take "
+                       "one and have their block ids **staged** on the host; **apply_staged_writes** lands them in the "
+                       "request-state block table; then the scheduled requests are put in batch order and **gather** "
+                       "copies each one's state row (through `idx_mapping`) into the input block table the kernels read.",
+                 "zh": "引擎像 vLLM 的 **Model Runner V2** 一样逐步重放场景：调度；结束的请求归还请求状态索引（后进先出的空闲列表，"
+                       "行不清空），新请求取得一个索引并在主机端**暂存**块号；**apply_staged_writes** 把它们写入请求状态块表；"
+                       "然后把调度的请求按批次排序，**gather** 通过 `idx_mapping` 把各自的状态行拷进内核读取的输入块表。",
+                 "es": "El motor reproduce un escenario paso a paso como el **Model Runner V2** de vLLM: planifica; las "
+                       "peticiones terminadas devuelven su índice de estado (lista libre LIFO, filas sin limpiar), las "
+                       "nuevas toman uno y sus ids de bloque quedan **preparados** en el host; **apply_staged_writes** "
+                       "los escribe en la tabla de bloques de estado; luego las peticiones planificadas se ponen en orden "
+                       "de lote y **gather** copia la fila de estado de cada una (vía `idx_mapping`) a la tabla de "
+                       "bloques de entrada que leen los kernels."},
+    "summary_v2": {"en": "Step {i} of {n}: {reqs} request(s), {tok} token(s), padded to {rpad} rows and {tpad} tokens; "
+                         "apply_staged_writes wrote {rows} state row(s) = {bytes} bytes; gather copied {reqs} row(s) "
+                         "in batch order.",
+                   "zh": "第 {i} 步（共 {n} 步）：{reqs} 个请求，{tok} 个 token，填充到 {rpad} 行、{tpad} 个 token；"
+                         "apply_staged_writes 写入 {rows} 个状态行 = {bytes} 字节；gather 按批次顺序拷贝了 {reqs} 行。",
+                   "es": "Paso {i} de {n}: {reqs} petición(es), {tok} token(s), relleno a {rpad} filas y {tpad} tokens; "
+                         "apply_staged_writes escribió {rows} fila(s) de estado = {bytes} bytes; gather copió {reqs} "
+                         "fila(s) en orden de lote."},
+    "state_table": {"en": "Request-state block table (rows by state index)", "zh": "请求状态块表（按状态索引排列的行）",
+                    "es": "Tabla de bloques de estado (filas por índice de estado)"},
+    "input_before": {"en": "Input block table before gather (batch order; red: rows the gather rewrites)",
+                     "zh": "gather 之前的输入块表（批次顺序；红色：gather 将改写的行）",
+                     "es": "Tabla de bloques de entrada antes de gather (orden de lote; rojo: filas que gather reescribe)"},
+    "input_after": {"en": "Input block table (gathered, batch order)", "zh": "输入块表（gather 之后，批次顺序）",
+                    "es": "Tabla de bloques de entrada (tras gather, orden de lote)"},
+    "show_after_v2": {"en": "Show the input table after the gather", "zh": "显示 gather 之后的输入表",
+                      "es": "Mostrar la tabla de entrada tras gather"},
+    "gathered_rows": {"en": "Rows the gather rewrote: {rows}.", "zh": "gather 改写的行：{rows}。",
+                      "es": "Filas que gather reescribió: {rows}."},
+    "no_gathered_rows": {"en": "The gather left every row as it was (same requests in the same order).",
+                         "zh": "gather 没有改变任何行（相同请求、相同顺序）。",
+                         "es": "gather dejó todas las filas como estaban (mismas peticiones en el mismo orden)."},
+    "stale_tails": {"en": "✕ stale tails in batch row(s) {rows}: entries past the row's num_blocks that an earlier "
+                          "step left. gather copies only the first num_blocks entries and clears nothing, and no kernel "
+                          "reads past num_blocks: stale but harmless.",
+                    "zh": "✕ 批次行 {rows} 有过期尾部：超出该行 num_blocks 的项是之前步骤留下的。gather 只拷贝前 num_blocks "
+                          "项、不清除任何东西，也没有内核读取 num_blocks 之后的项：过期但无害。",
+                    "es": "✕ colas obsoletas en la(s) fila(s) de lote {rows}: entradas más allá de num_blocks que dejó "
+                          "un paso anterior. gather copia solo las primeras num_blocks entradas y no borra nada, y "
+                          "ningún kernel lee más allá: obsoletas pero inofensivas."},
+    "idx_mapping": {"en": "idx_mapping (batch position → request-state index)",
+                    "zh": "idx_mapping（批次位置 → 请求状态索引）",
+                    "es": "idx_mapping (posición en el lote → índice de estado)"},
+    "idx_caption": {"en": "idx_mapping = {idx}: input row b is a copy of state row idx_mapping[b]. The free list is "
+                          "LIFO (the highest free index goes first) and a freed state keeps its row.",
+                    "zh": "idx_mapping = {idx}：输入第 b 行是状态第 idx_mapping[b] 行的副本。空闲列表后进先出（先给最大的空闲索引），"
+                          "释放的状态保留它的行。",
+                    "es": "idx_mapping = {idx}: la fila b de entrada es una copia de la fila de estado idx_mapping[b]. "
+                          "La lista libre es LIFO (primero el índice libre más alto) y un estado liberado conserva su fila."},
 }

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from kvviz.core.geometry import Geometry
 from kvviz.core.layout import DEFAULT_CACHE_LAYOUT, CacheGeometry
 from kvviz.core.manager import KVCacheManager, Request
 from kvviz.errors import BadInput
+from kvviz.core.runner_v2 import batch_v2_tables
 from kvviz.core.scenario import token_stream
 from kvviz.core.step import StepInputs, build_step
 
@@ -199,9 +201,40 @@ class ExploredBatch:
                 new[b] |= valid & (p >= first_new[r]) & take
         return {"row": row, "pos": pos, "new": new, "share": share, "first_block": first_block}
 
-    def to_json(self) -> dict:
-        return {"config": asdict(self.config), "requests": self.requests.to_dict("records"),
-                "step": self.step.to_json(backend="reference (numpy)")}
+    def to_json(self, runner: str = "v1") -> dict:
+        out = {"config": asdict(self.config), "requests": self.requests.to_dict("records"),
+               "step": self.step.to_json(backend="reference (numpy)")}
+        if runner == "v2":   # as `kvviz compute --runner v2` adds them
+            out["step"].update(batch_v2_tables(self.step))
+            out["runner"] = "v2"
+        return out
+
+    # --- Model Runner V2's view of the same batch -------------------------------------------------
+    @cached_property
+    def v2(self) -> dict:
+        """Model Runner V2's tables of this batch (``kvviz.core.runner_v2.batch_v2_tables``) as
+        arrays: ``idx_mapping`` (batch position -> request-state index), ``state_block_table``
+        (rows by state index) and ``state_num_blocks``. The step's ``block_table`` is the gathered
+        input table (batch order, padded rows 0)."""
+        t = batch_v2_tables(self.step)
+        rows = len(t["state_num_blocks"])
+        return {"idx_mapping": np.asarray(t["idx_mapping"], dtype=np.int64),
+                "state_block_table": np.asarray(t["state_block_table"], dtype=np.int32).reshape(
+                    rows, self.step.block_table.shape[1]),
+                "state_num_blocks": np.asarray(t["state_num_blocks"], dtype=np.int64)}
+
+    def state_holders(self) -> list[int | None]:
+        """Per request-state index: the batch position (request row) holding it (None: free)."""
+        out: list[int | None] = [None] * len(self.v2["state_num_blocks"])
+        for i, st in enumerate(self.v2["idx_mapping"]):
+            out[int(st)] = i
+        return out
+
+    def idx_mapping_frame(self) -> pd.DataFrame:
+        """V2's idx_mapping, one line per batch position: its state index and kernel blocks."""
+        idx = self.v2["idx_mapping"]
+        return pd.DataFrame({"batch position": np.arange(len(idx)), "state index": idx,
+                             "num_blocks": self.v2["state_num_blocks"][idx] if len(idx) else idx})
 
 
 def pad_sizes(num_reqs: int, num_tokens: int, uniform_decode: bool, cudagraph: bool) -> tuple[int, int]:
@@ -450,3 +483,11 @@ def preset(name: str) -> tuple[list[RequestRow], BatchConfig]:
 
 
 PRESETS = ["default", "decode", "prefix", "kernel", "dcp", "big"]
+
+
+def short_list(values, limit: int = 16) -> str:
+    """``[a, b, c]``, or its first ``limit`` entries and "… (n in all)" for a long list."""
+    vals = [int(v) for v in values]
+    if len(vals) <= limit:
+        return str(vals)
+    return "[" + ", ".join(map(str, vals[:limit])) + f", … ({len(vals)} in all)]"

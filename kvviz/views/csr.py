@@ -49,3 +49,11 @@ def requests_frame(local_seq, indptr, last_page_len, page_size: int) -> pd.DataF
                          "last_page_len": last_page_len,
                          "rule": ["empty" if s == 0 else ("full page" if s % page_size == 0 else "partial")
                                   for s in local_seq]})
+
+
+def table_title(tr, v2: bool, window: tuple[int, int] | None, n_rows: int) -> str:
+    """The 2D table figure's title (``tr``: the page's texts): V1's block table or V2's gathered
+    input block table, the whole of it or a window of rows."""
+    if window is None or tuple(window) == (0, n_rows):
+        return tr("table_v2" if v2 else "table")
+    return tr("table_window_v2" if v2 else "table_window", lo=window[0], hi=window[1] - 1, n=n_rows)

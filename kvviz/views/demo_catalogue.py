@@ -22,6 +22,9 @@ class Variant:
     key: str                       # label key in the demos texts ("variant.<key>")
     overrides: tuple = ()          # (config key, value) pairs
     faults: frozenset = frozenset()
+    # steps the faults strike (empty: every step); a one-step fault of the commit or the gather
+    # leaves the kernel reading what an earlier step left in the table, not a table of zeros
+    fault_steps: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ _add(Demo("chunked", _sc("chunked prefill across a block boundary",
 
 _add(Demo("condense", _sc("condense and move_row",
                           {"num_blocks": 16, "block_size": 4, "max_num_reqs": 4,
-                           "max_num_batched_tokens": 32},
+                           "max_num_batched_tokens": 32, "runner": "v1"},
                           [{"id": "A", "arrival": 0, "prompt_len": 5, "max_tokens": 1},
                            {"id": "B", "arrival": 0, "prompt_len": 6, "max_tokens": 4},
                            {"id": "C", "arrival": 0, "prompt_len": 9, "max_tokens": 4}]),
@@ -115,10 +118,32 @@ _add(Demo("dcp", _sc("DCP interleave across ranks",
 
 _add(Demo("pcie", _sc("the PCIe cost of a 1M-token context",
                       {"num_blocks": 16, "block_size": 16, "max_num_reqs": 4,
-                       "max_num_batched_tokens": 64, "max_model_len": 1 << 20},
+                       "max_num_batched_tokens": 64, "max_model_len": 1 << 20, "runner": "v1"},
                       [{"id": "A", "arrival": 0, "prompt_len": 20, "max_tokens": 3},
                        {"id": "B", "arrival": 1, "prompt_len": 12, "max_tokens": 2}]),
           ("traffic", "bytes", "block_table")))
+
+# the same four requests for the two runner lessons: A (3 blocks) finishes after its prefill, D (1
+# block) arrives two steps later and takes what A left (a V1 row / a V2 request state)
+FOUR = _sc("four requests, one finishing early, one arriving late",
+           {"num_blocks": 24, "block_size": 4, "max_num_reqs": 4, "max_num_batched_tokens": 64},
+           [{"id": "A", "arrival": 0, "prompt_len": 10, "max_tokens": 1},
+            {"id": "B", "arrival": 0, "prompt_len": 5, "max_tokens": 4},
+            {"id": "C", "arrival": 0, "prompt_len": 7, "max_tokens": 4},
+            {"id": "D", "arrival": 2, "prompt_len": 3, "max_tokens": 2}])
+FAULT_STEP = 2   # where_stale: the step whose commit (V1) / gather (V2) the faulty runs skip
+
+_add(Demo("v1_vs_v2", FOUR, ("block_table", "slots"),
+          variants=(Variant("v1", overrides=(("runner", "v1"),)),
+                    Variant("v2", overrides=(("runner", "v2"),)))))
+
+_add(Demo("where_stale", FOUR, ("block_table", "slots"),
+          variants=(Variant("v1", overrides=(("runner", "v1"),)),
+                    Variant("v1_skip_commit", overrides=(("runner", "v1"),),
+                            faults=frozenset({"skip_commit"}), fault_steps=(FAULT_STEP,)),
+                    Variant("v2", overrides=(("runner", "v2"),)),
+                    Variant("v2_skip_gather", overrides=(("runner", "v2"),),
+                            faults=frozenset({"skip_gather"}), fault_steps=(FAULT_STEP,)))))
 
 DEMO_KEYS = list(DEMOS)
 
@@ -153,10 +178,31 @@ def play(key: str, variant_index: int = 0, max_steps: int = 64) -> DemoRun:
     variant = demo.variants[variant_index]
     sc = parse_scenario(scenario_dict(demo, variant))
     eng = Engine(sc, faults=set(variant.faults))
-    history = eng.run(max_steps)
+    if variant.fault_steps:
+        history = _run_with_fault_steps(eng, variant, max_steps)
+    else:
+        history = eng.run(max_steps)
     if not eng.done():
         raise RuntimeError(f"demo {key} did not finish in {max_steps} steps")
     return DemoRun(demo, variant, sc, history)
+
+
+# faults checked at every step (the others are built into the tables when the engine starts)
+_STEP_FAULTS = {"skip_commit", "commit_too_few_rows", "skip_apply_staged_writes", "skip_gather"}
+
+
+def _run_with_fault_steps(eng: Engine, variant: Variant, max_steps: int) -> list[StepRecord]:
+    """Play with the variant's per-step faults switched on only in ``variant.fault_steps``."""
+    timed = set(variant.faults) & _STEP_FAULTS
+    if not timed:
+        raise ValueError(f"variant {variant.key}: fault_steps needs one of {sorted(_STEP_FAULTS)}")
+    always = set(variant.faults) - timed
+    while not eng.done() and eng.step_index < max_steps:
+        on = timed if eng.step_index in variant.fault_steps else set()
+        eng.faults = always | on          # the engine reads its faults at every step ...
+        eng.states.faults = set(on)       # ... and so do Model Runner V2's request states
+        eng.step()
+    return eng.history
 
 
 def num_steps(key: str) -> int:

@@ -38,11 +38,15 @@ def bands(screen: Screen) -> list[list[list[tuple]]]:
 
     A comparison screen (``columns`` = number of runs) is one band with one column per run, in
     run order: the first run (vLLM, or DCP rank 0) on the left; its charts (CPU table above the
-    device mirror) stacked. Otherwise charts go two per row."""
+    device mirror) stacked. More than two runs: two columns a band, in run order. Otherwise charts
+    go two per row."""
     charts = list(screen.charts)
     if screen.columns > 1 and len(charts) % screen.columns == 0:
         per = len(charts) // screen.columns
-        return [[charts[c * per:(c + 1) * per] for c in range(screen.columns)]]
+        cols = [charts[c * per:(c + 1) * per] for c in range(screen.columns)]
+        if screen.columns > 2:   # four runs (two runners, each healthy and faulty): two runs a band
+            return [cols[i:i + 2] for i in range(0, len(cols), 2)]
+        return [cols]
     if len(charts) == 1:
         return [[charts]]
     return [[[c] for c in charts[i:i + 2]] for i in range(0, len(charts), 2)]
@@ -106,37 +110,95 @@ def _used_cols(run: DemoRun, gid: int) -> int:
     return top + 1
 
 
+def runners_of(runs: list[DemoRun]) -> list[str]:
+    """The model runner of each run ("v1" / "v2"), as its records say."""
+    return [run.history[0].runner for run in runs]
+
+
+def runner_label(run: DemoRun, lang: str) -> str:
+    """"vLLM main · Model Runner V2": the release and the runner a run shows."""
+    return f"vLLM {run.scenario.config.vllm} · {_T(lang)('runner.' + run.history[0].runner)}"
+
+
+def runner_caption(key: str, lang: str) -> str:
+    """What the page says a demo shows: each distinct release and runner of its runs, in run order."""
+    seen: list[str] = []
+    for run in runs_of(key):
+        label = runner_label(run, lang)
+        if label not in seen:
+            seen.append(label)
+    return " | ".join(seen)
+
+
+def _kernel_ids(run: DemoRun, g, ids) -> list[int]:
+    geo = run.scenario.config.group_geometry(g)
+    return [int(b) for b in (geo.kernel_blocks(ids) if geo.blocks_per_kv_block > 1 else ids)]
+
+
+def stale_rows_v2(run: DemoRun, step: int, gid: int) -> tuple[list[int], list[int]]:
+    """Model Runner V2: the state rows and the input rows whose read part (the first entries, as
+    many as the request has kernel blocks) is not the request's blocks: what a kernel would read
+    wrong. Stale tails past the count, and rows of no request, are never read and not counted."""
+    rec = run.history[step]
+    g = run.scenario.config.groups[gid]
+    truth = {rid: _kernel_ids(run, g, r["blocks"][gid]) for rid, r in rec.requests.items()}
+    state, inp = rec.cpu_tables[gid], rec.device_tables[gid]
+    counts = rec.num_blocks_per_row[gid]
+    bad_state = [s for s, rid in enumerate(rec.state_rows) if rid is not None and rid in truth
+                 and (state[s, :len(truth[rid])].tolist() != truth[rid] or int(counts[s]) != len(truth[rid]))]
+    bad_input = [b for b, sr in enumerate(rec.scheduled)
+                 if inp[b, :len(truth[sr.req_id])].tolist() != truth[sr.req_id]]
+    return bad_state, bad_input
+
+
 def block_table_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
     T = _T(lang)
     c0 = runs[0].scenario.config
+    runners = runners_of(runs)
+    kind = "fig.block_table" if set(runners) == {"v1"} else (
+        "fig.block_table_v2" if set(runners) == {"v2"} else "fig.block_table_both")
     out = []
     for gid, g in enumerate(c0.groups):
         charts = []
-        for run in runs:
+        for run, runner in zip(runs, runners):
             rec = run.history[step]
             sizes = table_sizes(run.scenario.config, g)
             cols = _used_cols(run, gid)
             cpu, dev = rec.cpu_tables[gid], rec.device_tables[gid]
-            stale = [int(r) for r in np.nonzero((cpu != dev).any(axis=1))[0]]
             label = T(f"variant.{run.variant.key}") if len(runs) > 1 else ""
             width = cpu.shape[1]
             more = "" if cols >= width else " — " + T("ui.cols", shown=cols, width=f"{width:,}")
-            views = [(T("ui.cpu"), cpu, rec.num_blocks_per_row[gid], stale, cpu.shape[0]),
-                     (T("ui.device"), dev, None, stale, dev.shape[0])]
+            if runner == "v2":
+                # rows by request-state index above, the gathered input (rows by batch position) below
+                bad_state, bad_input = stale_rows_v2(run, step, gid)
+                nb = rec.num_blocks_per_row[gid]
+                state_counts = np.array([nb[s] if rid is not None else 0 for s, rid in enumerate(rec.state_rows)])
+                input_counts = np.zeros(dev.shape[0], dtype=np.int64)
+                for b, s in enumerate(rec.idx_mapping):
+                    input_counts[b] = nb[s]
+                views = [(T("ui.state"), cpu, state_counts, bad_state, cpu.shape[0], T("ui.axis_state")),
+                         (T("ui.input"), dev, input_counts, bad_input, dev.shape[0], T("ui.axis_batch"))]
+            else:
+                stale = [int(r) for r in np.nonzero((cpu != dev).any(axis=1))[0]]
+                views = [(T("ui.cpu"), cpu, rec.num_blocks_per_row[gid], stale, cpu.shape[0], None),
+                         (T("ui.device"), dev, None, stale, dev.shape[0], None)]
             inp = rec.inputs[gid]
             if rec.num_reqs_padded > rec.num_reqs and inp is not None:
-                # what attention reads: the mirror's first rows, padded rows pointing at block 0
-                views.append((T("ui.attn_input"), inp.block_table, None, (), rec.num_reqs))
-            for name, table, counts, marked, real in views:
+                # what attention reads: the first rows, padded rows pointing at block 0
+                views.append((T("ui.attn_input"), inp.block_table, None, (), rec.num_reqs,
+                              T("ui.axis_batch") if runner == "v2" else None))
+            for name, table, counts, marked, real, axis in views:
                 # the run first (it names the column), on a line of its own so the title fits
                 title = f"{label + ' — ' if label else ''}{name}{more}"
                 fig = F.block_table_heatmap(table, num_reqs=real, **sizes, counts=counts, stale_rows=marked,
                                             title=title.replace(" — ", "<br>", 1) if label else title,
                                             lang=lang, max_cols=cols)
+                if axis:
+                    fig.update_yaxes(title=axis)
                 if label:
                     fig.update_layout(margin=dict(t=84))
                 charts.append((title, fig))
-        title = T("fig.block_table") + (f" — {group_label(g, lang)}" if len(c0.groups) > 1 else "")
+        title = T(kind) + (f" — {group_label(g, lang)}" if len(c0.groups) > 1 else "")
         out.append(Screen(f"block_table:g{gid}", title, charts, columns=len(runs)))
     return out
 
@@ -167,6 +229,8 @@ def slots_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
             inp = rec.inputs[gid]
             label = T(f"variant.{run.variant.key}") if len(runs) > 1 else ""
             title = "slot_mapping" + (f": {label}" if label else "")
+            if len(set(runners_of(runs))) > 1:   # the runners order the batch differently
+                title += " — " + T("ui.batch_order", v=" ".join(s.req_id for s in rec.scheduled))
             if inp.dcp_world_size > 1:  # attention on a DCP rank sees only the tokens it stores
                 local = inp.geometry.local_seq_lens(inp.seq_lens[: rec.num_reqs])
                 title += " — " + T("ui.local_seq_lens", v=local.tolist())
@@ -240,6 +304,18 @@ def screens_for(key: str, step: int, lang: str) -> list[Screen]:
 def events_text(key: str, step: int, lang: str = "en") -> list[str]:
     """The step's engine events, one sentence each in ``lang``."""
     return [describe_event(e, lang) for e in runs_of(key)[0].history[step].events]
+
+
+def events_by_run(key: str, step: int, lang: str = "en") -> list[tuple[str, list[str]]]:
+    """The step's engine events of each run, labelled, where a demo compares runners (their events
+    differ: rows and a commit under V1, request states, staged writes and a gather under V2);
+    otherwise the first run's events, unlabelled."""
+    runs = runs_of(key)
+    if len(set(runners_of(runs))) < 2:
+        return [("", events_text(key, step, lang))]
+    T = _T(lang)
+    return [(T(f"variant.{run.variant.key}"), [describe_event(e, lang) for e in run.history[step].events])
+            for run in runs]
 
 
 def padded_line(key: str, step: int, lang: str) -> str:

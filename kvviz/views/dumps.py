@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from kvviz.core.engine import FAULTS, Engine
+from kvviz.core.engine import FAULTS, FAULTS_V1, FAULTS_V2, Engine
 from kvviz.core.scenario import parse_scenario
 from kvviz.core.versions import PROFILES, Profile
 from kvviz.dumps.capture import dump_from_step
@@ -104,10 +104,23 @@ def sim_scenario(source: str) -> dict:
     raise BadInput(f"unknown scenario source {source!r}")
 
 
+def runner_for_fault(fault: str | None) -> str | None:
+    """The model runner a fault breaks ("v1" for move_row/commit faults, "v2" for the staged-write
+    and gather faults); None without a fault (the scenario's own runner)."""
+    if not fault:
+        return None
+    return "v1" if fault in FAULTS_V1 else "v2" if fault in FAULTS_V2 else None
+
+
 @lru_cache(maxsize=16)
-def sim_run(source: str, fault: str | None = None):
-    """(config, step records) of the scenario replayed with ``fault`` injected from step 0."""
-    sc = parse_scenario(sim_scenario(source))
+def sim_run(source: str, fault: str | None = None, runner: str | None = None):
+    """(config, step records) of the scenario replayed with ``fault`` injected from step 0, under
+    ``runner`` (default: the one the fault breaks, else the scenario's)."""
+    sc = dict(sim_scenario(source))
+    runner = runner or runner_for_fault(fault)
+    if runner is not None:
+        sc["config"] = {**sc.get("config", {}), "runner": runner}
+    sc = parse_scenario(sc)
     records = Engine(sc, faults={fault} if fault else set()).run(MAX_SIM_STEPS)
     if not records:
         raise BadInput("the scenario has no step (no request ever arrives)")
@@ -121,8 +134,8 @@ def sim_groups(source: str) -> dict[int, str]:
     return {i: f"{i}: {g.name or g.kind}" for i, g in enumerate(config.groups)}
 
 
-def sim_dump(source: str, fault: str | None, step: int, group: int = 0) -> Dump:
-    config, records = sim_run(source, fault)
+def sim_dump(source: str, fault: str | None, step: int, group: int = 0, runner: str | None = None) -> Dump:
+    config, records = sim_run(source, fault, runner)
     rec = records[clamp_step(step, len(records))]
     return dump_from_step(rec, config, group=group)
 
@@ -134,7 +147,7 @@ def fault_of(choice: str | None) -> str | None:
 
 def sim_step_count(source: str, fault: str | None) -> int:
     """The steps both the healthy run and the run with ``fault`` have: the steps A and B can be."""
-    return min(len(sim_run(source)[1]), len(sim_run(source, fault)[1]))
+    return min(len(sim_run(source, None, runner_for_fault(fault))[1]), len(sim_run(source, fault)[1]))
 
 
 def clamp_step(step, n: int) -> int:
@@ -152,7 +165,8 @@ def sim_pair(source: str, fault: str | None, steps: tuple[int, int], group: int,
     """(side, step, fault, dump) of dumps A and B: steps of the scenario, B with ``fault`` and A with
     it too unless ``a_healthy``."""
     faults = (None if a_healthy else fault, fault)
-    return [(side, i, f, sim_dump(source, f, i, group)) for side, i, f in zip("AB", steps, faults)]
+    runner = runner_for_fault(fault)      # the healthy side runs the runner the fault breaks
+    return [(side, i, f, sim_dump(source, f, i, group, runner)) for side, i, f in zip("AB", steps, faults)]
 
 
 # --- uploads ---------------------------------------------------------------------------------------

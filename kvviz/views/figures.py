@@ -59,6 +59,12 @@ def block_colorscale(num_blocks: int):
     return stops
 
 
+def _inert(name) -> str:
+    """A name from outside (a request id) as plotly text: no pseudo-HTML tag (plotly renders <a>,
+    <b>, <br> in labels), at most 32 characters."""
+    return str(name)[:32].replace("<", "‹").replace(">", "›")
+
+
 def _cell_box(fig, x, y, row=None, col=None):
     fig.add_shape(type="rect", x0=x - 0.5, x1=x + 0.5, y0=y - 0.5, y1=y + 0.5, line=HILITE,
                   row=row, col=col)
@@ -69,9 +75,15 @@ def _cell_box(fig, x, y, row=None, col=None):
 def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geometry: Geometry,
                         counts=None, selected: tuple[int, int] | None = None, title: str = "",
                         stale_rows=(), lang: str = "en", max_cols: int | None = None,
-                        showscale: bool = True, row_window: tuple[int, int] | None = None) -> go.Figure:
+                        showscale: bool = True, row_window: tuple[int, int] | None = None,
+                        row_title: str | None = None, row_names=None, stale_tails: dict | None = None
+                        ) -> go.Figure:
     """block_table[row, column] as a heatmap: value = physical (kernel) block id. ``row_window``
-    (r0, r1) draws only rows r0..r1-1 (a huge table), labelled with their real row numbers."""
+    (r0, r1) draws only rows r0..r1-1 (a huge table), labelled with their real row numbers.
+    ``row_title`` names the y axis (default "request row"; V2's tables are by state index or batch
+    position), ``row_names[r]`` (a request id, "" for none) is added to row r's tick label, and
+    ``stale_tails`` {row: num_blocks} marks each such row's entries from num_blocks on as a stale
+    tail (ids an earlier step left, never read: harmless)."""
     tr = _tr(lang)
     rows, width = bt.shape
     r0, r1 = (0, rows) if row_window is None else (max(0, row_window[0]), min(rows, row_window[1]))
@@ -111,10 +123,29 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
         fig.add_annotation(x=shown - 0.5, y=r1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
                            text=tr("padded_rows"), font=dict(size=FONT - 2, color="#333"),
                            bgcolor="rgba(255,255,255,0.75)")
+    if stale_tails and cells <= 20000:
+        xs, ys = [], []
+        for r, n in stale_tails.items():
+            if r0 <= r < r1:
+                for c in range(max(0, int(n)), shown):
+                    if bt[r, c] != 0:
+                        xs.append(c)
+                        ys.append(r)
+        if xs:
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=tr("stale_tail"),
+                                     marker=dict(symbol="x-thin", size=22, line=dict(width=2, color="#555")),
+                                     hovertemplate=tr("hover_stale_tail") + "<extra></extra>"))
+            fig.update_layout(showlegend=True, legend=dict(orientation="h", y=1.02, x=1, xanchor="right",
+                                                           yanchor="bottom"))
     if selected is not None and selected[1] < shown and r0 <= selected[0] < r1:
         _cell_box(fig, selected[1], selected[0])
     n_rows = r1 - r0
-    fig.update_yaxes(autorange="reversed", title=tr("row"), dtick=1 if n_rows <= 32 else None)
+    fig.update_yaxes(autorange="reversed", title=row_title or tr("row"), dtick=1 if n_rows <= 32 else None)
+    if row_names is not None and n_rows <= 64:
+        ticks = list(range(r0, r1))
+        fig.update_yaxes(tickmode="array", tickvals=ticks,
+                         ticktext=[f"{r}: {_inert(row_names[r])}" if r < len(row_names) and row_names[r]
+                                   else str(r) for r in ticks])
     fig.update_xaxes(title=tr("column"), dtick=1 if shown <= 40 else None)
     h = int(min(900, max(320, 90 + 40 * n_rows)))
     return base_layout(fig, title, h)
@@ -448,8 +479,8 @@ def bench_figure(df, *, x: str, y: str, color: str, title: str, x_title: str, y_
     return base_layout(fig, title, 440)
 
 
-def sharing_figure(blocks: np.ndarray, ref: np.ndarray, rows: list, *, title: str = "", lang: str = "en"
-                   ) -> go.Figure:
+def sharing_figure(blocks: np.ndarray, ref: np.ndarray, rows: list, *, title: str = "", lang: str = "en",
+                   row_title: str | None = None) -> go.Figure:
     """Rows × logical blocks, coloured by the physical block's ref count, labelled with its id."""
     tr = _tr(lang)
     z = np.where(blocks >= 0, ref, np.nan).astype(float)
@@ -463,6 +494,6 @@ def sharing_figure(blocks: np.ndarray, ref: np.ndarray, rows: list, *, title: st
         zmin=0, zmax=top, xgap=2, ygap=2, hoverongaps=False,
         colorbar=dict(title=dict(text=tr("ref_count"), side="right"), dtick=1, thickness=14),
         hovertemplate=tr("hover_share") + "<extra></extra>"))
-    fig.update_yaxes(autorange="reversed", title=tr("row"))
+    fig.update_yaxes(autorange="reversed", title=row_title or tr("row"))
     fig.update_xaxes(title=tr("logical_block"), dtick=1)
     return base_layout(fig, title, int(max(240, 80 + 46 * blocks.shape[0])))

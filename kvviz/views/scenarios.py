@@ -5,6 +5,8 @@ the pages move forward and back by index without re-running anything.
 """
 from __future__ import annotations
 
+import copy
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -15,6 +17,8 @@ from kvviz.errors import BadInput
 from kvviz.views.report import describe_event
 from kvviz.core.manager import GroupSpec
 from kvviz.core.scenario import EngineConfig, Scenario, parse_scenario
+from kvviz.core.versions import RUNNERS, resolve_version
+from kvviz.views.runners import pick_runner, v1_only
 
 SCENARIOS = {
     "lifecycle": {
@@ -56,16 +60,95 @@ MAX_STEPS = 200
 MAX_SCENARIO_BYTES = 1 << 20
 
 
-def load(name_or_json: str) -> Scenario:
-    """A built-in name or a JSON scenario text (BadInput on a bad one)."""
+def load(name_or_json: str, *, vllm: str | None = None, runner: str | None = None) -> Scenario:
+    """A built-in name or a JSON scenario text (BadInput on a bad one). ``vllm`` and ``runner``
+    (a page's selectors) replace the config's own ``vllm`` and ``runner`` keys when given
+    (``runner="auto"``: the version picks; a model that must stay on V1 keeps V1)."""
+    raw_dict = scenario_dict(name_or_json)
+    if (vllm is not None or runner is not None) and isinstance(raw_dict, dict):
+        cfg = raw_dict.get("config", {})
+        if isinstance(cfg, dict):
+            cfg = dict(cfg)
+            if vllm is not None:
+                cfg.pop("profile", None)
+                cfg["vllm"] = vllm
+            if runner is not None:
+                cfg.pop("runner", None)
+                try:
+                    chosen = pick_runner(cfg.get("vllm", cfg.get("profile")), runner, groups=_groups_of(cfg))
+                    if chosen.override is not None:
+                        cfg["runner"] = chosen.override
+                except (ValueError, TypeError, KeyError):   # a bad version: parse_scenario names it
+                    if runner in RUNNERS:
+                        cfg["runner"] = runner
+            raw_dict = {**raw_dict, "config": cfg}
+    return parse_scenario(raw_dict)
+
+
+def scenario_dict(name_or_json: str):
+    """The scenario as JSON data (a built-in's copy, or the text parsed); BadInput on bad text."""
     from kvviz.errors import parse_json
 
     if name_or_json in SCENARIOS:
-        return parse_scenario(SCENARIOS[name_or_json])
+        return copy.deepcopy(SCENARIOS[name_or_json])
     raw = name_or_json.encode()
     if len(raw) > MAX_SCENARIO_BYTES:
         raise BadInput(f"the scenario is {len(raw)} bytes; the limit is {MAX_SCENARIO_BYTES}")
-    return parse_scenario(parse_json(raw, "the scenario"))
+    return parse_json(raw, "the scenario")
+
+
+def _groups_of(cfg: dict) -> list:
+    """The KV-cache groups of a config as given (only their kinds matter here)."""
+    groups = cfg.get("groups", [{"kind": "full"}])
+    if not isinstance(groups, list):
+        return [GroupSpec()]
+    return [SimpleNamespace(kind=g.get("kind", "full") if isinstance(g, dict) else "full") for g in groups]
+
+
+def own_version_keys(name_or_json: str) -> dict:
+    """The ``vllm`` (resolved to a known version) and ``runner`` a scenario's config names itself,
+    for the keys it has: what a page's selectors start from when the scenario is loaded."""
+    out = {}
+    d = scenario_dict(name_or_json)
+    cfg = d.get("config") if isinstance(d, dict) else None
+    if not isinstance(cfg, dict):
+        return out
+    name = cfg.get("vllm", cfg.get("profile"))
+    if isinstance(name, str):
+        try:
+            out["vllm"] = resolve_version(name)
+        except ValueError:
+            pass
+    if cfg.get("runner") in RUNNERS:
+        out["runner"] = cfg["runner"]
+    return out
+
+
+def selectors_for(name_or_json: str, vllm: str | None, runner: str | None) -> tuple[str, str]:
+    """The (version, runner) selector values a page shows once this scenario is loaded: its own
+    config keys where it has them (a ``vllm`` without a ``runner`` means "auto": that version
+    picks), else the page's current ones (default main, auto). BadInput on a bad scenario text."""
+    from kvviz.views.runners import AUTO, DEFAULT_VERSION, VERSION_CHOICES, runner_choices
+
+    own = own_version_keys(name_or_json)
+    version = own.get("vllm", vllm if vllm in VERSION_CHOICES else DEFAULT_VERSION)
+    if "runner" in own:
+        chosen = own["runner"]
+    elif "vllm" in own:
+        chosen = AUTO
+    else:
+        chosen = runner or AUTO
+    if chosen not in runner_choices(version):
+        if "runner" in own:   # the scenario's own runner does not exist in its own version
+            parse_scenario(scenario_dict(name_or_json))   # BadInput naming it
+            raise BadInput(f"config: Model Runner V2 first shipped in vLLM v0.12.0; {version} has only V1")
+        chosen = AUTO
+    return version, chosen
+
+
+def is_v1_only(scenario: Scenario) -> bool:
+    """A scenario vLLM keeps on Model Runner V1 (a state group, or several KV-cache groups)."""
+    return v1_only(scenario.config.groups)
 
 
 def replay(scenario: Scenario, max_steps: int = MAX_STEPS) -> list[StepRecord]:
@@ -84,9 +167,12 @@ def events_frame(events: list[dict], lang: str = "en") -> pd.DataFrame:
 
 
 def requests_frame(rec: StepRecord) -> pd.DataFrame:
+    """One line per request; its "row" is its persistent-batch row (V1) or, under V2, its
+    request-state index (the column is then named "state index")."""
     out = []
+    row_key = "state index" if rec.runner == "v2" else "row"
     for rid, r in rec.requests.items():
-        out.append({"request": rid, "state": r["state"], "row": r["row"], "prompt": r["prompt_len"],
+        out.append({"request": rid, "state": r["state"], row_key: r["row"], "prompt": r["prompt_len"],
                     "output": r["output_len"], "computed": r["num_computed_tokens"],
                     "blocks": " ".join(map(str, r["blocks"][0])) if r["blocks"] else "",
                     "parent": r["parent"] or "", "preempted": r["preemptions"]})
@@ -121,9 +207,76 @@ def stale_rows(rec: StepRecord, num_rows: int, cols: int, gid: int = 0) -> list[
 
 
 def scheduled_rows(rec: StepRecord) -> list[dict]:
-    """What the step scheduled, one request a line."""
+    """What the step scheduled, one request a line (under V2 its row is the batch position, and
+    its request-state index follows)."""
+    if rec.runner == "v2":
+        return [{"batch position": s.row, "state index": s.state_index, "request": s.req_id, "kind": s.kind,
+                 "tokens": s.num_tokens, "computed before": s.num_computed, "seq_len": s.seq_len}
+                for s in rec.scheduled]
     return [{"row": s.row, "request": s.req_id, "kind": s.kind, "tokens": s.num_tokens,
              "computed before": s.num_computed, "seq_len": s.seq_len} for s in rec.scheduled]
+
+
+# --- Model Runner V2's tables --------------------------------------------------------------------------
+
+def is_v2(rec_or_records) -> bool:
+    """Whether a step (or a replay, by its first step) ran under Model Runner V2."""
+    rec = rec_or_records[0] if isinstance(rec_or_records, list) and rec_or_records else rec_or_records
+    return getattr(rec, "runner", "v1") == "v2"
+
+
+def state_rows_window(records: list[StepRecord], gid: int = 0) -> tuple[int, int]:
+    """Rows [lo, hi) of V2's request-state table worth drawing: from the lowest state index any
+    step used (the LIFO free list hands out the highest indices first) to the last row."""
+    rows = records[0].cpu_tables[gid].shape[0] if records else 1
+    used = [i for r in records for i in r.idx_mapping]
+    used += [i for r in records for i, rid in enumerate(r.state_rows) if rid]
+    return (min(used), rows) if used else (0, rows)
+
+
+def state_row_names(rec: StepRecord) -> list[str]:
+    """The request holding each request-state index in this step ("" where the state is free)."""
+    return [rid or "" for rid in rec.state_rows]
+
+
+def gathered_counts(rec: StepRecord, gid: int = 0) -> np.ndarray:
+    """Blocks each batch row of V2's input table holds (its state's count; padded rows 0)."""
+    out = np.zeros(max(rec.num_reqs_padded, len(rec.idx_mapping)), dtype=np.int64)
+    counts = rec.num_blocks_per_row[gid]
+    for b, s in enumerate(rec.idx_mapping):
+        out[b] = int(counts[s])
+    return out
+
+
+def stale_tails(rec: StepRecord, num_rows: int, cols: int, gid: int = 0, *, after: bool = True
+                ) -> dict[int, int]:
+    """V2: batch rows of the input table (after the gather, or before it) whose entries past the
+    row's ``num_blocks`` (within ``cols``) still hold ids an earlier step left: {row: num_blocks}.
+    Harmless: the kernels read only the first num_blocks entries of a row."""
+    table = rec.device_tables[gid] if after else rec.device_before_commit[gid]
+    counts = gathered_counts(rec, gid)
+    out = {}
+    for b in range(min(num_rows, len(rec.idx_mapping), table.shape[0])):
+        n = int(counts[b])
+        if n < cols and (table[b, n:cols] != 0).any():
+            out[b] = n
+    return out
+
+
+def gather_changed_rows(rec: StepRecord, num_rows: int, cols: int, gid: int = 0) -> list[int]:
+    """V2: batch rows the gather rewrote (the input table before it differs from after it)."""
+    before, after = rec.device_before_commit[gid], rec.device_tables[gid]
+    return [int(r) for r in range(min(num_rows, before.shape[0])) if (before[r, :cols] != after[r, :cols]).any()]
+
+
+def idx_mapping_frame(rec: StepRecord, gid: int = 0) -> pd.DataFrame:
+    """V2's idx_mapping: batch position -> request-state index, with the request and its count."""
+    counts = rec.num_blocks_per_row[gid]
+    return pd.DataFrame({"batch position": list(range(len(rec.idx_mapping))),
+                         "state index": list(rec.idx_mapping),
+                         "request": [rec.rows[b] if b < len(rec.rows) else "" for b in range(len(rec.idx_mapping))],
+                         "num_blocks": [int(counts[s]) for s in rec.idx_mapping]},
+                        columns=["batch position", "state index", "request", "num_blocks"])
 
 
 # --- shared prefixes ---------------------------------------------------------------------------------
@@ -143,10 +296,18 @@ def prompt_blocks(scenario: Scenario) -> dict:
 
 
 def sharing_matrix(rec: StepRecord, cols: int, gid: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(blocks, ref counts) per [row, column] of the CPU table; -1 where the row has no block."""
+    """(blocks, ref counts) per [row, column] of the table the rows of ``rec.rows`` name: V1's CPU
+    table, or V2's gathered input table (batch order, each row's count from its state); -1 where
+    the row has no block."""
     n = max(rec.num_reqs, 1)
-    t = rec.cpu_tables[gid][:n, :cols]
-    counts = rec.num_blocks_per_row[gid][:n]
+    if rec.runner == "v2":
+        t = rec.device_tables[gid][:n, :cols]
+        counts = gathered_counts(rec, gid)[:n]
+        if len(counts) < n:
+            counts = np.concatenate([counts, np.zeros(n - len(counts), dtype=counts.dtype)])
+    else:
+        t = rec.cpu_tables[gid][:n, :cols]
+        counts = rec.num_blocks_per_row[gid][:n]
     mask = np.arange(cols)[None, :] < counts[:, None]
     refs = np.asarray(rec.ref_counts)
     blocks = np.where(mask, t, -1)

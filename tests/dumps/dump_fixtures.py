@@ -33,3 +33,29 @@ def base_dump(**changes):
     m = base_mapping()
     m.update(changes)
     return dump_from_mapping(m)
+
+
+def v2_mapping() -> dict:
+    """The same step as base_mapping, as Model Runner V2 holds it: 8 request-state rows; A took state
+    7 and B state 6 (the LIFO free list pops from the end), so idx_mapping = [7, 6]; state 5 is a
+    finished request's row, left as it was (blocks 9, 10). The gathered input table is the batch in
+    order (rows 0, 1), padded row 2 zeroed, row 3 stale from an earlier step (never read); row 0's
+    tail past its 3 blocks holds a stale 11 (never read either)."""
+    m = base_mapping()
+    state = np.zeros((8, 4), np.int32)
+    state[7, :3] = [1, 2, 3]
+    state[6, :2] = [4, 5]
+    state[5, :2] = [9, 10]
+    cnt = np.zeros(8, np.int32)
+    cnt[7], cnt[6], cnt[5] = 3, 2, 2
+    gathered = np.array([[1, 2, 3, 11], [4, 5, 0, 0], [0, 0, 0, 0], [9, 10, 0, 0]], np.int32)
+    del m["block_table_device"], m["num_blocks_per_row"]
+    m.update(runner="v2", vllm="v0.25.1", block_table=gathered, idx_mapping=np.array([7, 6], np.int32),
+             state_block_table=state, state_num_blocks=cnt)
+    return m
+
+
+def v2_dump(**changes):
+    m = v2_mapping()
+    m.update(changes)
+    return dump_from_mapping(m)

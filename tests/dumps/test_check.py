@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dump_fixtures import base_dump, base_mapping
+from dump_fixtures import base_dump, base_mapping, v2_dump, v2_mapping
 from kvviz.dumps import check
 from kvviz.dumps.check import CHECKS, CONCEPTS, applicable_checks, first_wrong_row, run_checks
 
@@ -17,11 +17,15 @@ def ids(findings):
 def test_clean_dump_has_no_findings():
     d = base_dump()
     assert run_checks(d) == []
-    assert set(applicable_checks(d)) == set(CHECKS)
+    v2_only = {c for c in CHECKS if c.startswith("v2-")}
+    assert set(applicable_checks(d)) == set(CHECKS) - v2_only
+    v2 = v2_dump()
+    assert run_checks(v2) == []
+    assert set(applicable_checks(v2)) == set(CHECKS) - {"pad-row", "mirror-stale"}
 
 
 def test_every_check_names_a_known_concept():
-    assert len(CHECKS) == 15
+    assert len(CHECKS) == 18
     assert all(c.concept in CONCEPTS and c.explanation for c in CHECKS.values())
 
 
@@ -283,6 +287,12 @@ def _extra_dumps():
                                             paged_kv_last_page_len=np.array([2, 0, 0], np.int32),
                                             seq_lens=np.array([10, 0], np.int32))   # a live row, 0 tokens: 4
     out["v0.15-padded-row-0"] = base_dump(profile="v0.15.0")     # -1 is what v0.12 .. v0.19 write
+    g = v2_mapping()["block_table"]
+    g[1, 1], g[2, 0] = 9, 7
+    out["v2-stale-gather-and-pad"] = v2_dump(block_table=g)
+    out["v2-idx-duplicate"] = v2_dump(idx_mapping=np.array([7, 7], np.int32))
+    out["v2-idx-range"] = v2_dump(idx_mapping=np.array([7, 8], np.int32))
+    out["v2-idx-empty-state"] = v2_dump(idx_mapping=np.array([7, 4], np.int32))
     bt = np.zeros((4, 1), np.int32)
     bt[:2, 0] = [3, 0]
     out["state-no-block"] = _bare(block_table=bt, num_reqs=2, num_blocks_per_row=np.array([1, 0, 0, 0], np.int32),

@@ -94,10 +94,11 @@ def test_padded_row_message_unchanged_and_not_doubled():
 def test_move_row_no_clear_fault_is_flagged_wherever_it_shows(source):
     """Every simulator step the fault changes is flagged, padded or not."""
     cfg, recs = view.sim_run(source, "move_row_no_clear")
-    _, recs0 = view.sim_run(source)
+    _, recs0 = view.sim_run(source, None, "v1")         # a V1 fault: compared with the healthy V1 run
     changed = 0
     for i in range(min(len(recs), len(recs0))):
-        healthy, faulty = view.sim_dump(source, None, i), view.sim_dump(source, "move_row_no_clear", i)
+        healthy, faulty = view.sim_dump(source, None, i, runner="v1"), view.sim_dump(source, "move_row_no_clear", i)
+        assert healthy.runner == faulty.runner == "v1"
         assert run_checks(healthy) == []
         if not diff_dumps(healthy, faulty).equal:
             changed += 1

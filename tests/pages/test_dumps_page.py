@@ -216,6 +216,7 @@ def _old_profile_dump_json(profile: str, keep_key: bool) -> str:
     j = dump_from_step(engine.run(40)[2], engine.config).to_json()
     if not keep_key:
         j.pop("profile")
+        j.pop("vllm")
     return json.dumps(j)
 
 

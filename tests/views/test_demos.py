@@ -9,7 +9,9 @@ from kvviz.texts.i18n import LANGS, missing_translations
 from kvviz.texts.demos import STRINGS
 
 REQUIRED = {"prefix", "fork", "preempt", "chunked", "condense", "cudagraph", "hybrid",
-            "kernel_block", "dcp", "pcie"}
+            "kernel_block", "dcp", "pcie", "v1_vs_v2", "where_stale"}
+# demos whose narratives speak of V1 operations (rows that move, the commit, the mirror)
+V1_ONLY = {"condense", "pcie", "hybrid"}
 
 
 def _events(run, step, kind):
@@ -82,7 +84,12 @@ def test_prefix_really_hits_the_cache():
     assert set(r0.cached_blocks) == {1, 2}                 # the partial block 3 has no hash
     r2 = run.history[2]
     assert 3 in r2.free_queue_after and r2.ref_counts_after[1] == 1 and 1 not in r2.free_queue_after
-    assert _events(run, 3, "move_row")
+    r3 = run.history[3]   # step 3: B alone, first in the batch, grows into block 5
+    assert [(s.req_id, s.row) for s in r3.scheduled] == [("B", 0)]
+    assert [e["blocks"] for e in _events(run, 3, "alloc") if e["req"] == "B"] == [[5]]
+    (free,) = _events(run, 3, "free")
+    assert free["to_front"] == [5] and set(free["to_back"]) == {1, 2, 4}
+    assert set(r3.cached_blocks) >= {1, 2, 4} and 5 not in r3.cached_blocks
 
 
 def test_fork_really_copies_on_write():
@@ -109,6 +116,17 @@ def test_preemption_frees_and_recomputes_from_zero():
     assert run.history[2].free_queue == []
 
 
+def test_preemption_narrative_holds_under_either_runner():
+    """preempt.step3/4: B leaves the batch; the batch then has a single row (A)."""
+    run = demos.play("preempt")
+    r3, r4 = run.history[3], run.history[4]
+    assert "B" not in [s.req_id for s in r3.scheduled] and "B" not in r3.rows
+    assert r4.num_reqs == 1 and [s.req_id for s in r4.scheduled] == ["A"]
+    assert r4.requests["B"]["state"] == "preempted"
+    for lang in LANGS:
+        assert "commit" not in STRINGS["preempt.step4"][lang]
+
+
 def test_chunked_prefill_crosses_a_block_boundary():
     run = demos.play("chunked")
     kinds = [[s.kind for s in r.scheduled] for r in run.history]
@@ -117,7 +135,13 @@ def test_chunked_prefill_crosses_a_block_boundary():
     assert r1.inputs[0].positions.tolist() == list(range(6, 12))
     assert r1.inputs[0].slot_mapping.tolist() == [10, 11, 12, 13, 14, 15]
     assert r1.inputs[0].block_table[0, :3].tolist() == [1, 2, 3]
-    assert _events(run, 1, "append_row")
+    # "the newly appended block 3": appended to A's row, under whichever runner the demo shows
+    if r1.runner == "v1":
+        assert [e["blocks"] for e in _events(run, 1, "append_row")] == [[[3]]]
+    else:
+        assert [(e["blocks"], e["overwrite"]) for e in _events(run, 1, "stage_write")] == [([[3]], False)]
+        row = r1.requests["A"]["row"]
+        assert r1.cpu_tables[0][row, :3].tolist() == [1, 2, 3]
 
 
 def test_condense_move_row_clears_source_and_the_fault_does_not():
@@ -171,14 +195,19 @@ def test_kernel_block_expansion_addresses_the_same_memory():
     run = demos.play("kernel_block")
     r0 = run.history[0]
     assert r0.requests["A"]["blocks"][0] == [1, 2]
-    assert r0.cpu_tables[0][0, :4].tolist() == [2, 3, 4, 5]
+    assert r0.cpu_tables[0][r0.requests["A"]["row"], :4].tolist() == [2, 3, 4, 5]   # A's row, either runner
+    assert r0.inputs[0].block_table[0, :4].tolist() == [2, 3, 4, 5]                  # what attention reads
     sm = r0.inputs[0].slot_mapping
     manager = run.scenario.config.block_size
     for pos in range(13):
         m = r0.requests["A"]["blocks"][0][pos // manager]
         assert sm[pos] == m * manager + pos % manager
     assert sm[9] == 17
-    assert run.history[2].inputs[0].slot_mapping.tolist() == [29]
+    r2 = run.history[2]   # A has finished, B is alone in the batch (its first row)
+    assert r2.requests["A"]["state"] == "finished"
+    assert [(s.req_id, s.row) for s in r2.scheduled] == [("B", 0)]
+    assert r2.requests["B"]["blocks"][0] == [3] and r2.inputs[0].block_table[0, :2].tolist() == [6, 7]
+    assert r2.inputs[0].slot_mapping.tolist() == [29] == [7 * 4 + 1]
 
 
 def test_dcp_ranks_split_the_positions():
@@ -427,3 +456,242 @@ def test_presenter_says_which_column_a_compared_chart_is(lang):
         assert sum(s.title.endswith(left) for s in one) == sum(s.title.endswith(right) for s in one) >= 2
         if lang != "en":
             assert not any(("left column" in s.title or "right column" in s.title) for s in one)
+
+
+# --- runners: which demos show which runner, and the two runner lessons ---------------------------
+
+def _runner_of(key, vi=0):
+    runners = {r.runner for r in demos.play(key, vi).history}
+    assert len(runners) == 1
+    return runners.pop()
+
+
+def test_demos_say_which_runner_they_show():
+    from kvviz.views.demos import runner_caption
+    from kvviz.texts.i18n import t
+
+    for key in demos.DEMO_KEYS:
+        runners = [_runner_of(key, vi) for vi in range(len(demos.DEMOS[key].variants))]
+        if key in V1_ONLY:
+            assert set(runners) == {"v1"}, key
+        for lang in LANGS:
+            caption = runner_caption(key, lang)
+            for r in runners:
+                assert t("demos", f"runner.{r}", lang) in caption, (key, lang)
+            assert f"vLLM {demos.play(key).scenario.config.vllm}" in caption
+    assert set(_runner_of(k) for k in ("prefix", "chunked", "kernel_block", "fork")) == {"v2"}   # vLLM main's default
+
+
+def _tokens(rec, gid=0) -> dict:
+    """{(request, position): slot} of one step, from the scheduled requests in batch order."""
+    inp = rec.inputs[gid]
+    out, t = {}, 0
+    for s in rec.scheduled:
+        for k in range(s.num_tokens):
+            assert inp.positions[t] == s.num_computed + k
+            out[(s.req_id, s.num_computed + k)] = int(inp.slot_mapping[t])
+            t += 1
+    return out
+
+
+def _said(key, items, langs=LANGS):
+    """Every narrative of ``key`` in ``langs`` lists ``items`` (", " or the Chinese "、")."""
+    for lang in langs:
+        text = STRINGS[key][lang]
+        assert any(sep.join(map(str, items)) in text for sep in (", ", "、")), (key, lang, items)
+
+
+def _state_of(run, step, kind):
+    return {e["req"]: e["state"] for e in _events(run, step, kind)}
+
+
+def test_v1_vs_v2_plays_each_runner():
+    assert demos.DEMOS["v1_vs_v2"].scenario is demos.DEMOS["where_stale"].scenario
+    assert [_runner_of("v1_vs_v2", 0), _runner_of("v1_vs_v2", 1)] == ["v1", "v2"]
+
+
+def test_v1_vs_v2_slot_mappings_are_identical_every_step():
+    v1, v2 = demos.play("v1_vs_v2", 0), demos.play("v1_vs_v2", 1)
+    bs = v1.scenario.config.block_size
+    assert bs == 4 and all("× 4" in STRINGS["v1_vs_v2.step0"][lang] for lang in LANGS)
+    for a, b in zip(v1.history, v2.history):
+        ta, tb = _tokens(a), _tokens(b)
+        assert ta and ta == tb, a.index
+        for (rid, pos), slot in ta.items():     # same blocks, same arithmetic
+            assert a.requests[rid]["blocks"][0] == b.requests[rid]["blocks"][0]
+            assert slot == a.requests[rid]["blocks"][0][pos // bs] * bs + pos % bs
+
+
+def test_v1_vs_v2_step_claims():
+    v1, v2 = demos.play("v1_vs_v2", 0), demos.play("v1_vs_v2", 1)
+    order = lambda run, k: [s.req_id for s in run.history[k].scheduled]  # noqa: E731
+    n = v2.scenario.config.max_num_reqs
+    # step 0: V1 rows in arrival order; V2 indices popped from the end of [0, 1, 2, 3]
+    assert {e["req"]: e["row"] for e in _events(v1, 0, "add_row")} == {"A": 0, "B": 1, "C": 2}
+    assert v1.history[0].commit_rows == 3
+    assert list(range(n)) == [0, 1, 2, 3]
+    free = list(range(n))
+    expect = {rid: free.pop() for rid in ("A", "B", "C")}
+    assert _state_of(v2, 0, "add_state") == expect == {"A": 3, "B": 2, "C": 1}
+    r0 = v2.history[0]
+    assert order(v2, 0) == ["B", "C", "A"] and order(v1, 0) == ["A", "B", "C"]
+    counts = [s.num_tokens for s in r0.scheduled]
+    assert counts == sorted(counts)                         # fewest scheduled tokens first
+    assert r0.idx_mapping == [expect[rid] for rid in order(v2, 0)] == [2, 1, 3]
+    for run in (v1, v2):
+        assert [e["req"] for e in _events(run, 0, "finish")] == ["A"]
+    _said("v1_vs_v2.step0", [0, 1, 2, 3])
+    _said("v1_vs_v2.step0", ["B", "C", "A"])
+    _said("v1_vs_v2.step0", [2, 1, 3])
+    # step 1: V1 clears A's row and moves C from row 2 to row 0; V2 moves nothing
+    assert [e["row"] for e in _events(v1, 1, "clear_row") if e["req"] == "A"] == [0]
+    assert [(e["req"], e["src"], e["dst"]) for e in _events(v1, 1, "move_row")] == [("C", 2, 0)]
+    assert order(v1, 1) == ["C", "B"]
+    r1 = v2.history[1]
+    assert _state_of(v2, 1, "free_state") == {"A": 3} and not _events(v2, 1, "move_row")
+    a_blocks = v2.history[0].requests["A"]["blocks"][0]
+    assert r1.cpu_tables[0][3, :3].tolist() == a_blocks == [1, 2, 3]       # left as it was
+    assert r1.idx_mapping == [2, 1] and r1.state_rows[2] == "B" and r1.state_rows[1] == "C"
+    _said("v1_vs_v2.step1", [1, 2, 3])
+    _said("v1_vs_v2.step1", [2, 1])
+    # step 2: D takes V1's row 2 and V2's index 3 (A's), written from column 0
+    assert [e["row"] for e in _events(v1, 2, "add_row") if e["req"] == "D"] == [2]
+    assert _state_of(v2, 2, "add_state") == {"D": 3}
+    (w,) = [e for e in _events(v2, 2, "stage_write") if e["req"] == "D"]
+    r2 = v2.history[2]
+    assert w["overwrite"] is True and w["blocks"] == [r2.requests["D"]["blocks"][0]] == [[8]]
+    assert r2.cpu_tables[0][3, :3].tolist() == [8, 2, 3] and r2.num_blocks_per_row[0][3] == 1
+    assert r2.cpu_tables[0][3, 1:3].tolist() == a_blocks[1:]                     # A's leftovers
+    assert 3 in r2.requests["C"]["blocks"][0]                                    # block 3 is C's now
+    assert r2.idx_mapping == [2, 1, 3] and order(v2, 2).index("D") == 2
+    assert r2.device_before_commit[0][2, :3].tolist() == a_blocks                # from A's gather
+    assert r2.device_tables[0][2, :3].tolist() == [8, 2, 3]
+    assert r2.inputs[0].seq_lens[2] == 3                                         # one block read
+    assert order(v1, 2) == ["C", "B", "D"] and order(v2, 2) == ["B", "C", "D"]
+    for lang in LANGS:
+        assert "[8, 2, 3]" in STRINGS["v1_vs_v2.step2"][lang]
+    _said("v1_vs_v2.step2", ["C", "B", "D"])
+    _said("v1_vs_v2.step2", ["B", "C", "D"])
+    # step 3: three decodes, all three finish
+    for run in (v1, v2):
+        r3 = run.history[3]
+        assert sorted(s.req_id for s in r3.scheduled) == ["B", "C", "D"]
+        assert all(s.kind == "decode" for s in r3.scheduled)
+        assert sorted(e["req"] for e in _events(run, 3, "finish")) == ["B", "C", "D"]
+    assert demos.num_steps("v1_vs_v2") == 4
+
+
+def _where_stale():
+    return [demos.play("where_stale", i) for i in range(4)]
+
+
+def test_where_stale_faults_strike_one_step_only():
+    v1, v1f, v2, v2f = _where_stale()
+    assert [_runner_of("where_stale", i) for i in range(4)] == ["v1", "v1", "v2", "v2"]
+    k = demos.FAULT_STEP
+    assert [s for s, e in _all_events(v1f, "commit") if e["rows"] == 0] == [k]
+    assert [s for s, e in _all_events(v2f, "gather") if e.get("fault")] == [k]
+    assert not [e for _, e in _all_events(v1, "commit") if e["rows"] == 0]
+    assert not [e for _, e in _all_events(v2, "gather") if e.get("fault")]
+    for ok, bad in ((v1, v1f), (v2, v2f)):      # before the fault the runs are the same
+        for s in range(k):
+            for name in ("cpu_tables", "device_tables"):
+                assert np.array_equal(getattr(ok.history[s], name)[0], getattr(bad.history[s], name)[0])
+
+
+def test_where_stale_step_claims():
+    from kvviz.core.versions import RULES
+    from kvviz.views.demos import stale_rows_v2
+
+    v1, v1f, v2, v2f = _where_stale()
+    k = demos.FAULT_STEP
+    assert k == 2
+    # step 0: nothing stale anywhere
+    for run in (v1, v1f):
+        r = run.history[0]
+        assert np.array_equal(r.cpu_tables[0], r.device_tables[0]) and r.commit_rows == 3
+    for run in (v2, v2f):
+        assert stale_rows_v2(run, 0, 0) == ([], []) and run.history[0].idx_mapping == [2, 1, 3]
+    _said("where_stale.step0", [2, 1, 3])
+    # step 1: V1 clears on removal and on move_row; the mirror's row 2 keeps C's ids, never read
+    rules = {r.field: r for r in RULES}
+    for fld in ("remove_clears_row", "move_row_clears_source"):
+        for lang in LANGS:
+            text = STRINGS["where_stale.step1"][lang]
+            assert f"#{rules[fld].pr}" in text and rules[fld].first_release in text, (fld, lang)
+    r1 = v1.history[1]
+    c_blocks = r1.requests["C"]["blocks"][0]
+    assert [e["row"] for e in _events(v1, 1, "clear_row") if e["req"] == "A"] == [0]
+    assert [(e["req"], e["src"], e["dst"]) for e in _events(v1, 1, "move_row")] == [("C", 2, 0)]
+    assert not r1.cpu_tables[0][2].any()
+    assert r1.device_tables[0][2, :2].tolist() == c_blocks == [6, 7]
+    assert r1.commit_rows == r1.num_reqs == 2
+    _said("where_stale.step1", [6, 7])
+    r1 = v2.history[1]
+    assert _state_of(v2, 1, "free_state") == {"A": 3} and 3 not in r1.idx_mapping
+    assert r1.cpu_tables[0][3, :3].tolist() == r1.device_tables[0][2, :3].tolist() == [1, 2, 3]
+    assert r1.num_reqs == 2 and stale_rows_v2(v2, 1, 0) == ([], [])
+    _said("where_stale.step1", [1, 2, 3])
+    # step 2, healthy: D's row replaces the stale one (V1); D's state row has a stale tail (V2)
+    r2 = v1.history[k]
+    assert r2.commit_rows == 3 and r2.device_tables[0][2, :2].tolist() == [8, 0]
+    r2 = v2.history[k]
+    assert r2.cpu_tables[0][3, :3].tolist() == r2.device_tables[0][2, :3].tolist() == [8, 2, 3]
+    assert r2.num_blocks_per_row[0][3] == 1 and stale_rows_v2(v2, k, 0) == ([], [])
+    # step 2, commit skipped: the mirror keeps the last step's rows and the kernel reads (and writes) them
+    before, bad = v1f.history[k - 1], v1f.history[k]
+    assert bad.commit_rows == 0 and np.array_equal(bad.device_tables[0], before.device_tables[0])
+    c_blocks = bad.requests["C"]["blocks"][0]
+    assert bad.device_tables[0][2, :2].tolist() == c_blocks[:2] == [6, 7]
+    assert bad.device_tables[0][0, :3].tolist() == [6, 7, 0] and c_blocks == [6, 7, 3]
+    assert bad.rows[:3] == ["C", "B", "D"]
+    assert bad.inputs[0].block_table[2, :2].tolist() == [6, 7]
+    tok = _tokens(bad)
+    d_slots = [tok[("D", p)] for p in range(3)]
+    assert d_slots == [24, 25, 26] and {s // 4 for s in d_slots} == {c_blocks[0]}
+    assert tok[("C", 8)] == 0 == NULL_BLOCK_ID * 4
+    _said("where_stale.step2", [24, 25, 26])
+    # step 2, gather skipped: the input keeps the last step's rows; the slots come from the state rows
+    before, bad = v2f.history[k - 1], v2f.history[k]
+    assert np.array_equal(bad.device_tables[0], before.device_tables[0])
+    a_blocks = v2f.history[0].requests["A"]["blocks"][0]
+    assert bad.device_tables[0][2, :3].tolist() == a_blocks == [1, 2, 3]
+    assert bad.requests["A"]["state"] == "finished" and bad.scheduled[2].req_id == "D"
+    assert bad.device_tables[0][1, :3].tolist() == [6, 7, 0] and bad.scheduled[1].req_id == "C"
+    assert bad.inputs[0].block_table[2, 0] == 1 and bad.requests["D"]["blocks"][0] == [8]
+    tok = _tokens(bad)
+    assert tok == _tokens(v2.history[k]) and [tok[("D", p)] for p in range(3)] == [32, 33, 34]
+    assert stale_rows_v2(v2f, k, 0) == ([], [1, 2])
+    _said("where_stale.step2", [32, 33, 34])
+    # step 3: the faults lasted one step; the V1 cache is corrupt, the V2 cache is not
+    for ok, bad in ((v1, v1f), (v2, v2f)):
+        for name in ("cpu_tables", "device_tables"):
+            assert np.array_equal(getattr(ok.history[3], name)[0], getattr(bad.history[3], name)[0])
+    c_first = [_tokens(v1f.history[0])[("C", p)] for p in range(3)]
+    assert c_first == [24, 25, 26]                                  # C's positions 0-2 ...
+    assert [_tokens(v1f.history[k])[("D", p)] for p in range(3)] == c_first   # ... overwritten by D
+    d_written = {s for r in v1f.history for (rid, _), s in _tokens(r).items() if rid == "D"}
+    assert not {32, 33, 34} & d_written                             # D's block 8 never got them
+    for ok, bad in zip(v2.history, v2f.history):
+        assert _tokens(ok) == _tokens(bad)                          # V2: the cache written right
+
+
+def test_where_stale_figures_mark_what_the_narrative_says():
+    """Two bands, two columns each (V1 healthy | fault, V2 healthy | fault), and the red outlines
+    on the rows the step-2 narrative names."""
+    from kvviz.views.demos import bands, screens_for
+    from kvviz.texts.i18n import t
+
+    for lang in LANGS:
+        (bt,) = [s for s in screens_for("where_stale", demos.FAULT_STEP, lang) if s.key.startswith("block_table")]
+        top, bottom = bands(bt)
+        names = [[c[0][0].split(" — ")[0] for c in band] for band in (top, bottom)]
+        assert names == [[t("demos", "variant.v1", lang), t("demos", "variant.v1_skip_commit", lang)],
+                         [t("demos", "variant.v2", lang), t("demos", "variant.v2_skip_gather", lang)]]
+
+        def red(fig):
+            return sorted(int(round(s.y0 + 0.5)) for s in fig.layout.shapes if s.line.color == "crimson")
+
+        assert red(top[1][1][1]) == [0, 2]            # the mirror of the skipped commit: C's and D's rows
+        assert red(bottom[1][1][1]) == [1, 2]         # the input of the skipped gather: C and D
+        assert red(bottom[0][0][1]) == red(bottom[0][1][1]) == []   # stale tails are not read

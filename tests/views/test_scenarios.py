@@ -45,7 +45,7 @@ def test_prefixes_scenario_keeps_its_early_story():
 
 
 def test_page_helpers_of_the_lifecycle_scenario():
-    sc = stepper.load("lifecycle")
+    sc = stepper.load("lifecycle", runner="v1")    # V1's CPU table and device mirror (stale rows, rows)
     recs = stepper.replay(sc)
     sizes = stepper.table_sizes(sc.config)
     assert sizes["num_blocks"] == 14
