@@ -4,6 +4,7 @@ from __future__ import annotations
 from kvviz.cli import dump_json
 from kvviz.dumps.diff import diff_dumps
 from kvviz.dumps.format import load_dump
+from kvviz.errors import BadInput
 
 
 def register(sub) -> None:
@@ -19,14 +20,29 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true",
                    help='print {"differences": [{"table", "row", "col", "a", "b"}], "stale_rows": '
                         '{"a": [...], "b": [...]}, "only_in"?: {...}, "equal": bool}')
+    p.add_argument("--vllm", "--profile", dest="vllm", metavar="VERSION", default=None,
+                   help="the vLLM release whose rules say which rows past num_reqs may differ on the device "
+                        "(default: each dump's own \"vllm\"/\"profile\" key, else main); the JSON output then "
+                        'has "vllm": {"a": ..., "b": ...} and each non-live stale row an "expected" flag')
     p.set_defaults(func=run)
+
+
+def _rules(dump, option):
+    from kvviz.dumps.check import resolve_profile
+    try:
+        return resolve_profile(dump, option)[0]
+    except ValueError as e:
+        raise BadInput(f"--vllm: {e}") from None
 
 
 def run(args) -> int:
     a, b = load_dump(args.a), load_dump(args.b)
-    res = diff_dumps(a, b)
+    rules = {"a": _rules(a, args.vllm), "b": _rules(b, args.vllm)}
+    res = diff_dumps(a, b, rules_a=rules["a"], rules_b=rules["b"])
     if args.json:
-        print(dump_json(res.to_json()))
+        out = res.to_json()
+        out["vllm"] = {side: r.name for side, r in rules.items()}
+        print(dump_json(out))
         return 0 if res.equal else 1
     if res.equal:
         print("equal")
@@ -54,5 +70,6 @@ def run(args) -> int:
         if rest:
             print(f"rows past num_reqs in {path} where the device copy differs from the CPU table "
                   f"(not live, so not stale; `kvviz check` judges the padded ones): "
-                  + ", ".join(str(s["row"]) for s in rest))
+                  + ", ".join(str(s["row"]) + ("" if s.get("expected") else " (not what vLLM "
+                                               f"{rules[side].name} leaves)") for s in rest))
     return 0 if res.equal else 1

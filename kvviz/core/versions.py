@@ -51,6 +51,7 @@ class Rules:
     # --- FlashInfer page index ---
     empty_last_page_len_is_zero: bool = False   # a row with no (local) token: 0, before: page size
     padded_last_page_len_one: bool = True       # padded decode rows carry last_page_len 1
+    mamba_align_mode: bool = False              # Mamba prefix caching in align mode exists
     # --- cache layout: flash_attn/flex: kv_first (2,N,B,H,D) | blocks_first (N,2,B,H,D); packed:
     # every backend [N,B,H,2D]
     cache_layout_era: str = "kv_first"
@@ -104,6 +105,8 @@ RULES = (
          "padded decode rows no longer given last_page_len 1"),
     Rule("has_runner_v2", True, 25266, "2025-11-21", "v0.12.0",
          "Model Runner V2 available (opt-in, VLLM_USE_V2_MODEL_RUNNER=1)"),
+    Rule("mamba_align_mode", True, 30877, "2026-01-24", "v0.15.0",
+         "Mamba prefix caching in align mode: a state row keeps null blocks before its last state block"),
     Rule("reorder", "regions4", 37303, "2026-03-20", "v0.19.0",
          "reorder gains a short_extend region (a 1-token prefill chunk is not a decode)"),
     Rule("slot_mapping_from_device_table", True, 32951, "2026-03-23", "v0.19.0",

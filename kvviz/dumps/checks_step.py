@@ -167,6 +167,9 @@ def _indptr(run: CheckRun) -> Indptr:
     n = ip.size - 1
     s = _seq_lens(run, n)
     pages = run.geo.page_count(s)
+    if run.d.cascade_prefix_blocks:
+        # cascade attention: the shared prefix's pages go to the shared-prefix pass, not to each row
+        pages = np.maximum(pages - run.d.cascade_prefix_blocks, 0)
     got = np.diff(ip)
     n_idx = None if run.d.paged_kv_indices is None else run.d.paged_kv_indices.size
     past = (ip[1:] > n_idx) if n_idx is not None else np.zeros(n, bool)
@@ -224,7 +227,9 @@ def csr_indices(run: CheckRun) -> None:
     x = _indptr(run)
     good = np.ones(x.pages.size, dtype=bool)
     good[x.bad_rows] = False
-    seg = Segments(run.W, np.zeros(x.pages.size, np.int64), np.where(good, np.minimum(x.pages, run.W), 0))
+    first = min(run.d.cascade_prefix_blocks or 0, run.W)     # cascade: each row's pages after the shared ones
+    seg = Segments(run.W, np.full(x.pages.size, first, np.int64),
+                   np.where(good, np.minimum(x.pages, run.W - first), 0))
     if seg.total == 0:
         return
     exp = seg.take(run.bt)
@@ -238,7 +243,7 @@ def csr_indices(run: CheckRun) -> None:
         return
 
     def msg(r, c, k):
-        i = int(x.ip[r] + c)
+        i = int(x.ip[r] + c - first)
         return Msg("csr-indices", {"i": i, "r": r, "c": c, "v": int(ind[i]), "b": int(run.bt[r, c]),
                                    "more": more_clause(k, "pages")})
     run.add("csr-indices", *first_per_row(*seg.locate(bad)), msg)

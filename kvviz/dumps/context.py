@@ -92,21 +92,46 @@ class CheckRun:
         return Ranges(u, lo, hi < limit and lo >= self.bpk, None if hi < limit else u < limit)
 
     @cached_property
+    def skipped(self) -> np.ndarray | None:
+        """Per live row, the leading counted entries the scheduler may have freed (and replaced by
+        the null block) while the row still lists them: blocks wholly before a sliding window, before
+        the current chunk of chunked-local attention (``attention_chunk_size``), or every state block
+        but the last in Mamba's align mode. None when nothing may be skipped (or it is unknown)."""
+        d = self.d
+        if d.is_state_group and d.mamba_cache_mode == "align" and self.profile.mamba_align_mode:
+            return np.maximum(self.cnt - 1, 0)
+        if self.seq is None:
+            return None
+        if d.sliding_window is not None:
+            gone = self.geo.full_blocks(np.maximum(self.seq - d.sliding_window + 1, 0))
+        elif d.attention_chunk_size is not None:
+            c = d.attention_chunk_size
+            gone = self.geo.full_blocks(np.maximum(self.seq - 1, 0) // c * c)
+        else:
+            return None
+        return self.geo.kernel_block_count(gone)
+
+    def in_skipped(self, pos: np.ndarray) -> np.ndarray:
+        """Which flat positions of the row prefixes lie in their row's skipped entries."""
+        if self.skipped is None:
+            return np.zeros(np.asarray(pos).size, dtype=bool)
+        rows, cols = self.prefix.locate(np.asarray(pos))
+        return cols < self.skipped[rows]
+
+    @cached_property
     def held(self) -> Held:
         d, r = self.d, self.ranges
+        skipping = d.sliding_window is not None or self.skipped is not None
         if r.all_held:
-            held = np.ones(self.vals.size, dtype=bool) if d.sliding_window is not None else None
+            held = np.ones(self.vals.size, dtype=bool) if skipping else None
         else:
             held = r.ids >= self.bpk
             if r.in_range is not None:
                 held &= r.in_range
         window_known = not (d.sliding_window is not None and self.seq is None)
-        if d.sliding_window is not None and self.seq is not None:
-            # the blocks wholly before the window were freed by the scheduler
-            gone = self.geo.full_blocks(np.maximum(self.seq - d.sliding_window + 1, 0))
-            skipped = self.geo.kernel_block_count(gone)
-            rows, cols = self.prefix.locate(np.arange(self.vals.size))
-            held &= cols >= skipped[rows]
+        if self.skipped is not None:
+            # the skipped blocks were freed by the scheduler (the row still lists them)
+            held &= ~self.in_skipped(np.arange(self.vals.size))
         pos = None if held is None or held.all() else np.flatnonzero(held)
         ids = self.vals if pos is None else self.vals[pos]
         mids = self.geo.manager_block_of(ids) if self.bpk > 1 else ids

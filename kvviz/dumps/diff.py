@@ -18,10 +18,11 @@ from kvviz.dumps.format import Dump
 MAX_ROWS_PER_TABLE = 200
 SCALARS = ("block_size", "num_blocks", "num_reqs", "num_reqs_padded", "sliding_window",
            "kernel_block_size", "dcp_world_size", "dcp_rank", "cp_kv_cache_interleave_size", "profile",
-           "group_kind")
+           "group_kind", "vllm", "runner", "mamba_cache_mode", "attention_chunk_size", "cascade_prefix_blocks")
 TABLES = ("block_table", "block_table_device", "num_blocks_per_row", "seq_lens", "query_start_loc",
           "positions", "slot_mapping", "paged_kv_indptr", "paged_kv_indices",
-          "paged_kv_last_page_len", "ref_cnt", "free_block_ids")
+          "paged_kv_last_page_len", "ref_cnt", "free_block_ids", "idx_mapping", "state_block_table",
+          "state_num_blocks")
 
 
 @dataclass
@@ -103,17 +104,57 @@ def _row_diffs(a: np.ndarray, b: np.ndarray):
     return out
 
 
-def stale_view(d: Dump, limit: int = MAX_ROWS_PER_TABLE) -> list[dict]:
-    """Rows whose device mirror differs from the CPU table anywhere (full width), first column."""
+def _expected_past_live(d: Dump, rules, row: int) -> bool:
+    """Whether a row past num_reqs may legitimately differ on the device under ``rules``: padded rows
+    never written (v0.11.x) or filled with -1 (v0.12 .. v0.19) or 0 (v0.20 on) every step; rows past
+    the padded ones are never read."""
+    if row >= d.padded_reqs:
+        return True
+    fill = rules.padded_row_fill
+    return fill is None or bool((d.block_table_device[row] == fill).all())
+
+
+def _v2_stale(d: Dump, limit: int) -> list[dict]:
+    """Model Runner V2: live gathered rows that differ from their state row inside its count ("cpu" is
+    the state row's entry, "device" the gathered one; "state" names the state row)."""
+    out = []
+    S = d.state_block_table.shape[0]
+    for r in range(d.num_reqs):
+        s = int(d.idx_mapping[r])
+        if not 0 <= s < S:
+            continue
+        k = int(d.state_num_blocks[s])
+        ne = np.flatnonzero(d.block_table[r, :k] != d.state_block_table[s, :k])
+        if ne.size:
+            c = int(ne[0])
+            out.append({"row": r, "col": c, "cpu": int(d.state_block_table[s, c]),
+                        "device": int(d.block_table[r, c]), "live": True, "state": s})
+            if len(out) >= limit:
+                break
+    return out
+
+
+def stale_view(d: Dump, limit: int = MAX_ROWS_PER_TABLE, rules=None) -> list[dict]:
+    """Rows whose device mirror differs from the CPU table anywhere (full width), first column. With
+    ``rules`` (a release's), each row past num_reqs says whether that release leaves it so
+    (``expected``). A Model Runner V2 dump: the live gathered rows that differ from their state rows."""
+    if d.is_v2:
+        return _v2_stale(d, limit)
     if d.block_table_device is None:
         return []
     dev = d.block_table_device
     rows = _row_diffs(d.block_table[: dev.shape[0]], dev)
-    return [{"row": r, "col": c, "cpu": x, "device": y, "live": r < d.num_reqs}
-            for r, c, x, y in rows[:limit]]
+    out = [{"row": r, "col": c, "cpu": x, "device": y, "live": r < d.num_reqs} for r, c, x, y in rows[:limit]]
+    if rules is not None:
+        for s in out:
+            if not s["live"]:
+                s["expected"] = _expected_past_live(d, rules, s["row"])
+    return out
 
 
-def diff_dumps(a: Dump, b: Dump, *, limit: int = MAX_ROWS_PER_TABLE) -> DiffResult:
+def diff_dumps(a: Dump, b: Dump, *, limit: int = MAX_ROWS_PER_TABLE, rules_a=None, rules_b=None) -> DiffResult:
+    """Every difference between ``a`` and ``b``; with ``rules_a``/``rules_b`` (the releases the dumps
+    come from) the non-live stale rows say whether their release leaves them so."""
     diffs: list[Difference] = []
     truncated = {}
     for k in SCALARS:
@@ -133,5 +174,5 @@ def diff_dumps(a: Dump, b: Dump, *, limit: int = MAX_ROWS_PER_TABLE) -> DiffResu
         if len(rows) > limit:
             truncated[k] = len(rows) - limit
         diffs.extend(Difference(k, r, c, x, y) for r, c, x, y in rows[:limit])
-    return DiffResult(diffs, {"a": stale_view(a, limit), "b": stale_view(b, limit)}, truncated,
+    return DiffResult(diffs, {"a": stale_view(a, limit, rules_a), "b": stale_view(b, limit, rules_b)}, truncated,
                       {k: v for k, v in only.items() if v})

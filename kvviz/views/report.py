@@ -24,23 +24,47 @@ def vacated_rows(r: StepRecord, gid: int) -> list[dict]:
     return out
 
 
+def _v2_group(r: StepRecord, gid: int) -> dict:
+    """Model Runner V2's tables of one group. The V1 keys keep their meaning per batch row:
+    ``block_table_cpu[b]`` is the authoritative row (request state ``idx_mapping[b]``),
+    ``block_table_device[b]`` the gathered input row the kernels read, ``num_blocks_per_row[b]`` the
+    state's count; ``vacated_rows`` is empty (V2 never clears a state row: a stale one is harmless)."""
+    n = max(r.num_reqs, 1)
+    idx = list(r.idx_mapping)
+    state, counts = r.cpu_tables[gid], r.num_blocks_per_row[gid]
+    used = max(idx, default=-1) + 1
+    width = state.shape[1]
+    return {"block_table_cpu": [state[i].tolist() for i in idx] or [[0] * width],
+            "block_table_device": _rows(r.device_tables[gid], n),
+            "num_blocks_per_row": [int(counts[i]) for i in idx] or [0],
+            "vacated_rows": [], "idx_mapping": idx,
+            "state_block_table": _rows(state, max(used, 1)),
+            "state_num_blocks": counts[: max(used, 1)].tolist(),
+            "input_block_table": _rows(r.device_tables[gid], max(r.num_reqs_padded, 1))}
+
+
 def step_to_json(r: StepRecord, config: EngineConfig) -> dict:
     n_rows = max(r.num_reqs_padded, r.num_reqs)
     groups = []
+    v2 = getattr(r, "runner", "v1") == "v2"
     for gid, g in enumerate(config.groups):
         inp = r.inputs[gid]
-        d = {"group": gid, "kind": g.kind, "label": g.label,
-             "block_table_cpu": _rows(r.cpu_tables[gid], max(r.num_reqs, 1)),
-             "block_table_device": _rows(r.device_tables[gid], max(r.num_reqs, 1)),
-             "num_blocks_per_row": r.num_blocks_per_row[gid][: max(r.num_reqs, 1)].tolist(),
-             "vacated_rows": vacated_rows(r, gid)}
+        d = {"group": gid, "kind": g.kind, "label": g.label}
+        if v2:
+            d.update(_v2_group(r, gid))
+        else:
+            d.update({"block_table_cpu": _rows(r.cpu_tables[gid], max(r.num_reqs, 1)),
+                      "block_table_device": _rows(r.device_tables[gid], max(r.num_reqs, 1)),
+                      "num_blocks_per_row": r.num_blocks_per_row[gid][: max(r.num_reqs, 1)].tolist(),
+                      "vacated_rows": vacated_rows(r, gid)})
         d.update(inp.to_json(backend="reference (numpy)"))
         d.pop("backend")
         groups.append(d)
     return {
         "step": r.index,
         "scheduled": [{"req": s.req_id, "row": s.row, "num_tokens": s.num_tokens,
-                       "num_computed": s.num_computed, "seq_len": s.seq_len, "kind": s.kind}
+                       "num_computed": s.num_computed, "seq_len": s.seq_len, "kind": s.kind,
+                       **({"state_index": s.state_index} if v2 else {})}
                       for s in r.scheduled],
         "num_reqs": r.num_reqs, "num_reqs_padded": r.num_reqs_padded,
         "num_tokens": r.num_tokens, "num_tokens_padded": r.num_tokens_padded,
@@ -76,6 +100,18 @@ def describe_event(e: dict, lang: str = "en") -> str:
     return text
 
 
+def _v2_lines(r: StepRecord, gid: int) -> list[str]:
+    """Each batch row's request state, its state row and the gathered input row (Model Runner V2)."""
+    out = []
+    for b, s in enumerate(r.idx_mapping):
+        cnt = int(r.num_blocks_per_row[gid][s])
+        state = r.cpu_tables[gid][s][: max(cnt, 1)].tolist()
+        inp = r.device_tables[gid][b][: max(cnt, 1)].tolist()
+        stale = "" if state == inp else "   <- gathered row stale"
+        out.append(f"    row {b} (state {s}): state {state} input {inp}{stale}")
+    return out
+
+
 def step_to_text(r: StepRecord, config: EngineConfig) -> str:
     lines = [f"\n== step {r.index}: {r.num_reqs} request(s), {r.num_tokens} token(s)"
              f" (padded to {r.num_reqs_padded} rows, {r.num_tokens_padded} tokens)"]
@@ -86,13 +122,15 @@ def step_to_text(r: StepRecord, config: EngineConfig) -> str:
         inp = r.inputs[gid]
         n = max(r.num_reqs, 1)
         lines.append(f"  group {gid} ({g.label}):")
-        for row in range(min(n, len(r.cpu_tables[gid]))):
+        if getattr(r, "runner", "v1") == "v2":
+            lines.extend(_v2_lines(r, gid))
+        for row in range(min(n, len(r.cpu_tables[gid])) if getattr(r, "runner", "v1") == "v1" else 0):
             cnt = int(r.num_blocks_per_row[gid][row])
             cpu = r.cpu_tables[gid][row][: max(cnt, 1)].tolist()
             dev = r.device_tables[gid][row][: max(cnt, 1)].tolist()
             stale = "" if cpu == dev else "   <- mirror stale"
             lines.append(f"    row {row}: cpu {cpu} device {dev}{stale}")
-        for v in vacated_rows(r, gid):
+        for v in (vacated_rows(r, gid) if getattr(r, "runner", "v1") == "v1" else ()):
             lines.append(f"    row {v['row']}: cpu {v['block_table_cpu']} (not live: still counts {v['num_blocks']} "
                          "block(s); a dummy run's commit of padded rows would copy it)")
         if inp.slot_mapping is not None:

@@ -33,7 +33,7 @@ def cases() -> list[list[str]]:
                                   "--cache-layout", cl])
     for s in sorted((ROOT / "examples" / "scenarios").glob("*.json")):
         rel = str(s.relative_to(ROOT))
-        out += [["run", rel], ["run", rel, "--json"]]
+        out += [["run", rel], ["run", rel, "--json"], ["run", rel, "--json", "--runner", "v1"]]
     pre = "examples/scenarios/preemption.json"
     for fault in ("skip_commit", "commit_too_few_rows", "move_row_no_clear"):
         out += [["run", pre, "--fault", fault], ["run", pre, "--json", "--fault", fault]]
@@ -41,7 +41,11 @@ def cases() -> list[list[str]]:
         rel = str(d.relative_to(ROOT))
         out += [["check", rel], ["check", rel, "--json"], ["check", rel, "--profile", "2025-11"]]
     a, b = "examples/dumps/clean.json", "examples/dumps/commit_too_few_rows.json"
-    out += [["diff", a, b], ["diff", a, b, "--json"], ["diff", a, a]]
+    out += [["diff", a, b], ["diff", a, b, "--json"], ["diff", a, a], ["diff", a, b, "--json", "--vllm", "v0.15.0"]]
+    out += [["compute", "examples/batches/two_requests_padded.json", "--runner", "v1"],
+            ["compute", "examples/batches/two_requests_padded.json", "--vllm", "v0.25.1", "--runner", "v2"],
+            ["offset"] + _OFFSET[1:] + ["--layout", "HND", "--dtype", "bfloat16", "--slot", "18", "--head", "1",
+                                        "--dim", "3", "--vllm", "v0.22.0", "--attn-backend", "triton"]]
     return out
 
 

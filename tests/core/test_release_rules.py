@@ -135,11 +135,24 @@ def probe_default_runner(v):
 
 
 def probe_cache_layout_era(v):
-    layout = pytest.importorskip("kvviz.core.layout")
-    if not hasattr(layout, "cache_layout_for"):
-        pytest.skip("cache_layout_for not built yet")
-    fam = layout.cache_layout_for(v, "flash_attn")
+    from kvviz.core.layout import cache_layout_for
+    fam = cache_layout_for(v, "flash_attn")
     return {"flash_attn": "kv_first", "flashinfer": "blocks_first", "flashinfer_packed": "packed"}.get(fam, fam)
+
+
+def probe_mamba_align_mode(v):
+    """The checker accepts a state row that declares Mamba's align mode (null blocks before the last
+    state block) only where that mode exists."""
+    import numpy as np
+    from kvviz.dumps.check import run_checks
+    from kvviz.dumps.format import dump_from_mapping
+    bt = np.zeros((2, 4), np.int32)
+    bt[0, :3] = [0, 0, 7]
+    d = dump_from_mapping({"kvviz_dump_version": 1, "block_size": 4, "num_blocks": 16, "num_reqs": 1,
+                           "block_table": bt, "num_blocks_per_row": np.array([3, 0], np.int32),
+                           "seq_lens": np.array([10], np.int32), "group_kind": "state",
+                           "mamba_cache_mode": "align", "vllm": v})
+    return run_checks(d) == []
 
 
 PROBES = {name[len("probe_"):]: f for name, f in globals().items() if name.startswith("probe_")}

@@ -107,7 +107,22 @@ def test_cli_rows_past_num_reqs_are_not_listed_as_stale(tmp_path):
     # the JSON keeps listing it, marked live: false
     out = json.loads(_cli(pa, pa, "--json").stdout)
     assert out["equal"] is True
-    assert out["stale_rows"]["a"] == [{"row": 3, "col": 2, "cpu": 0, "device": 7, "live": False}]
+    # ... and says whether the release leaves it so: row 3 is past the padded rows, never read
+    assert out["stale_rows"]["a"] == [{"row": 3, "col": 2, "cpu": 0, "device": 7, "live": False, "expected": True}]
+    assert out["vllm"] == {"a": "main", "b": "main"}
+    # a padded row (row 2) that the release fills: -1 is what v0.12 .. v0.19 leave, not what main leaves
+    dev = base_mapping()["block_table"].copy()
+    dev[2] = -1
+    pb = str(tmp_path / "b.json")
+    save_dump(base_dump(block_table_device=dev), pb)
+    for version, expected in (("v0.15.0", True), ("main", False), ("v0.11.0", True)):
+        out = json.loads(_cli(pb, pb, "--json", "--vllm", version).stdout)
+        assert out["stale_rows"]["a"][0]["row"] == 2 and out["stale_rows"]["a"][0]["expected"] is expected
+        assert out["vllm"]["a"] == version
+    text = _cli(pb, pb, "--vllm", "main").stdout
+    assert "2 (not what vLLM main leaves)" in text
+    bad = _cli(pb, pb, "--vllm", "v0.1")
+    assert bad.returncode == 2 and "v0.11.0" in bad.stderr
 
 
 def test_cli_names_the_file_with_a_bad_array(tmp_path):

@@ -1,7 +1,8 @@
 """Real browser: play every demo to its end (each demo in one language, the languages taking
 turns, so every demo and every language is played), then open a presenter-mode link and step
 through its figures, saving full-page screenshots to artifacts/screenshots/ (git-ignored) for a
-human to look at. Condense and hybrid get a screenshot of every presenter figure of their step."""
+human to look at. Condense, hybrid and where_stale get a screenshot of every presenter figure of
+their step."""
 import pytest
 
 from browser_support import browser, needs_chromium, server, shot, wait_idle  # noqa: F401 - fixtures
@@ -13,8 +14,8 @@ pytestmark = [pytest.mark.browser, needs_chromium()]
 
 # the step screenshotted in presenter mode (the one whose narrative points at something to see)
 SHOT_STEP = {"prefix": 0, "fork": 1, "preempt": 6, "chunked": 1, "condense": 3, "cudagraph": 1,
-             "hybrid": 3, "kernel_block": 0, "dcp": 0, "pcie": 0}
-EVERY_FIGURE = {"condense", "hybrid"}
+             "hybrid": 3, "kernel_block": 0, "dcp": 0, "pcie": 0, "v1_vs_v2": 2, "where_stale": 2}
+EVERY_FIGURE = {"condense", "hybrid", "where_stale"}
 # (language, demo): each demo once, the languages in turn
 PLAN = [(list(LANGS)[i % len(LANGS)], key) for i, key in enumerate(demos.DEMO_KEYS)]
 

@@ -52,7 +52,9 @@ def _charts(node, path=()):
 
 
 ENGLISH = ["full attention", "sliding window", "Mamba-like", "block table only", "ref count",
-           "physical block", "free queue", "local seq_lens", "CPU (truth)", "device mirror"]
+           "physical block", "free queue", "local seq_lens", "CPU (truth)", "device mirror",
+           "request-state", "batch position", "batch order", "input block table", "commit skipped",
+           "gather skipped"]
 
 
 def _no_english(at, key, step, lang):
@@ -155,7 +157,51 @@ def test_condense_layout_is_what_the_narrative_says(lang):
     _narrative_shown(at, "condense", 1, lang)
 
 
-@pytest.mark.parametrize("key", ["condense", "dcp", "cudagraph", "hybrid"])
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_page_says_which_runner_a_demo_shows(lang):
+    """A caption under the header names the vLLM release and the model runner(s) of the demo."""
+    from kvviz.views.demos import runner_caption
+
+    for key, runners in (("condense", ["v1"]), ("prefix", ["v2"]), ("v1_vs_v2", ["v1", "v2"])):
+        at = _page(lang, demo=key)
+        want = t("demos", "ui.shows", lang, what=runner_caption(key, lang))
+        captions = [c.value for c in at.caption]
+        assert any(want in c for c in captions), (key, captions)
+        for r in runners:
+            assert t("demos", f"runner.{r}", lang) in want
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_runner_demos_in_the_selector(lang):
+    """The two runner lessons are in the demo selector, play in every language, and list each
+    run's engine events (V1's rows and commit, V2's states and gather) under the run's name."""
+    at = _page(lang)
+    box = at.selectbox(key=f"demos_demo.{lang}")
+    for key in ("v1_vs_v2", "where_stale"):
+        assert t("demos", f"{key}.title", lang) in box.options
+        box.set_value(key).run()
+        assert not at.exception
+        assert at.session_state["demos_demo"] == key and at.session_state["demos_step"] == 0
+        _narrative_shown(at, key, 0, lang)
+        labels = {m.value.strip("*") for m in at.markdown if m.value.startswith("**")}
+        for v in demos.DEMOS[key].variants:
+            assert t("demos", f"variant.{v.key}", lang) in labels
+        _click(at, "demos_next")
+        _narrative_shown(at, key, 1, lang)
+        box = at.selectbox(key=f"demos_demo.{lang}")
+
+
+def test_where_stale_layout_two_bands():
+    """where_stale: four runs as two bands of two columns: V1 (healthy, fault) above V2."""
+    at = _page("en", demo="where_stale", step="2")
+    names = [t("demos", f"variant.{k}", "en") for k in ("v1", "v1_skip_commit", "v2", "v2_skip_gather")]
+    tables = [(path, title.split(" — ")[0]) for path, title, _ in _charts(at.main)
+              if title.split(" — ")[0] in names and not title.startswith("slot_mapping")]
+    assert [name for _, name in tables] == [n for n in names for _ in range(2)]
+    assert [p[-1] for p, _ in tables] == [0, 0, 1, 1, 0, 0, 1, 1]   # two bands, left column first
+
+
+@pytest.mark.parametrize("key", ["condense", "dcp", "cudagraph", "hybrid", "v1_vs_v2", "where_stale"])
 def test_presenter_mode_one_figure_per_screen(key):
     step = 1
     at = _page("en", demo=key, step=str(step), presenter="1")

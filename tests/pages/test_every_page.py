@@ -37,7 +37,9 @@ def test_language_follows_every_page(at):
 def test_batch_default_chain_and_figures(at):
     _open(at, "batch")
     specs = _plots(at)
-    assert len(specs) == 3 and all('"type":"heatmap"' in s or '"type":"scatter"' in s for s in specs)
+    # the gathered input table, slot mapping, slot buffer and (the default runner being V2) the
+    # request-state table
+    assert len(specs) == 4 and all('"type":"heatmap"' in s or '"type":"scatter"' in s for s in specs)
     at.number_input(key="batch.tok").set_value(12).run()
     m = _metrics(at)
     # token 12 is row 1 position 10: logical block 2 -> physical block 4, offset 2 -> slot 18
@@ -113,6 +115,7 @@ def test_batch_value_survives_page_switch(at):
 
 def test_step_through_forward_back_and_custom(at):
     _open(at, "step_through")
+    at.selectbox(key="step.runner").set_value("v1").run()     # V1's persistent batch (condense, move_row)
     assert "Step 0 of 8" in at.info[0].value
     at.button(key="step.next").click().run()
     at.button(key="step.next").click().run()

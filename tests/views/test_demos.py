@@ -377,7 +377,8 @@ def test_presenter_shows_one_chart_per_screen():
 
 ENGLISH_LEFTOVERS = ["full attention", "sliding window", "Mamba-like", "block table only", "(dummy)",
                      "cell with pos", "its page", "= block ", "runs over", "-token pages", " of 1024",
-                     "free queue", "ref count", "physical block", "local seq_lens"]
+                     "free queue", "ref count", "physical block", "local seq_lens", "request-state",
+                     "batch position", "batch order", "input block table", "commit skipped", "gather skipped"]
 
 
 def _chart_strings(fig) -> list[str]:
