@@ -21,8 +21,17 @@ def test_compute_contract(tmp_path, capsys):
     assert rc == 0
     d = json.loads(out)
     assert set(d) == {"backend", "query_start_loc", "positions", "seq_lens", "slot_mapping", "block_table",
-                      "paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len", "vllm", "runner"}
-    assert d["vllm"] == "main" and d["runner"] in ("v1", "v2")
+                      "paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len", "vllm", "runner",
+                      "idx_mapping", "state_block_table", "state_num_blocks"}
+    assert d["vllm"] == "main" and d["runner"] == "v2"         # main picks Model Runner V2
+    # request 0 took the last of the 3 state indices; its state row is its blocks
+    assert d["idx_mapping"] == [2] and d["state_block_table"][2][:2] == [2, 9] and d["state_num_blocks"] == [0, 0, 2]
+    rc, out, _ = run_cli(capsys, "compute", str(p), "--runner", "v1")
+    v1 = json.loads(out)
+    assert v1["runner"] == "v1" and "idx_mapping" not in v1
+    assert v1["slot_mapping"] == d["slot_mapping"] and v1["block_table"] == d["block_table"]
+    rc, _, err = run_cli(capsys, "compute", str(p), "--vllm", "v0.11.1", "--runner", "v2")
+    assert rc == 2 and "v0.12.0" in err
     assert d["slot_mapping"] == [36, 37, -1, -1]
     assert d["query_start_loc"] == [0, 2, 2, 2]
     assert d["seq_lens"] == [6, 0, 0]
