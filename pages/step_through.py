@@ -111,7 +111,7 @@ if v2:  # Model Runner V2: the request-state table by state index, the gathered 
         changed = stepper.gather_changed_rows(rec, n_rows, cols)
         tails = stepper.stale_tails(rec, n_rows, cols, after=after)
         fig_dev = figures.block_table_heatmap(
-            dev[:n_rows], num_reqs=rec.num_reqs if after else n_rows, **sizes,
+            dev[:n_rows], num_reqs=rec.num_reqs if after else n_rows, pad_until=rec.num_reqs_padded, **sizes,
             counts=stepper.gathered_counts(rec) if after else None, stale_rows=[] if after else changed,
             lang=ui.lang(), max_cols=cols, showscale=False, row_title=ui.texts("figures")("batch_position"),
             row_names=rec.rows if after else None, stale_tails=tails if after else None)

@@ -88,10 +88,8 @@ STRINGS = {
                     "zh": "行 %{y}，逻辑块 %{x}<br>物理块 %{text}<br>引用计数 %{z}",
                     "es": "fila %{y}, bloque lógico %{x}<br>bloque físico %{text}<br>referencias %{z}"},
     # Model Runner V2's tables
-    "state_index": {"en": "request-state index (: request)", "zh": "请求状态索引（: 请求）",
-                    "es": "índice de estado de la petición (: petición)"},
-    "batch_position": {"en": "batch position (: request)", "zh": "批次位置（: 请求）",
-                       "es": "posición en el lote (: petición)"},
+    "state_index": {"en": "request-state index", "zh": "请求状态索引", "es": "índice de estado"},
+    "batch_position": {"en": "batch position", "zh": "批次位置", "es": "posición en el lote"},
     "stale_tail": {"en": "stale tail (left by an earlier step, never read: harmless)",
                    "zh": "过期尾部（之前步骤留下，从不读取：无害）",
                    "es": "cola obsoleta (la dejó un paso anterior, nunca se lee: inofensiva)"},
@@ -101,4 +99,6 @@ STRINGS = {
                                "<br>gather 不清除它，也没有内核读取它",
                          "es": "fila %{y}, columna %{x}: cola obsoleta<br>más allá de num_blocks de la fila: un id que "
                                "dejó un paso anterior;<br>gather no lo borra y ningún kernel lo lee"},
+    "unused_rows": {"en": "not in this step's batch (left as they were)", "zh": "不在本步批次中（保持原样）",
+                    "es": "fuera del lote de este paso (quedan como estaban)"},
 }

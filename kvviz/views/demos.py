@@ -237,7 +237,11 @@ def slots_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
             if inp.num_tokens_padded == 0:
                 continue
             frame = token_frame(inp)
-            fig = F.slot_mapping_figure(frame, num_reqs=max(rec.num_reqs, 1), title=title, lang=lang)
+            ordered = len(set(runners_of(runs))) > 1   # the batch order on a line of its own
+            fig = F.slot_mapping_figure(frame, num_reqs=max(rec.num_reqs, 1), lang=lang,
+                                        title=title.replace(" — ", "<br>", 1) if ordered else title)
+            if ordered:
+                fig.update_layout(margin=dict(t=84))
             if len(frame) <= 40:
                 fig.update_xaxes(dtick=1)
             charts.append((title, fig))

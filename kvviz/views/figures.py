@@ -76,14 +76,16 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
                         counts=None, selected: tuple[int, int] | None = None, title: str = "",
                         stale_rows=(), lang: str = "en", max_cols: int | None = None,
                         showscale: bool = True, row_window: tuple[int, int] | None = None,
-                        row_title: str | None = None, row_names=None, stale_tails: dict | None = None
-                        ) -> go.Figure:
+                        row_title: str | None = None, row_names=None, stale_tails: dict | None = None,
+                        pad_until: int | None = None) -> go.Figure:
     """block_table[row, column] as a heatmap: value = physical (kernel) block id. ``row_window``
     (r0, r1) draws only rows r0..r1-1 (a huge table), labelled with their real row numbers.
     ``row_title`` names the y axis (default "request row"; V2's tables are by state index or batch
     position), ``row_names[r]`` (a request id, "" for none) is added to row r's tick label, and
     ``stale_tails`` {row: num_blocks} marks each such row's entries from num_blocks on as a stale
-    tail (ids an earlier step left, never read: harmless)."""
+    tail (ids an earlier step left, never read: harmless). ``pad_until``: only rows [num_reqs,
+    pad_until) are CUDA-graph padding; rows from ``pad_until`` on are outside this step's batch (V2's
+    input table leaves them as they were)."""
     tr = _tr(lang)
     rows, width = bt.shape
     r0, r1 = (0, rows) if row_window is None else (max(0, row_window[0]), min(rows, row_window[1]))
@@ -117,11 +119,17 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
         if r0 <= r < r1:
             fig.add_shape(type="rect", x0=-0.5, x1=shown - 0.5, y0=r - 0.5, y1=r + 0.5,
                           line=dict(color="crimson", width=3))
-    if num_reqs < r1:  # CUDA-graph padded rows
-        fig.add_hrect(y0=max(num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="gray", opacity=0.15, line_width=0)
+    p1 = r1 if pad_until is None else max(min(int(pad_until), r1), num_reqs)
+    if num_reqs < p1:  # CUDA-graph padded rows
+        fig.add_hrect(y0=max(num_reqs, r0) - 0.5, y1=p1 - 0.5, fillcolor="gray", opacity=0.15, line_width=0)
         # the label sits inside the padded band, at its lowest row (the y axis is reversed)
-        fig.add_annotation(x=shown - 0.5, y=r1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
+        fig.add_annotation(x=shown - 0.5, y=p1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
                            text=tr("padded_rows"), font=dict(size=FONT - 2, color="#333"),
+                           bgcolor="rgba(255,255,255,0.75)")
+    if max(p1, num_reqs, r0) < r1:  # rows outside this step's batch (V2: left as they were)
+        fig.add_hrect(y0=max(p1, num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="white", opacity=0.55, line_width=0)
+        fig.add_annotation(x=shown - 0.5, y=r1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
+                           text=tr("unused_rows"), font=dict(size=FONT - 2, color="#333"),
                            bgcolor="rgba(255,255,255,0.75)")
     if stale_tails and cells <= 20000:
         xs, ys = [], []
@@ -132,11 +140,9 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
                         xs.append(c)
                         ys.append(r)
         if xs:
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=tr("stale_tail"),
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=tr("stale_tail"), showlegend=False,
                                      marker=dict(symbol="x-thin", size=22, line=dict(width=2, color="#555")),
                                      hovertemplate=tr("hover_stale_tail") + "<extra></extra>"))
-            fig.update_layout(showlegend=True, legend=dict(orientation="h", y=1.02, x=1, xanchor="right",
-                                                           yanchor="bottom"))
     if selected is not None and selected[1] < shown and r0 <= selected[0] < r1:
         _cell_box(fig, selected[1], selected[0])
     n_rows = r1 - r0

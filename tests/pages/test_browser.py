@@ -33,7 +33,8 @@ def test_batch(server, page):
     page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
     set_number(page, "Token of the step (or click a marker in the slot mapping)", 12)
     expect(page.get_by_text("slot = 4 × 4 + 2 = 18")).to_be_visible(timeout=30_000)
-    assert page.locator('[data-testid="stPlotlyChart"]').count() == 3
+    # the gathered input table, slot mapping, slot buffer and V2's request-state table (default: main, V2)
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 4
     no_exception(page)
     shot(page, "02_batch_token12")
     set_number(page, "Pool size (blocks)", 5)
@@ -65,6 +66,37 @@ def test_step_through(server, page):
     shot(page, "05_step_through_step3")
 
 
+def pick(page, label, option):
+    """Choose ``option`` in the selectbox labelled ``label``."""
+    page.get_by_test_id("stSelectbox").filter(has_text=label).click()
+    page.get_by_role("option", name=option).click()
+    wait_idle(page)
+
+
+def test_step_through_runner_v2(server, page):
+    """Switch the step-through page to V1, then to V2: V2's own tables, idx_mapping and events."""
+    from playwright.sync_api import expect
+
+    page.goto(server + "/step_through")
+    wait_idle(page)
+    pick(page, "Model runner", "V1: persistent batch")
+    expect(page.get_by_text("Simulating vLLM main, Model Runner V1.")).to_be_visible()
+    expect(page.get_by_text("CPU block table (after the row operations)")).to_be_visible()
+    pick(page, "Model runner", "V2: request states + gather")
+    expect(page.get_by_text("Simulating vLLM main, Model Runner V2.")).to_be_visible()
+    for _ in range(3):
+        page.get_by_role("button", name="Next").click()
+        wait_idle(page)
+    expect(page.get_by_text("Step 3 of 8")).to_be_visible()
+    expect(page.get_by_text("Request-state block table (rows by state index)")).to_be_visible()
+    expect(page.get_by_text("Input block table (gathered, batch order)")).to_be_visible()
+    expect(page.get_by_text("idx_mapping (batch position → request-state index)")).to_be_visible()
+    expect(page.get_by_text("stale tails in batch row(s) 1", exact=False)).to_be_visible()
+    expect(page.locator("code", has_text="gather").first).to_be_visible()
+    no_exception(page)
+    shot(page, "05b_step_through_runner_v2_step3")
+
+
 def test_prefixes(server, page):
     page.goto(server + "/prefixes?sc=prefixes&step=2")
     wait_idle(page)
@@ -90,7 +122,9 @@ def test_layout(server, page):
     page.goto(server + "/layout")
     wait_idle(page)
     set_number(page, "byte offset", 104)
-    expect(page.get_by_text("NHD: byte 104")).to_be_visible()
+    # the default family is what vLLM main allocates (flashinfer_packed): the picked element (K of
+    # block 1, offset 2, head 1, dim 0 of a 2 x 4 x 2 x 4 fp16 cache) sits at byte 208 in NHD
+    expect(page.get_by_text("NHD: byte 208")).to_be_visible()
     no_exception(page)
     shot(page, "08_layout")
 
