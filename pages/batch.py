@@ -8,7 +8,7 @@ from kvviz.views import batch as ex
 from kvviz.views import figures
 from kvviz.views import links as share
 from kvviz.errors import BadInput
-from kvviz.core.layout import CACHE_LAYOUTS, DEFAULT_CACHE_LAYOUT
+from kvviz.core.layout import CACHE_LAYOUTS, NEWEST_CACHE_LAYOUT as DEFAULT_CACHE_LAYOUT   # the newest vLLM's
 
 tr = ui.texts("batch")
 figures_tr = ui.texts("figures")

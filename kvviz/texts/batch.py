@@ -81,50 +81,51 @@ STRINGS = {
     "m_hnd": {"en": "HND byte", "zh": "HND 字节", "es": "byte HND"},
     "family": {"en": "Cache layout for the byte offsets", "zh": "字节偏移所用的缓存布局",
                "es": "Disposición de la caché para los desplazamientos"},
-    "fam_flash_attn": {"en": "flash_attn — FlashAttention backend", "zh": "flash_attn — FlashAttention 后端",
-                       "es": "flash_attn — backend FlashAttention"},
-    "fam_flashinfer": {"en": "flashinfer — FlashInfer 5-D (vLLM before 2026-07)",
-                       "zh": "flashinfer — FlashInfer 五维（vLLM 2026-07 之前）",
-                       "es": "flashinfer — FlashInfer 5-D (vLLM antes de 2026-07)"},
-    "fam_flashinfer_packed": {"en": "flashinfer_packed — vLLM FlashInfer, packed K|V (since 2026-07)",
-                              "zh": "flashinfer_packed — vLLM FlashInfer，K|V 打包（2026-07 起）",
-                              "es": "flashinfer_packed — vLLM FlashInfer, K|V empaquetados (desde 2026-07)"},
-    "whose_flash_attn": {"en": "NHD and HND bytes are in the **flash_attn** layout, vLLM's FlashAttention backend: "
+    "fam_flash_attn": {"en": "flash_attn — K plane then V plane (FlashAttention before v0.23.0)",
+                       "zh": "flash_attn — 先 K 平面后 V 平面（v0.23.0 之前的 FlashAttention）",
+                       "es": "flash_attn — plano K y luego plano V (FlashAttention antes de v0.23.0)"},
+    "fam_flashinfer": {"en": "flashinfer — FlashInfer 5-D (FlashInfer/Triton before v0.26.0)",
+                       "zh": "flashinfer — FlashInfer 五维（v0.26.0 之前的 FlashInfer/Triton）",
+                       "es": "flashinfer — FlashInfer 5-D (FlashInfer/Triton antes de v0.26.0)"},
+    "fam_flashinfer_packed": {"en": "flashinfer_packed — packed K|V, every vLLM backend since v0.26.0",
+                              "zh": "flashinfer_packed — K|V 打包，v0.26.0 起 vLLM 的所有后端",
+                              "es": "flashinfer_packed — K|V empaquetados, todos los backends de vLLM desde v0.26.0"},
+    "whose_flash_attn": {"en": "NHD and HND bytes are in the **flash_attn** layout (vLLM's FlashAttention backend before v0.23.0): "
                                "`[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, block_size, dim]`, the "
                                "whole K plane, then the whole V plane.",
-                         "zh": "NHD 与 HND 字节采用 **flash_attn** 布局，即 vLLM FlashAttention 后端："
+                         "zh": "NHD 与 HND 字节采用 **flash_attn** 布局（v0.23.0 之前 vLLM 的 FlashAttention 后端）："
                                "`[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, block_size, dim]`，"
                                "先是整个 K 平面，然后是整个 V 平面。",
                          "es": "Los bytes NHD y HND están en la disposición **flash_attn**, la del backend "
-                               "FlashAttention de vLLM: `[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, "
+                               "FlashAttention de vLLM antes de v0.23.0: `[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, "
                                "block_size, dim]`: todo el plano K y luego todo el plano V."},
     "whose_flashinfer": {"en": "NHD and HND bytes are in the **flashinfer** layout, FlashInfer's documented 5-D "
-                               "layout and vLLM's FlashInfer backend before 2026-07: `[blocks, 2, block_size, heads, "
+                               "layout and vLLM's FlashInfer and Triton backends before v0.26.0 (FlashAttention v0.23.0 .. v0.25.x): `[blocks, 2, block_size, heads, "
                                "dim]` / `[blocks, 2, heads, block_size, dim]`, each block's K, then its V.",
                          "zh": "NHD 与 HND 字节采用 **flashinfer** 布局，即 FlashInfer 文档中的五维布局，也是 vLLM "
-                               "FlashInfer 后端 2026-07 之前的布局：`[blocks, 2, block_size, heads, dim]` / "
+                               "FlashInfer 与 Triton 后端 v0.26.0 之前的布局（FlashAttention 为 v0.23.0 .. v0.25.x）：`[blocks, 2, block_size, heads, dim]` / "
                                "`[blocks, 2, heads, block_size, dim]`，每个块先存 K，再存 V。",
                          "es": "Los bytes NHD y HND están en la disposición **flashinfer**, la 5-D documentada de "
-                               "FlashInfer y la del backend FlashInfer de vLLM antes de 2026-07: `[blocks, 2, "
+                               "FlashInfer y la de los backends FlashInfer y Triton de vLLM antes de v0.26.0 (FlashAttention v0.23.0 .. v0.25.x): `[blocks, 2, "
                                "block_size, heads, dim]` / `[blocks, 2, heads, block_size, dim]`: la K de cada "
                                "bloque y luego su V."},
     "whose_flashinfer_packed": {"en": "NHD and HND bytes are in the **flashinfer_packed** layout, vLLM's FlashInfer "
-                                      "backend since 2026-07-11: `[blocks, block_size, heads, 2·dim]` / `[blocks, "
+                                      "backends since v0.26.0 (#44455, the default here): `[blocks, block_size, heads, 2·dim]` / `[blocks, "
                                       "heads, block_size, 2·dim]`, K in `[..., :dim]`, V in `[..., dim:]`.",
-                                "zh": "NHD 与 HND 字节采用 **flashinfer_packed** 布局，即 vLLM FlashInfer 后端自 "
-                                      "2026-07-11 起的布局：`[blocks, block_size, heads, 2·dim]` / `[blocks, heads, "
+                                "zh": "NHD 与 HND 字节采用 **flashinfer_packed** 布局，即 vLLM 所有后端自 "
+                                      "v0.26.0 起的布局（#44455，此处默认）：`[blocks, block_size, heads, 2·dim]` / `[blocks, heads, "
                                       "block_size, 2·dim]`，K 在 `[..., :dim]`，V 在 `[..., dim:]`。",
-                                "es": "Los bytes NHD y HND están en la disposición **flashinfer_packed**, la del backend "
-                                      "FlashInfer de vLLM desde 2026-07-11: `[blocks, block_size, heads, 2·dim]` / "
+                                "es": "Los bytes NHD y HND están en la disposición **flashinfer_packed**, la de todos los backends "
+                                      "de vLLM desde v0.26.0 (#44455, la predeterminada aquí): `[blocks, block_size, heads, 2·dim]` / "
                                       "`[blocks, heads, block_size, 2·dim]`, K en `[..., :dim]`, V en `[..., dim:]`."},
     "kernel_family": {"en": "The kernels write and check the **flash_attn** cache layout (K plane, then V plane), "
                             "whatever cache layout the byte offsets above are shown in.",
                       "zh": "内核写入并检查的是 **flash_attn** 缓存布局（先 K 平面后 V 平面），与上面字节偏移所选的布局无关。",
                       "es": "Los kernels escriben y comprueban la disposición **flash_attn** de la caché (plano K y "
                             "luego plano V), sea cual sea la disposición en que se muestran los bytes de arriba."},
-    "bad_family_link": {"en": "link parameter cache_layout={value!r} is not one of {names}; using flash_attn",
-                        "zh": "链接参数 cache_layout={value!r} 不是 {names} 之一；改用 flash_attn",
-                        "es": "el parámetro cache_layout={value!r} del enlace no es uno de {names}; se usa flash_attn"},
+    "bad_family_link": {"en": "link parameter cache_layout={value!r} is not one of {names}; using flashinfer_packed (the newest vLLM's)",
+                        "zh": "链接参数 cache_layout={value!r} 不是 {names} 之一；改用 flashinfer_packed（最新 vLLM 的布局）",
+                        "es": "el parámetro cache_layout={value!r} del enlace no es uno de {names}; se usa flashinfer_packed (la del vLLM más reciente)"},
     "chain_text": {"en": "Row {row}, position {pos}: logical block {lb} = {pos} // {tpb}; table[{row}, {col}] = "
                          "physical block {pb}; slot = {pb} × {kbs} + {off} = **{slot}**.",
                    "zh": "行 {row}，位置 {pos}：逻辑块 {lb} = {pos} // {tpb}；table[{row}, {col}] = 物理块 {pb}；"

@@ -44,9 +44,9 @@ def test_batch_default_chain_and_figures(at):
     m = _metrics(at)
     # token 12 is row 1 position 10: logical block 2 -> physical block 4, offset 2 -> slot 18
     assert (m["row"], m["position"], m["logical block"], m["physical block"], m["slot"]) == ("1", "10", "2", "4", "18")
-    # slot 18 = block 4, offset 2; K, head 0, dim 0; 2 heads x 8 dims fp16: NHD (4*64 + 2*16)*2 = 576;
-    # HND (4*64 + 0*32 + 2*8)*2 = 544
-    assert (m["NHD byte"], m["HND byte"]) == ("576", "544")
+    # slot 18 = block 4, offset 2; K, head 0, dim 0; 2 heads x 8 dims fp16, in the newest vLLM's packed
+    # layout [N, B, H, 2D] / [N, H, B, 2D]: NHD (4*128 + 2*32)*2 = 1152; HND (4*128 + 0*64 + 2*16)*2 = 1088
+    assert (m["NHD byte"], m["HND byte"]) == ("1152", "1088")
     assert not at.exception
     assert at.query_params["tok"] == ["12"] or at.query_params["tok"] == "12"
 
@@ -350,7 +350,7 @@ def test_layout_byte_input_garbage_is_one_error(at, text, msg):
 def test_batch_cache_family_selector(at):
     _open(at, "batch")
     at.number_input(key="batch.tok").set_value(12).run()
-    assert at.selectbox(key="batch.family").value == "flash_attn"
+    assert at.selectbox(key="batch.family").value == "flashinfer_packed"      # the newest vLLM's
     # slot 18 (block 4, offset 2), K, head 0, dim 0 in 48 blocks x 4 slots x 2 heads x 8 dims fp16
     want = {"flash_attn": ("576", "544"), "flashinfer": ("1088", "1056"), "flashinfer_packed": ("1152", "1088")}
     for fam, (nhd, hnd) in want.items():
@@ -360,7 +360,7 @@ def test_batch_cache_family_selector(at):
         assert m["slot"] == "18" and (m["NHD byte"], m["HND byte"]) == (nhd, hnd), fam
         assert any(f"**{fam}**" in c.value for c in at.caption)
         link = at.query_params.get("cache_layout")
-        assert (link in (None, [])) if fam == "flash_attn" else (link in (fam, [fam]))
+        assert (link in (None, [])) if fam == "flashinfer_packed" else (link in (fam, [fam]))
     # the kernels' layout is stated, whatever family the offsets are shown in
     assert any("kernels write and check the **flash_attn**" in c.value for c in at.caption)
 
@@ -375,5 +375,5 @@ def test_batch_cache_family_link():
     bad = AppTest.from_file(APP, default_timeout=60)
     bad.query_params.update({"cache_layout": "x" * 100})
     bad.switch_page("pages/batch.py").run()
-    assert not bad.exception and bad.selectbox(key="batch.family").value == "flash_attn"
+    assert not bad.exception and bad.selectbox(key="batch.family").value == "flashinfer_packed"
     assert any("cache_layout" in w.value for w in bad.warning)
