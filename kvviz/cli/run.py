@@ -29,6 +29,11 @@ def register(sub) -> None:
     add_version_args(p, default=None)
     p.add_argument("--fault", action="append", default=[], choices=list(FAULTS),
                    help="inject a classic bookkeeping bug (repeatable)")
+    p.add_argument("--dump", type=int, metavar="STEP",
+                   help="write the table dump of step STEP (0-based, as printed) to --out instead of printing "
+                        "the replay; read it back with `kvviz check` / `kvviz diff`")
+    p.add_argument("--out", metavar="FILE.npz|FILE.json", help="where --dump writes (JSON if it ends in .json)")
+    p.add_argument("--group", type=int, default=0, help="the KV-cache group --dump writes (default 0)")
     p.set_defaults(func=run)
 
 
@@ -56,8 +61,12 @@ def run(args) -> int:
     _refuse_npz(args.scenario, raw)
     scenario = parse_scenario(parse_json(raw, args.scenario))
     _override_version(scenario.config, args)
+    if (args.dump is None) != (args.out is None):
+        raise BadInput("--dump STEP and --out FILE go together")
     engine = Engine(scenario, faults=set(args.fault))
     history = engine.run(args.max_steps)
+    if args.dump is not None:
+        return _write_dump(args, scenario, history)
     if args.json:
         print(json.dumps({"scenario": scenario.name, "profile": scenario.config.profile,
                           "vllm": scenario.config.vllm, "runner": engine.runner,
@@ -72,4 +81,26 @@ def run(args) -> int:
         print(f"kvviz run: stopped at --max-steps {args.max_steps} with {engine.unfinished_count()} "
               "request(s) not finished; the output above is a partial replay", file=sys.stderr)
         return EXIT_CUT_SHORT
+    return 0
+
+
+def _write_dump(args, scenario, history) -> int:
+    """`--dump STEP --out FILE`: the dump of one step of one group, written atomically."""
+    from kvviz.dumps.capture import dump_from_step
+    from kvviz.dumps.format import save_dump
+
+    if not history:
+        raise BadInput("the scenario has no step (no request ever arrives)")
+    if not 0 <= args.dump < len(history):
+        raise BadInput(f"--dump {args.dump}: the replay has steps 0 .. {len(history) - 1}")
+    groups = len(scenario.config.groups)
+    if not 0 <= args.group < groups:
+        raise BadInput(f"--group {args.group}: the scenario has groups 0 .. {groups - 1}")
+    if not args.out.endswith((".npz", ".json")):
+        raise BadInput(f"--out {args.out[:80]!r} must end in .npz or .json")
+    try:
+        save_dump(dump_from_step(history[args.dump], scenario.config, group=args.group), args.out)
+    except OSError as e:
+        raise BadInput(f"cannot write {args.out}: {e.strerror or e}") from None
+    print(f"wrote {args.out}: step {args.dump}, group {args.group}", file=sys.stderr)
     return 0
