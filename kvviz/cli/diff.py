@@ -53,8 +53,7 @@ def run(args) -> int:
             parts.append(f"{n_only} table(s) in one dump only")
         print("; ".join(parts) if res.differences else "different: " + parts[0])
     for d in res.differences:
-        where = "" if d.row is None else f" row {d.row} col {d.col}"
-        print(f"  {d.table}{where}: a={d.a} b={d.b}")
+        print(f"  {d.table}{d.where()}: a={d.a} b={d.b}")
     for k, n in res.truncated.items():
         print(f"  {k}: {n} more differing rows not listed")
     for side, only in res.only_in.items():

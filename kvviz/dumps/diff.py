@@ -1,9 +1,11 @@
 """Diff two dumps: for every table both carry, the rows that differ and each row's first
 differing column; plus each dump's stale rows (CPU table vs device mirror).
 
-A 2-D table is compared row by row. A 1-D array is one row (row 0), so its entry is
-the first index where the two differ. Scalars (block_size, num_reqs, ...) that differ
-are reported with row and col null. Where shapes differ, the common part is compared
+A 2-D table is compared row by row (each differing row with its first differing column). A 1-D
+array is compared entry by entry and each differing entry is named as the array is indexed: a
+per-request array by its request ``row``, a per-token array by ``token`` (and the ``row`` holding
+it), ``ref_cnt`` by ``block``, any other by ``index``. Scalars (block_size, num_reqs, ...) that
+differ are reported with row and col null. Where shapes differ, the common part is compared
 first and the missing side of the rest is null. Two dumps are equal only when they hold the
 same keys with the same values: a table only one of them carries makes them different.
 """
@@ -25,16 +27,45 @@ TABLES = ("block_table", "block_table_device", "num_blocks_per_row", "seq_lens",
           "state_num_blocks")
 
 
+# How a 1-D array is indexed, so a difference names what a reader looks for: the request row, the
+# token, the block, or (anything else) the entry.
+PER_REQUEST = ("num_blocks_per_row", "seq_lens", "paged_kv_last_page_len", "state_num_blocks", "idx_mapping")
+PER_TOKEN = ("positions", "slot_mapping")
+PER_BLOCK = ("ref_cnt",)
+
+
 @dataclass
 class Difference:
+    """One difference. A 2-D table: ``row`` and ``col``. A per-request array: ``row`` (the request
+    row). A per-token array: ``token`` and, when query_start_loc tells, the ``row`` it belongs to. A
+    per-block array: ``block``. Any other 1-D array: ``index``. A scalar: neither."""
     table: str
     row: int | None
     col: int | None
     a: object
     b: object
+    token: int | None = None
+    block: int | None = None
+    index: int | None = None
 
     def to_json(self) -> dict:
-        return {"table": self.table, "row": self.row, "col": self.col, "a": self.a, "b": self.b}
+        out = {"table": self.table, "row": self.row, "col": self.col, "a": self.a, "b": self.b}
+        for k in ("token", "block", "index"):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
+        return out
+
+    def where(self) -> str:
+        """" row 3 col 1", " token 19 (row 3)", " block 7", " index 2", or "" (a scalar)."""
+        if self.token is not None:
+            return f" token {self.token}" + (f" (row {self.row})" if self.row is not None else "")
+        if self.block is not None:
+            return f" block {self.block}"
+        if self.index is not None:
+            return f" index {self.index}"
+        if self.row is None:
+            return ""
+        return f" row {self.row}" + (f" col {self.col}" if self.col is not None else "")
 
 
 @dataclass
@@ -152,6 +183,30 @@ def stale_view(d: Dump, limit: int = MAX_ROWS_PER_TABLE, rules=None) -> list[dic
     return out
 
 
+def _vector_diffs(key: str, va: np.ndarray, vb: np.ndarray, a: Dump) -> list[Difference]:
+    """Every differing entry of two 1-D arrays (past the shorter one: None on the missing side),
+    named by request row, token, block or index as the array is indexed."""
+    n = min(va.size, vb.size)
+    idx = np.flatnonzero(va[:n] != vb[:n]).tolist() + list(range(n, max(va.size, vb.size)))
+    qsl = a.query_start_loc
+    out = []
+    for i in idx:
+        x = int(va[i]) if i < va.size else None
+        y = int(vb[i]) if i < vb.size else None
+        if key in PER_REQUEST:
+            out.append(Difference(key, i, None, x, y))
+        elif key in PER_TOKEN:
+            row = None
+            if qsl is not None and i < int(qsl[a.num_reqs]):
+                row = int(np.searchsorted(qsl[: a.num_reqs + 1], i, side="right") - 1)
+            out.append(Difference(key, row, None, x, y, token=i))
+        elif key in PER_BLOCK:
+            out.append(Difference(key, None, None, x, y, block=i))
+        else:
+            out.append(Difference(key, None, None, x, y, index=i))
+    return out
+
+
 def diff_dumps(a: Dump, b: Dump, *, limit: int = MAX_ROWS_PER_TABLE, rules_a=None, rules_b=None) -> DiffResult:
     """Every difference between ``a`` and ``b``; with ``rules_a``/``rules_b`` (the releases the dumps
     come from) the non-live stale rows say whether their release leaves them so."""
@@ -170,7 +225,13 @@ def diff_dumps(a: Dump, b: Dump, *, limit: int = MAX_ROWS_PER_TABLE, rules_a=Non
             elif vb is not None:
                 only["b"].append(k)
             continue
-        rows = _row_diffs(va if va.ndim == 2 else va[None, :], vb if vb.ndim == 2 else vb[None, :])
+        if va.ndim == 1:
+            found = _vector_diffs(k, va, vb, a)
+            if len(found) > limit:
+                truncated[k] = len(found) - limit
+            diffs.extend(found[:limit])
+            continue
+        rows = _row_diffs(va, vb)
         if len(rows) > limit:
             truncated[k] = len(rows) - limit
         diffs.extend(Difference(k, r, c, x, y) for r, c, x, y in rows[:limit])

@@ -417,5 +417,6 @@ def diff_json(res: DiffResult) -> dict:
 def diff_frame(res: DiffResult) -> pd.DataFrame:
     def cell(v):
         return None if v is None else json.dumps(v, default=str)
-    return pd.DataFrame([{"table": x.table, "row": x.row, "col": x.col, "a": cell(x.a), "b": cell(x.b)}
-                         for x in res.differences], columns=["table", "row", "col", "a", "b"])
+    return pd.DataFrame([{"table": x.table, "row": x.row, "col": x.col, "token": x.token,
+                          "index": x.block if x.block is not None else x.index, "a": cell(x.a), "b": cell(x.b)}
+                         for x in res.differences], columns=["table", "row", "col", "token", "index", "a", "b"])

@@ -28,7 +28,7 @@ def test_rows_first_column_and_stale_view():
         {"table": "num_reqs_padded", "row": None, "col": None, "a": 3, "b": 2},
         {"table": "block_table_device", "row": 1, "col": 1, "a": 5, "b": 9},
         {"table": "block_table_device", "row": 3, "col": 2, "a": 0, "b": 7},
-        {"table": "slot_mapping", "row": 0, "col": 2, "a": 20, "b": 21},
+        {"table": "slot_mapping", "row": 1, "col": None, "a": 20, "b": 21, "token": 2},   # token 2 is row 1's
     ]
     assert r.stale_rows["a"] == []
     assert r.stale_rows["b"] == [{"row": 1, "col": 1, "cpu": 5, "device": 9, "live": True},
@@ -40,7 +40,8 @@ def test_shape_differences_and_one_sided_tables():
     b = base_dump(free_block_ids=np.arange(6, 14, dtype=np.int32), ref_cnt=None)
     r = diff_dumps(a, b)
     assert [d.to_json() for d in r.differences] == [
-        {"table": "free_block_ids", "row": 0, "col": 8, "a": 14, "b": None}]
+        {"table": "free_block_ids", "row": None, "col": None, "a": 14, "b": None, "index": 8},
+        {"table": "free_block_ids", "row": None, "col": None, "a": 15, "b": None, "index": 9}]
     assert r.only_in == {"a": ["ref_cnt"]}
     assert not r.equal
 
@@ -152,6 +153,18 @@ def test_cli_exit_codes(tmp_path):
     diff = run(pa, pb, "--json")
     assert diff.returncode == 1
     assert json.loads(diff.stdout)["differences"] == [
-        {"table": "slot_mapping", "row": 0, "col": 3, "a": -1, "b": 0}]
+        {"table": "slot_mapping", "row": None, "col": None, "a": -1, "b": 0, "token": 3}]   # a padding token
     bad = run(pa, str(tmp_path / "missing.npz"))
     assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_one_dimensional_arrays_are_named_as_they_are_indexed():
+    """Per-request arrays by request row (every differing row), per-token arrays by token and its row,
+    ref_cnt by block: the broken request row is named, not "row 0, col N"."""
+    m = base_mapping()
+    b = base_dump(num_blocks_per_row=np.array([3, 1, 0, 2], np.int32), seq_lens=np.array([10, 4, 0], np.int32),
+                  slot_mapping=np.array([12, 14, 20, -1]), ref_cnt=np.where(np.arange(16) == 5, 2, m["ref_cnt"]))
+    got = [(d.table, d.row, d.token, d.block, d.where()) for d in diff_dumps(base_dump(), b).differences]
+    assert got == [("num_blocks_per_row", 1, None, None, " row 1"), ("num_blocks_per_row", 3, None, None, " row 3"),
+                   ("seq_lens", 1, None, None, " row 1"), ("slot_mapping", 0, 1, None, " token 1 (row 0)"),
+                   ("ref_cnt", None, None, 5, " block 5")]
