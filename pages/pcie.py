@@ -51,7 +51,7 @@ sweeps = [("num_reqs", tr("vs_batch"), tr("num_reqs"), shape.num_reqs),
           ("block_size", tr("vs_block"), tr("block_size"), shape.block_size)]
 cols = st.columns(3)
 for col, (field, title, xt, here) in zip(cols, sweeps):
-    df = traffic.sweep(shape, field, traffic.SWEEP_VALUES[field])
+    df = traffic.sweep(shape, field, traffic.sweep_values(field, here))
     with col:
         fig = figures.bytes_lines(df, x=field, title=title, x_title=xt, lang=ui.lang(), marker_x=here)
         ui.plot(fig, f"pcie.sweep_{field}", f"bytes_vs_{field}")
@@ -72,7 +72,8 @@ elif st.button(tr("measure"), key="pcie.measure", icon=":material/timer:"):
     S["pcie.measured"] = (sizes, measured)
 if S.get("pcie.measured") and S["pcie.measured"][0] == sizes:
     measured = S["pcie.measured"][1]
-table = traffic.model_vs_measured(sizes, measured)
+table = traffic.model_vs_measured(sizes, measured, tr("no_gpu_cell" if label["mode"] == "interpreter"
+                                                     else "not_measured_cell"))
 st.dataframe(table, hide_index=True)
 st.caption(tr("model_note", g=traffic.MODEL_GBPS, l=traffic.MODEL_LATENCY_US))
 ui.download_csv(table, "model_vs_measured", "pcie.dl_measured", "model vs measured CSV")

@@ -124,6 +124,12 @@ def components_frame(s: StepShape) -> pd.DataFrame:
     return df.reset_index()
 
 
+def sweep_values(field: str, here: int) -> list[int]:
+    """The swept values of ``field``, always including the chosen one (``here``): a 1M-token
+    context is drawn on the curve, not past its end."""
+    return sorted(set(SWEEP_VALUES[field]) | {int(here)})
+
+
 def sweep(s: StepShape, field: str, values) -> pd.DataFrame:
     """Total bytes per strategy as ``field`` takes each of ``values`` (others fixed)."""
     rows = []
@@ -147,11 +153,13 @@ def strategy_totals(s: StepShape) -> list[int]:
     return [total_bytes(s, st) for st in STRATEGIES]
 
 
-def model_vs_measured(sizes: list[int], measured: list[float] | None) -> pd.DataFrame:
-    """Per strategy: its bytes, the model's µs for them and the measured µs (empty when not measured)."""
+def model_vs_measured(sizes: list[int], measured: list[float] | None, not_measured: str = "—") -> pd.DataFrame:
+    """Per strategy: its bytes, the model's µs for them and the measured µs; ``not_measured`` (a
+    sentence such as "—, no GPU here") stands in each cell when nothing was measured, never None."""
     model = [model_us(b) for b in sizes]
+    cells = [f"{m:.1f}" for m in measured] if measured else [not_measured] * len(sizes)
     return pd.DataFrame({"strategy": STRATEGIES, "bytes": sizes, "model µs": np.round(model, 1),
-                         "measured µs": measured if measured else [None] * len(sizes)})
+                         "measured µs": cells})
 
 
 def measure_h2d_us(nbytes_list, repeats: int = 20) -> list[float] | None:

@@ -33,6 +33,8 @@ STRINGS = {
     "vs_block": {"en": "…as the block size changes", "zh": "……随块大小变化", "es": "…al cambiar el tamaño de bloque"},
     "measured": {"en": "Measured on this GPU", "zh": "在此 GPU 上实测", "es": "Medido en esta GPU"},
     "measure": {"en": "Measure the copies", "zh": "测量复制时间", "es": "Medir las copias"},
+    "no_gpu_cell": {"en": "—, no GPU here", "zh": "—，此处无 GPU", "es": "—, sin GPU aquí"},
+    "not_measured_cell": {"en": "— (press Measure the copies)", "zh": "—（按“测量复制时间”）", "es": "— (pulse Medir las copias)"},
     "no_gpu": {"en": "No GPU here, so no copy to time: the model below assumes {g} GB/s and {l} µs per copy.",
                "zh": "此处没有 GPU，无法计时：下面的模型假设 {g} GB/s、每次复制 {l} µs。",
                "es": "Aquí no hay GPU, así que no hay copia que medir: el modelo supone {g} GB/s y {l} µs por copia."},

@@ -415,6 +415,43 @@ def memory_order_figure(geom, *, picked_byte: int | None = None, title: str = ""
 
 # --- PCIe and benchmarks ---------------------------------------------------------------------------
 
+_BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
+
+
+def byte_label(n: float) -> str:
+    """A byte count in binary units, as an axis tick reads it: 512 B, 4 KiB, 1.5 MiB, 1 GiB."""
+    n = float(n)
+    i = 0
+    while abs(n) >= 1024 and i < len(_BYTE_UNITS) - 1:
+        n /= 1024
+        i += 1
+    text = f"{n:.1f}".rstrip("0").rstrip(".") if n < 10 and i else f"{n:.0f}"
+    return f"{text} {_BYTE_UNITS[i]}"
+
+
+def byte_ticks(lo: float, hi: float, *, log: bool) -> dict:
+    """tickvals/ticktext in binary units covering [lo, hi]: powers of 1024 and their 4x, 16x, 64x...
+    steps on a log axis (about 4-8 ticks), round binary steps on a linear one."""
+    lo, hi = max(float(lo), 1.0), max(float(hi), 1.0)
+    if log:
+        import math
+        step = 2 if math.log2(hi / lo) <= 12 else 4 if math.log2(hi / lo) <= 24 else 10
+        first = 2 ** math.floor(math.log2(lo))
+        vals, v = [first], first
+        while v < hi:
+            v *= 2 ** step
+            vals.append(v)
+    else:
+        span = hi
+        unit = 1
+        while unit * 1024 <= span:
+            unit *= 1024
+        raw = span / 5 / unit
+        nice = next(c for c in (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024) if c >= raw)
+        vals = [k * nice * unit for k in range(0, int(span // (nice * unit)) + 2)]
+    return dict(tickvals=vals, ticktext=[byte_label(v) for v in vals])
+
+
 def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y: bool = True,
                 marker_x=None) -> go.Figure:
     """One line per strategy/component column of ``df`` against ``x``."""
@@ -432,9 +469,12 @@ def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y
         fig.update_xaxes(title=x_title, type="log", tickvals=ticks, ticktext=[f"{int(v):,}" for v in ticks])
     else:
         fig.update_xaxes(title=x_title)
-    # powers of ten only on a log y axis (plotly's default adds 2 and 5 between them)
-    fig.update_yaxes(title=tr("bytes_per_step"), gridcolor="#eee",
-                     **(dict(type="log", dtick=1, tickformat="~s") if log_y else {}))
+    # bytes in binary units (plotly's SI ticks read 1e9 as "1B")
+    ys = df[[c for c in df.columns if c != x]].to_numpy(dtype=float)
+    ys = ys[ys > 0] if log_y else ys
+    if ys.size:
+        fig.update_yaxes(**byte_ticks(ys.min(), ys.max(), log=log_y))
+    fig.update_yaxes(title=tr("bytes_per_step"), gridcolor="#eee", **(dict(type="log") if log_y else {}))
     fig.update_layout(legend=dict(orientation="h", y=-0.25))
     return base_layout(fig, title, 420)
 
@@ -450,7 +490,8 @@ def stacked_bytes(parts: dict, *, title: str, lang: str = "en") -> go.Figure:
                              marker_color=PALETTE[i % len(PALETTE)],
                              hovertemplate=f"{comp}<br>%{{y}}: %{{x:,}} B<extra></extra>"))
     fig.update_layout(barmode="stack", legend=dict(orientation="h", y=-0.3))
-    fig.update_xaxes(title=tr("bytes_per_step"))
+    totals = [sum(parts[s].values()) for s in strategies]
+    fig.update_xaxes(title=tr("bytes_per_step"), **byte_ticks(1, max(totals + [1]), log=False))
     fig.update_yaxes(autorange="reversed")
     return base_layout(fig, title, 120 + 60 * len(strategies))
 

@@ -56,12 +56,35 @@ def test_strategy_totals_match_the_components_table():
 
 
 def test_model_vs_measured_table():
-    """25 GB/s and 8 µs by default: 1 MB takes 8 + 40 µs; no measurement leaves the column empty."""
+    """25 GB/s and 8 µs by default: 1 MB takes 8 + 40 µs; no measurement says why, never None."""
     assert tf.model_us(1_000_000) == pytest.approx(48.0)
-    t = tf.model_vs_measured([1_000_000, 0, 25_000, 50], None)
+    t = tf.model_vs_measured([1_000_000, 0, 25_000, 50], None, "—, no GPU here")
     assert list(t.columns) == ["strategy", "bytes", "model µs", "measured µs"]
-    assert t["model µs"].tolist() == [48.0, 8.0, 9.0, 8.0] and t["measured µs"].isna().all()
-    assert tf.model_vs_measured([1, 2, 3, 4], [5.0, 6.0, 7.0, 8.0])["measured µs"].tolist() == [5.0, 6.0, 7.0, 8.0]
+    assert t["model µs"].tolist() == [48.0, 8.0, 9.0, 8.0] and t["measured µs"].tolist() == ["—, no GPU here"] * 4
+    assert not t.isna().any().any()
+    assert tf.model_vs_measured([1, 2, 3, 4], [5.0, 6.25, 7.0, 8.0])["measured µs"].tolist() == ["5.0", "6.2", "7.0", "8.0"]
+
+
+def test_sweeps_include_the_chosen_value():
+    """A 1M-token context is a point of the context sweep (the marker sits on the curve)."""
+    assert 1 << 20 in tf.sweep_values("context_len", 1 << 20)
+    assert tf.sweep_values("num_reqs", 3) == sorted(set(tf.SWEEP_VALUES["num_reqs"]) | {3})
+    df = tf.sweep(tf.StepShape(context_len=1 << 20, max_model_len=1 << 20), "context_len",
+                  tf.sweep_values("context_len", 1 << 20))
+    assert df["context_len"].max() == 1 << 20
+
+
+def test_byte_axis_ticks_are_binary_units():
+    from kvviz.views.figures import byte_label, byte_ticks, bytes_lines
+    assert [byte_label(v) for v in (512, 4096, 1536 * 1024, 1 << 30, 3 << 30)] == \
+        ["512 B", "4 KiB", "1.5 MiB", "1 GiB", "3 GiB"]
+    t = byte_ticks(100, 5e9, log=True)
+    assert t["tickvals"][0] <= 100 and t["tickvals"][-1] >= 5e9 and all("B" in x for x in t["ticktext"])
+    lin = byte_ticks(1, 3 << 20, log=False)
+    assert lin["tickvals"][0] == 0 and lin["tickvals"][-1] >= 3 << 20 and 3 <= len(lin["tickvals"]) <= 12
+    df = tf.sweep(tf.StepShape(), "num_reqs", tf.sweep_values("num_reqs", 64))
+    fig = bytes_lines(df, x="num_reqs", title="t", x_title="x")
+    assert all(x.endswith("B") for x in fig.layout.yaxis.ticktext)
 
 
 def test_sweeps_cover_the_page_defaults():
