@@ -28,8 +28,13 @@ def _tr(lang):
     return lambda key, **fmt: t("figures", key, lang, **fmt)
 
 
+# the app's own font stack: Streamlit's Source Sans, then the Noto Sans SC faces the app serves
+# (.streamlit/config.toml), so Chinese labels draw on a browser without a CJK font
+FONT_FAMILY = '"Source Sans", "Noto Sans SC", sans-serif'
+
+
 def base_layout(fig: go.Figure, title: str, height: int | None = None) -> go.Figure:
-    fig.update_layout(title=dict(text=title, font=dict(size=FONT + 4)), font=dict(size=FONT),
+    fig.update_layout(title=dict(text=title, font=dict(size=FONT + 4)), font=dict(size=FONT, family=FONT_FAMILY),
                       margin=dict(l=70, r=20, t=60 if title else 24, b=60), hoverlabel=dict(font_size=FONT),
                       plot_bgcolor="white")
     if height:
