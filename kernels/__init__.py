@@ -26,3 +26,16 @@ if not _cuda_available():
 def interpreted() -> bool:
     """True when the kernels run in Triton's CPU interpreter."""
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+_LAZY = {"fused_step_v1": "kernels.fused_step", "fused_step_v2": "kernels.fused_step"}
+
+
+def __getattr__(name):
+    """``kernels.fused_step_v1`` / ``fused_step_v2``: imported on first use, so that importing this
+    package still sets TRITON_INTERPRET before any kernel is decorated."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'kernels' has no attribute {name!r}")

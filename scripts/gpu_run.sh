@@ -4,14 +4,18 @@
 #   1. tests/gpu/test_kernels.py + tests/gpu/test_harness.py compiled (every test, gpu-marked ones included)
 #   2. pytest -m gpu over the kernel test files (not the page tests: no streamlit there)
 #   3. compute-sanitizer memcheck over tests/gpu/test_kernels.py + tests/gpu/test_harness.py
-#   4. python3 -m kvviz bench --json $OUT/bench.json
+#   4. python3 -m kvviz bench --json $OUT/bench.json (its fused_step case at the quick shapes: part 8 times
+#      the full set)
 #   5. scripts/flashinfer_oracle.py (real FlashInfer against kvviz's chain)
 #   6. tests/gpu/test_mrv2_kernels.py + test_mrv2_matches_simulator.py compiled (Model Runner V2 block-table kernels, gpu-marked tests
 #      included; runs right after 2)
 #   7. python3 scripts/bench_mrv2.py --json $OUT/mrv2.json (MRV2 kernels against a torch reference, then
 #      timed; full sizes in both modes, about a minute; runs right after 4, before 5)
+#   8. tests/gpu/test_fused_step.py compiled (gpu-marked tests included), then
+#      python3 scripts/bench_fused_step.py --json $OUT/fused.json (the one-launch step metadata against
+#      the separate launches; runs right after 7, before 5)
 # then a short summary table, last. Everything is tee'd to $OUT/log.txt; $OUT gets only
-# log.txt, summary.txt, bench.txt, bench.json, flashinfer_oracle.json, mrv2.json (6 files; the
+# log.txt, summary.txt, bench.txt, bench.json, flashinfer_oracle.json, mrv2.json, fused.json (7 files; the
 # device tool brings back 8 files at most). Each part has its own timeout, and all of them share
 # one deadline (GPU_RUN_BUDGET_S, default 540 s) so the call ends inside the 10-minute limit.
 #   usage: bash scripts/gpu_run.sh [--smoke]
@@ -100,7 +104,7 @@ else
         "$(grep -E 'ERROR SUMMARY' "$LOGS/memcheck.log" | tail -1 | sed 's/=* *//'); $(pytest_line "$LOGS/memcheck.log")"
     # 4. the benchmark
     run_part "kvviz bench" 180 "$OUT/bench.txt" \
-        python3 -m kvviz bench --no-progress --json "$OUT/bench.json" &&
+        env KVVIZ_BENCH_FUSED=quick python3 -m kvviz bench --no-progress --json "$OUT/bench.json" &&
     add_summary "kvviz bench" "$(grep -c '^GOAL MET' "$OUT/bench.txt") goals met, $(grep -c '^GOAL NOT MET' "$OUT/bench.txt") not met"
 fi
 
@@ -108,6 +112,14 @@ fi
 run_part "mrv2 bench" 120 "$LOGS/mrv2_bench.log" \
     python3 scripts/bench_mrv2.py --json "$OUT/mrv2.json" &&
 add_summary "mrv2 bench" "$(grep -E '^MRV2 bench:' "$LOGS/mrv2_bench.log" | tail -1)"
+
+# 8. the fused step kernels, compiled, then their benchmark (exits 1 on any mismatch)
+run_part "pytest fused step" 90 "$LOGS/pytest_fused.log" \
+    python3 -m pytest tests/gpu/test_fused_step.py -q -p no:cacheprovider -rs &&
+add_summary "pytest fused step" "$(pytest_line "$LOGS/pytest_fused.log")"
+run_part "fused step bench" 150 "$LOGS/fused_bench.log" \
+    python3 scripts/bench_fused_step.py --json "$OUT/fused.json" &&
+add_summary "fused step bench" "$(grep -E '^fused_step bench:' "$LOGS/fused_bench.log" | tail -1)"
 
 # 5. FlashInfer as the independent oracle
 run_part "FlashInfer oracle" 200 "$LOGS/oracle.log" \

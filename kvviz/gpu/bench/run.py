@@ -8,6 +8,8 @@ from kvviz.gpu.device import device_label, label_string, torch_device
 from kvviz.gpu.bench.cases import (CPU_SCALE, CSR_SHAPES, DECODE_SHAPES, KV_SHAPES, KV_SHAPES_QUICK,
                                    SLOT_SHAPES, SLOT_SHAPES_QUICK, SLOT_VARIANTS, bench_csr, bench_decode,
                                    bench_kv_write, bench_slot_mapping)
+from kvviz.gpu.bench.fused import (FUSED_GROUPS, FUSED_GROUPS_CPU, FUSED_GROUPS_QUICK, FUSED_SHAPES,
+                                   FUSED_SHAPES_CPU, FUSED_SHAPES_QUICK, FUSED_VARIANTS, bench_fused_step)
 from kvviz.gpu.bench.goals import evaluate_goals
 from kvviz.gpu.bench.h2d import H2D_SHAPES, H2D_STEPS_PER_SHAPE, bench_h2d
 from kvviz.gpu.bench.timing import measure_floors
@@ -17,11 +19,25 @@ def _shapes(quick: bool, on_gpu: bool) -> dict:
     """The shapes of each case; the interpreter gets much smaller ones."""
     if not on_gpu:
         return {"slot": [(r, max(1, t // CPU_SCALE)) for r, t in SLOT_SHAPES_QUICK], "csr": [(16, 64)],
-                "kv": [(256, "NHD", "float16")], "decode": [(2, 64)]}
+                "kv": [(256, "NHD", "float16")], "decode": [(2, 64)],
+                "fused": (FUSED_SHAPES_CPU, FUSED_GROUPS_CPU)}
     return {"slot": SLOT_SHAPES_QUICK if quick else SLOT_SHAPES,
             "csr": CSR_SHAPES[:1] if quick else CSR_SHAPES,
             "kv": KV_SHAPES_QUICK if quick else KV_SHAPES,
-            "decode": DECODE_SHAPES[:1] if quick else DECODE_SHAPES}
+            "decode": DECODE_SHAPES[:1] if quick else DECODE_SHAPES,
+            "fused": _fused_shapes(quick)}
+
+
+def _fused_shapes(quick: bool) -> tuple[list, tuple]:
+    """(shapes, group counts) of the fused_step case on a GPU. ``KVVIZ_BENCH_FUSED=quick`` gives a
+    full run the quick set (scripts/gpu_run.sh: scripts/bench_fused_step.py times the full set
+    right after), ``=off`` none, ``=full`` the full set even with --quick."""
+    import os
+
+    how = os.environ.get("KVVIZ_BENCH_FUSED", "quick" if quick else "full")
+    if how == "off":
+        return [], ()
+    return (FUSED_SHAPES_QUICK, FUSED_GROUPS_QUICK) if how == "quick" else (FUSED_SHAPES, FUSED_GROUPS)
 
 
 def _progress_counter(total: int, progress):
@@ -44,7 +60,8 @@ def run_bench(*, quick: bool = False, progress=None) -> dict:
     on_gpu = torch_device() == "cuda"
     shapes = _shapes(quick, on_gpu)
     total = (1 + len(SLOT_VARIANTS) * len(shapes["slot"]) + 2 * len(shapes["csr"]) + len(shapes["kv"])
-             + 2 * len(shapes["decode"]) + (len(H2D_SHAPES) * H2D_STEPS_PER_SHAPE if on_gpu else 0))
+             + 2 * len(shapes["decode"]) + (len(H2D_SHAPES) * H2D_STEPS_PER_SHAPE if on_gpu else 0)
+             + len(FUSED_VARIANTS) * len(shapes["fused"][0]) * len(shapes["fused"][1]))
     step = _progress_counter(total, progress)
     floors = measure_floors()
     step(f"floors: empty launch {floors['empty_us']} us, copy {floors['copy_gbps']} GB/s")
@@ -57,6 +74,8 @@ def run_bench(*, quick: bool = False, progress=None) -> dict:
         rows += bench_kv_write(shapes["kv"], floors, step)
         rows += bench_decode(shapes["decode"], floors, step)
         rows += bench_h2d(H2D_SHAPES, floors, step)
+    # one launch for all of a step's attention metadata vs the separate launches (tiny in the interpreter)
+    rows += bench_fused_step(*shapes["fused"], floors, step)
     note = ("compiled on the GPU; µs are medians of CUDA-event-timed calls with a cold L2" if on_gpu else
             "Triton interpreter on the CPU: µs are Python emulation wall times, not kernel speeds; "
             "shapes are scaled down")

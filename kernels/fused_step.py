@@ -1,0 +1,486 @@
+"""One launch per step for all the metadata the attention needs: every KV-cache group's slot
+mapping and FlashInfer's CSR page table (indptr computed on the device), and for Model Runner V2
+the gather of the input block tables as well.
+
+Why: a step otherwise launches one slot-mapping kernel per group, a CSR repack whose ``indptr``
+is a host prefix sum copied over (host work on the critical path, and an H2D copy a CUDA graph
+captures as a stale host buffer), and for V2 a gather too. Each launch of these small kernels
+costs about an empty launch; the fused one costs about one.
+
+Layout (as in ``kernels.mrv2_tables``): the tables of all ``G`` groups live in one stacked int32
+tensor ``[G, rows, Wmax]`` (``stack_tables`` builds it); group ``g`` owns columns ``[0, W_g)``.
+Per-group ``widths`` (W_g), ``block_sizes`` (manager block size, tokens) and
+``kernel_block_sizes`` (what table entries and slots count; divides the block size) are int32
+device tensors ``[G]`` the kernel loads, or lists of ints the launcher copies over (pass
+tensors under a CUDA graph). DCP world size, rank and interleave are constexprs.
+
+Grid: ONE 1-D launch whose programs take one of three roles, by program id:
+
+* ``[0, n_csr)``: the CSR programs. ``n_csr = cdiv(num_reqs_padded, REQ_TILE) * PAGE_SPLIT``;
+  program ``(t, y)`` owns requests ``[t*REQ_TILE, (t+1)*REQ_TILE)``. Each sums the page counts
+  of all earlier requests itself from ``seq_lens`` (wide loads of ``PREFIX_CHUNK`` entries: a few
+  loads for a few thousand requests, no host cumsum, no second launch), takes a cumsum over its
+  tile and, for ``y == 0``, writes ``indptr[r + 1]`` and ``last_page_len[r]`` of its rows
+  (``indptr[0] = 0`` by tile 0). Then it copies its requests' first ``pages`` table entries
+  (a ``[REQ_TILE, PAGE_CHUNK]`` block at a time, chunks ``y, y + PAGE_SPLIT, ...``) to
+  ``indices[indptr[r] + j]``. Rows ``[num_reqs, num_reqs_padded)`` are empty requests: indptr
+  flat, last_page_len 0 (or the page size without ``empty_last_page_len_is_zero``, or
+  ``padded_last_page_len`` when given); ``seq_lens`` is not read there.
+* ``[n_csr, n_csr + n_slot)``: the slot-mapping programs, ``n_slot = cdiv(num_tokens_padded,
+  TILE)``; each maps a tile of ``TILE`` tokens for EVERY group (the token's request is found once
+  by a binary search over ``query_start_loc``, its position read once): token ``i`` of request
+  ``r`` at position ``pos`` goes to ``table[g, row(r), col] * kbs_g + offset`` (the arithmetic of
+  ``kernels.slot_mapping``), PAD (-1) for another DCP rank's token and for the tail
+  ``[query_start_loc[num_reqs], num_tokens_padded)``. A column at or past W_g reads block 0.
+* V2 only, the last ``num_reqs_padded`` programs: the gather, one batch row per program, every
+  group: ``input[g, b, :n] = state[g, idx_mapping[b], :n]`` with ``n = clamp(num_blocks[g,
+  idx_mapping[b]], 0, W_g)`` (the rest of the row left as it was) for ``b < num_reqs``, zeros in
+  ``[0, W_g)`` for the padding rows.
+
+In V1 ``row(r) = r`` of the (committed) block tables; in V2 ``row(r) = idx_mapping[r]`` of the
+*state* tables, for the slot mappings and the CSR indices alike: the gather's writes are not
+visible to the other programs of the same launch, so nothing reads the input tables. (V2's CSR
+reads the state row up to W_g and ignores ``num_blocks``, like the slot mapping; on a valid step
+a request's pages never exceed its ``num_blocks``, so this equals the gathered row.)
+
+DCP: the CSR is this rank's: a request's page count and last page come from the tokens this
+rank stores (``Geometry.local_seq_lens``: ``seq_len // (W*I) * I + clamp(seq_len % (W*I) -
+rank*I, 0, I)``), which is what FlashInfer is given under DCP; with W = 1 that is seq_len.
+
+Sizes come from host ints only (num_reqs, num_reqs_padded, num_tokens_padded, the buffers'
+shapes): nothing is read back, outputs go into caller-provided buffers, so a CUDA graph can
+capture the launch. All offsets are int64. ``indices`` writes are bounded by its length (a
+buffer of ``num_reqs_padded * W_csr`` entries always suffices for a valid step).
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import triton
+import triton.language as tl
+
+from kernels.slot_mapping import PAD_SLOT_ID
+
+MAX_GROUPS = 62                 # has_slot_mapping travels as the bits of a constexpr
+TILE, WARPS = 128, 4            # tokens per slot-mapping program (one per thread), warps
+PREFIX_CHUNK = 1024             # seq_lens entries one wide load of the prefix sum reads
+CSR_MAX_REQ_TILE = 16           # requests per CSR program (fewer when the batch is smaller)
+CSR_BLOCK = 1024                # entries of one [REQ_TILE, PAGE_CHUNK] copy block
+CSR_MIN_PAGE_CHUNK = 64
+CSR_PAGES_PER_PROGRAM = 2048    # a long request's pages are split over programs past this
+CSR_MAX_SPLIT = 16
+CSR_SPLIT_MAX_TILES = 64        # with more request tiles than this, no split (enough programs)
+GATHER_MIN_BLOCK, GATHER_MAX_BLOCK = 16, 1024
+
+
+@triton.jit
+def _local_len(s, DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr):
+    """Tokens of a request of length ``s`` this DCP rank stores."""
+    if DCP_WORLD == 1:
+        return s
+    else:
+        span = DCP_WORLD * INTERLEAVE
+        full = s // span
+        rem = s - full * span - DCP_RANK * INTERLEAVE
+        return full * INTERLEAVE + tl.minimum(tl.maximum(rem, 0), INTERLEAVE)
+
+
+@triton.jit
+def _csr_part(t, y, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr, kbs_ptr, csr_group,
+              indptr_ptr, indices_ptr, indices_cap, lpl_ptr, num_reqs, num_reqs_padded,
+              IDX: tl.constexpr, DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr,
+              EMPTY_IS_ZERO: tl.constexpr, PADDED_LPL: tl.constexpr, REQ_TILE: tl.constexpr,
+              PAGE_CHUNK: tl.constexpr, PREFIX_CHUNK: tl.constexpr):
+    page = tl.load(kbs_ptr + csr_group).to(tl.int64)
+    width = tl.load(widths_ptr + csr_group).to(tl.int64)
+    r0 = t.to(tl.int64) * REQ_TILE
+    # pages of every request before this tile: wide loads of seq_lens, summed here
+    acc = tl.zeros([PREFIX_CHUNK], dtype=tl.int64)
+    upto = tl.minimum(r0, num_reqs)
+    for c in range(0, upto, PREFIX_CHUNK):
+        rr = c + tl.arange(0, PREFIX_CHUNK)
+        s = tl.load(seq_ptr + rr, mask=rr < upto, other=0).to(tl.int64)
+        s = _local_len(s, DCP_WORLD, DCP_RANK, INTERLEAVE)
+        acc += (s + page - 1) // page
+    begin = tl.sum(acc, axis=0)
+    rows = r0 + tl.arange(0, REQ_TILE)
+    real = rows < num_reqs
+    s = tl.load(seq_ptr + rows, mask=real, other=0).to(tl.int64)
+    s = _local_len(s, DCP_WORLD, DCP_RANK, INTERLEAVE)
+    npg = (s + page - 1) // page
+    incl = begin + tl.cumsum(npg, axis=0)
+    if y == 0:
+        inrows = rows < num_reqs_padded
+        tl.store(indptr_ptr + rows + 1, incl.to(tl.int32), mask=inrows)
+        rem = s % page
+        last = tl.where(rem == 0, page, rem)
+        if EMPTY_IS_ZERO:
+            last = tl.where(s == 0, 0, last)
+        if PADDED_LPL >= 0:
+            last = tl.where(real, last, PADDED_LPL)
+        tl.store(lpl_ptr + rows, last.to(tl.int32), mask=inrows)
+        if t == 0:
+            tl.store(indptr_ptr, 0)
+    # the table rows these requests read: batch row (V1) or state row (V2)
+    if IDX:
+        trow = tl.load(idx_ptr + rows, mask=real, other=0).to(tl.int64)
+    else:
+        trow = rows
+    start = incl - npg
+    top = tl.max(npg, axis=0)
+    cols0 = tl.arange(0, PAGE_CHUNK).to(tl.int64)
+    src = tab_ptr + csr_group.to(tl.int64) * t_g + trow[:, None] * t_r
+    first = y.to(tl.int64) * PAGE_CHUNK
+    stride = n_split.to(tl.int64) * PAGE_CHUNK
+    for c in range(first, top, stride):
+        cols = c + cols0
+        m = cols[None, :] < npg[:, None]
+        ids = tl.load(src + cols[None, :] * t_c, mask=m & (cols[None, :] < width), other=0)
+        dst = start[:, None] + cols[None, :]
+        tl.store(indices_ptr + dst, ids, mask=m & (dst < indices_cap))
+
+
+@triton.jit
+def _slot_part(p, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr, bs_ptr, kbs_ptr,
+               out_ptr, o_g, o_t, num_reqs, num_tokens_padded, search_steps,
+               IDX: tl.constexpr, NUM_GROUPS: tl.constexpr, GROUP_MASK: tl.constexpr,
+               DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr,
+               PAD_ID: tl.constexpr, TILE: tl.constexpr):
+    offs = p.to(tl.int64) * TILE + tl.arange(0, TILE)
+    inside = offs < num_tokens_padded
+    num_tokens = tl.load(qsl_ptr + num_reqs).to(tl.int64)
+    real = offs < num_tokens
+    pos = tl.load(pos_ptr + offs, mask=real, other=0).to(tl.int64)
+    # request of token t: the last r with qsl[r] <= t (binary search, invariant qsl[lo] <= t)
+    lo = tl.zeros([TILE], dtype=tl.int32)
+    hi = tl.zeros([TILE], dtype=tl.int32) + (num_reqs - 1)
+    for _ in range(search_steps):
+        mid = (lo + hi + 1) // 2
+        st = tl.load(qsl_ptr + mid, mask=real, other=0).to(tl.int64)
+        up = st <= offs
+        lo = tl.where(up, mid, lo)
+        hi = tl.where(up, hi, mid - 1)
+    if IDX:
+        trow = tl.load(idx_ptr + lo, mask=real, other=0).to(tl.int64)
+    else:
+        trow = lo.to(tl.int64)
+    for g in tl.static_range(NUM_GROUPS):
+        if (GROUP_MASK >> g) & 1:
+            width = tl.load(widths_ptr + g).to(tl.int64)
+            bs = tl.load(bs_ptr + g).to(tl.int64)
+            kbs = tl.load(kbs_ptr + g).to(tl.int64)
+            vbs = bs * DCP_WORLD
+            vidx = pos // vbs
+            voff = pos - vidx * vbs
+            if DCP_WORLD == 1:
+                loff = voff
+                col = vidx * (bs // kbs) + loff // kbs
+                take = real & (col < width)
+                blk = tl.load(tab_ptr + g * t_g + trow * t_r + col * t_c, mask=take, other=0).to(tl.int64)
+                slot = tl.where(real, blk * kbs + loff % kbs, PAD_ID)
+            else:
+                local = ((voff // INTERLEAVE) % DCP_WORLD) == DCP_RANK
+                loff = (voff // (DCP_WORLD * INTERLEAVE)) * INTERLEAVE + voff % INTERLEAVE
+                col = vidx * (bs // kbs) + loff // kbs
+                take = real & local & (col < width)
+                blk = tl.load(tab_ptr + g * t_g + trow * t_r + col * t_c, mask=take, other=0).to(tl.int64)
+                slot = tl.where(real & local, blk * kbs + loff % kbs, PAD_ID)
+            tl.store(out_ptr + g * o_g + offs * o_t, slot, mask=inside)
+
+
+@triton.jit
+def _gather_part(b, state_ptr, st_g, st_r, st_c, inp_ptr, in_g, in_r, in_c, nb_ptr, nb_g, nb_r,
+                 idx_ptr, widths_ptr, num_reqs, NUM_GROUPS: tl.constexpr, BLOCK: tl.constexpr):
+    b = b.to(tl.int64)
+    cols = tl.arange(0, BLOCK).to(tl.int64)
+    if b < num_reqs:
+        s = tl.load(idx_ptr + b).to(tl.int64)
+        for g in tl.static_range(NUM_GROUPS):
+            width = tl.load(widths_ptr + g).to(tl.int64)
+            n = tl.load(nb_ptr + g * nb_g + s * nb_r).to(tl.int64)
+            n = tl.minimum(tl.maximum(n, 0), width)      # a bad count cannot leave the group's row
+            src = state_ptr + g * st_g + s * st_r
+            dst = inp_ptr + g * in_g + b * in_r
+            for c in range(0, n, BLOCK):
+                cc = c + cols
+                m = cc < n
+                tl.store(dst + cc * in_c, tl.load(src + cc * st_c, mask=m), mask=m)
+    else:
+        for g in tl.static_range(NUM_GROUPS):
+            width = tl.load(widths_ptr + g).to(tl.int64)
+            dst = inp_ptr + g * in_g + b * in_r
+            for c in range(0, width, BLOCK):
+                cc = c + cols
+                tl.store(dst + cc * in_c, tl.zeros([BLOCK], dtype=tl.int32), mask=cc < width)
+
+
+@triton.jit(do_not_specialize=["num_reqs", "num_reqs_padded", "num_tokens_padded", "search_steps",
+                               "n_csr", "n_slot", "n_split", "csr_group", "indices_cap"])
+def _fused_step_kernel(qsl_ptr, pos_ptr, seq_ptr, tab_ptr, t_g, t_r, t_c,
+                       idx_ptr, nb_ptr, nb_g, nb_r, inp_ptr, in_g, in_r, in_c,
+                       widths_ptr, bs_ptr, kbs_ptr, out_ptr, o_g, o_t,
+                       indptr_ptr, indices_ptr, indices_cap, lpl_ptr, csr_group,
+                       num_reqs, num_reqs_padded, num_tokens_padded, search_steps, n_csr, n_slot, n_split,
+                       IDX: tl.constexpr, GATHER: tl.constexpr, NUM_GROUPS: tl.constexpr,
+                       GROUP_MASK: tl.constexpr, DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr,
+                       INTERLEAVE: tl.constexpr, EMPTY_IS_ZERO: tl.constexpr, PADDED_LPL: tl.constexpr,
+                       PAD_ID: tl.constexpr, TILE: tl.constexpr, REQ_TILE: tl.constexpr,
+                       PAGE_CHUNK: tl.constexpr, PREFIX_CHUNK: tl.constexpr, GATHER_BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    if pid < n_csr:
+        _csr_part(pid // n_split, pid % n_split, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr,
+                  widths_ptr, kbs_ptr, csr_group, indptr_ptr, indices_ptr, indices_cap, lpl_ptr,
+                  num_reqs, num_reqs_padded, IDX, DCP_WORLD, DCP_RANK, INTERLEAVE, EMPTY_IS_ZERO,
+                  PADDED_LPL, REQ_TILE, PAGE_CHUNK, PREFIX_CHUNK)
+    elif pid < n_csr + n_slot:
+        _slot_part(pid - n_csr, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr, bs_ptr,
+                   kbs_ptr, out_ptr, o_g, o_t, num_reqs, num_tokens_padded, search_steps, IDX, NUM_GROUPS,
+                   GROUP_MASK, DCP_WORLD, DCP_RANK, INTERLEAVE, PAD_ID, TILE)
+    else:
+        if GATHER:
+            _gather_part(pid - n_csr - n_slot, tab_ptr, t_g, t_r, t_c, inp_ptr, in_g, in_r, in_c,
+                         nb_ptr, nb_g, nb_r, idx_ptr, widths_ptr, num_reqs, NUM_GROUPS, GATHER_BLOCK)
+
+
+# --- launchers ----------------------------------------------------------------------------------
+
+class FusedStepOutputs(NamedTuple):
+    """What one fused launch filled (the caller's buffers, or new ones)."""
+    slot_mappings: object       # int64 [G, >= num_tokens_padded]
+    indptr: object              # int32 [>= num_reqs_padded + 1]
+    indices: object             # int32 [capacity]; entries [0, indptr[num_reqs]) are written
+    last_page_len: object       # int32 [>= num_reqs_padded]
+    input_tables: object = None  # V2: the gathered stacked tables
+
+
+def csr_config(num_reqs_padded: int, max_pages: int) -> tuple[int, int, int]:
+    """(REQ_TILE, PAGE_CHUNK, PAGE_SPLIT) of the CSR programs, from host-known sizes: up to 16
+    requests a program, copy blocks of about 1024 entries, and a request of more than 2048 pages
+    split over up to 16 programs when there are few request tiles. Never changes the result."""
+    req_tile = max(1, min(triton.next_power_of_2(max(num_reqs_padded, 1)), CSR_MAX_REQ_TILE))
+    chunk = max(CSR_BLOCK // req_tile, CSR_MIN_PAGE_CHUNK)
+    tiles = triton.cdiv(max(num_reqs_padded, 1), req_tile)
+    split = 1
+    if tiles <= CSR_SPLIT_MAX_TILES:
+        split = max(1, min(triton.cdiv(max(max_pages, 1), CSR_PAGES_PER_PROGRAM), CSR_MAX_SPLIT))
+    return req_tile, chunk, split
+
+
+def _per_group(values, name, n, device, default=None, minimum=0):
+    from kernels.mrv2_tables import _per_group as pg
+
+    return pg(values, name, n, device, default=default, minimum=minimum)
+
+
+def _host_list(values):
+    """The values as a list of ints when the host has them (a list, or a CPU tensor), else None."""
+    if values is None:
+        return None
+    if hasattr(values, "device"):
+        return [int(v) for v in values.tolist()] if values.device.type == "cpu" else None
+    return [int(v) for v in values]
+
+
+def _i32_out(buf, n: int, name: str, device):
+    import torch
+
+    if buf is None:
+        return torch.empty(max(n, 1), dtype=torch.int32, device=device)
+    if buf.dtype != torch.int32 or buf.dim() != 1 or buf.numel() < n:
+        raise ValueError(f"{name} must be a 1-D int32 tensor of at least {n} entries")
+    if buf.stride(0) != 1:
+        raise ValueError(f"{name} must be contiguous")
+    return buf
+
+
+def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, num_blocks, input_tables,
+            widths, block_sizes, kernel_block_sizes, num_reqs, num_reqs_padded, num_tokens_padded,
+            csr_group, slot_mappings, indptr, indices, last_page_len, dcp_world_size, dcp_rank,
+            interleave, has_slot_mapping, empty_last_page_len_is_zero, padded_last_page_len,
+            max_seq_len, tile, num_warps):
+    import torch
+
+    from kernels.mrv2_tables import _check_stacked, _check_widths, _group_mask
+
+    _check_stacked(tables, "state_tables" if v2 else "block_tables")
+    G, rows, wmax = tables.shape
+    dev = tables.device
+    if not 1 <= G <= MAX_GROUPS:
+        raise ValueError(f"{G} groups: between 1 and {MAX_GROUPS}")
+    num_reqs = int(num_reqs)
+    num_reqs_padded = num_reqs if num_reqs_padded is None else int(num_reqs_padded)
+    if not 0 <= num_reqs <= num_reqs_padded:
+        raise ValueError(f"num_reqs_padded {num_reqs_padded} below num_reqs {num_reqs}")
+    if query_start_loc.dtype != torch.int32 or query_start_loc.dim() != 1 or \
+            query_start_loc.numel() < num_reqs + 1:
+        raise ValueError(f"query_start_loc must be a 1-D int32 tensor of at least {num_reqs + 1} entries")
+    if positions.dtype != torch.int64 or positions.dim() != 1:
+        raise ValueError("positions must be a 1-D int64 tensor")
+    if seq_lens.dtype != torch.int32 or seq_lens.dim() != 1 or seq_lens.numel() < num_reqs:
+        raise ValueError(f"seq_lens must be a 1-D int32 tensor of at least {num_reqs} entries")
+    if not v2 and rows < num_reqs:
+        raise ValueError(f"block_tables have {rows} rows for {num_reqs} requests")
+    dcp_world_size, dcp_rank, interleave = int(dcp_world_size), int(dcp_rank), int(interleave)
+    if dcp_world_size < 1 or not 0 <= dcp_rank < dcp_world_size:
+        raise ValueError(f"dcp_rank {dcp_rank} outside a DCP world of {dcp_world_size}")
+    if interleave < 1:
+        raise ValueError(f"interleave {interleave} must be >= 1")
+    csr_group = int(csr_group)
+    if not 0 <= csr_group < G:
+        raise ValueError(f"csr_group {csr_group} outside [0, {G})")
+    _check_widths(widths, wmax)
+    host_w = _host_list(widths) or [wmax] * G
+    w = _per_group(widths, "widths", G, dev, default=wmax)
+    bs = _per_group(block_sizes, "block_sizes", G, dev, minimum=1)
+    kbs = bs if kernel_block_sizes is None else _per_group(kernel_block_sizes, "kernel_block_sizes", G, dev,
+                                                           minimum=1)
+    hb, hk = _host_list(block_sizes), _host_list(kernel_block_sizes if kernel_block_sizes is not None
+                                                 else block_sizes)
+    if hb is not None and hk is not None:
+        for g, (b, k) in enumerate(zip(hb, hk)):
+            if b % k:
+                raise ValueError(f"group {g}: kernel block size {k} does not divide block size {b}")
+            if dcp_world_size > 1 and b % interleave:
+                raise ValueError(f"group {g}: interleave {interleave} does not divide block size {b}")
+    mask = _group_mask(has_slot_mapping, G)
+    # outputs
+    if slot_mappings is None:
+        n_tok = positions.numel() if num_tokens_padded is None else int(num_tokens_padded)
+        slot_mappings = torch.empty((G, n_tok), dtype=torch.int64, device=dev)
+    if slot_mappings.dtype != torch.int64 or slot_mappings.dim() != 2 or slot_mappings.shape[0] != G:
+        raise ValueError(f"slot_mappings must be an int64 tensor [{G}, num_tokens_padded]")
+    n_tok = slot_mappings.shape[1] if num_tokens_padded is None else int(num_tokens_padded)
+    if not 0 <= n_tok <= slot_mappings.shape[1]:
+        raise ValueError(f"num_tokens_padded {n_tok} outside [0, {slot_mappings.shape[1]}] (slot_mappings)")
+    if n_tok > positions.numel():
+        raise ValueError(f"num_tokens_padded {n_tok} exceeds positions ({positions.numel()})")
+    indptr = _i32_out(indptr, num_reqs_padded + 1, "indptr", dev)
+    if indices is None:
+        indices = torch.empty(max(num_reqs_padded * host_w[csr_group], 1), dtype=torch.int32, device=dev)
+    indices = _i32_out(indices, 0, "indices", dev)
+    last_page_len = _i32_out(last_page_len, num_reqs_padded, "last_page_len", dev)
+    if padded_last_page_len is not None and int(padded_last_page_len) < 0:
+        raise ValueError("padded_last_page_len must be >= 0")
+    # V2 pieces (V1 passes the tables again as harmless stand-ins: never read)
+    if v2:
+        from kernels.mrv2_tables import _check_idx
+
+        if _check_idx(idx_mapping, num_reqs) != num_reqs:
+            raise ValueError("num_reqs disagrees with idx_mapping")
+        _check_stacked(input_tables, "input_tables")
+        if input_tables.shape[0] != G or input_tables.shape[2] != wmax:
+            raise ValueError(f"input_tables {tuple(input_tables.shape)} do not match state_tables "
+                             f"{tuple(tables.shape)} in groups and width")
+        if input_tables.shape[1] < num_reqs_padded:
+            raise ValueError(f"input_tables have {input_tables.shape[1]} rows for {num_reqs_padded}")
+        if num_blocks.dim() != 2 or num_blocks.shape[0] != G or num_blocks.shape[1] < rows:
+            raise ValueError(f"num_blocks must be [{G}, >= {rows}]")
+        idx, nb, inp = idx_mapping, num_blocks, input_tables
+    else:
+        idx, nb, inp = query_start_loc, tables[0], tables
+    # grid
+    if max_seq_len is None:
+        max_pages = host_w[csr_group]
+    else:
+        page = hk[csr_group] if hk is not None else 1
+        max_pages = -(-int(max_seq_len) // (page * dcp_world_size)) + 1
+    req_tile, chunk, split = csr_config(num_reqs_padded, max_pages)
+    n_csr = triton.cdiv(max(num_reqs_padded, 1), req_tile) * split
+    tile = TILE if tile is None else int(tile)
+    if tile < 16 or tile & (tile - 1):
+        raise ValueError(f"tile {tile} must be a power of two >= 16")
+    n_slot = triton.cdiv(n_tok, tile) if mask else 0
+    n_gather = num_reqs_padded if v2 else 0
+    steps = max(num_reqs - 1, 0).bit_length()
+    gblock = min(max(triton.next_power_of_2(wmax), GATHER_MIN_BLOCK), GATHER_MAX_BLOCK)
+    _fused_step_kernel[(n_csr + n_slot + n_gather,)](
+        query_start_loc, positions, seq_lens, tables, *tables.stride(),
+        idx, nb, *nb.stride(), inp, *inp.stride(),
+        w, bs, kbs, slot_mappings, *slot_mappings.stride(),
+        indptr, indices, indices.numel(), last_page_len, csr_group,
+        num_reqs, num_reqs_padded, n_tok, steps, n_csr, n_slot, split,
+        IDX=bool(v2), GATHER=bool(v2), NUM_GROUPS=G, GROUP_MASK=mask, DCP_WORLD=dcp_world_size,
+        DCP_RANK=dcp_rank, INTERLEAVE=interleave, EMPTY_IS_ZERO=bool(empty_last_page_len_is_zero),
+        PADDED_LPL=-1 if padded_last_page_len is None else int(padded_last_page_len),
+        PAD_ID=PAD_SLOT_ID, TILE=tile, REQ_TILE=req_tile, PAGE_CHUNK=chunk, PREFIX_CHUNK=PREFIX_CHUNK,
+        GATHER_BLOCK=gblock, num_warps=WARPS if num_warps is None else int(num_warps))
+    return FusedStepOutputs(slot_mappings, indptr, indices, last_page_len, input_tables if v2 else None)
+
+
+def fused_step_v1(query_start_loc, positions, seq_lens, block_tables, *, block_sizes, num_reqs: int,
+                  widths=None, kernel_block_sizes=None, num_reqs_padded: int | None = None,
+                  num_tokens_padded: int | None = None, csr_group: int = 0, slot_mappings=None,
+                  indptr=None, indices=None, last_page_len=None, dcp_world_size: int = 1,
+                  dcp_rank: int = 0, interleave: int = 1, has_slot_mapping=None,
+                  empty_last_page_len_is_zero: bool = True, padded_last_page_len: int | None = None,
+                  max_seq_len: int | None = None, tile: int | None = None,
+                  num_warps: int | None = None) -> FusedStepOutputs:
+    """V1: every group's slot mapping and the CSR of group ``csr_group``, in one launch.
+
+    Inputs: ``query_start_loc`` int32 ``[>= num_reqs + 1]``, ``positions`` int64
+    ``[>= num_tokens_padded]``, ``seq_lens`` int32 ``[>= num_reqs]`` (device copies; only
+    entries below num_reqs are read), ``block_tables`` the committed tables of every group,
+    stacked int32 ``[G, >= num_reqs, Wmax]`` (row r = request r; entries in kernel blocks),
+    ``widths`` / ``block_sizes`` / ``kernel_block_sizes`` per group (int32 tensors [G] or lists;
+    widths default Wmax, kernel block sizes default the block sizes).
+
+    Outputs (pass persistent buffers for a CUDA graph; new ones otherwise):
+    ``slot_mappings`` int64 ``[G, >= num_tokens_padded]``: for every group flagged in
+    ``has_slot_mapping`` (default all; the others are left untouched), entries
+    ``[0, num_tokens_padded)`` are written, PAD past ``query_start_loc[num_reqs]`` and for other DCP
+    ranks' tokens. ``indptr`` int32 ``[>= num_reqs_padded + 1]``, ``last_page_len`` int32
+    ``[>= num_reqs_padded]`` (rows past num_reqs: empty requests), ``indices`` int32
+    (default ``num_reqs_padded * W_csr`` entries; entries ``[0, indptr[num_reqs])`` written):
+    FlashInfer's page table of group ``csr_group``, pages of ``kernel_block_sizes[csr_group]``
+    tokens, this DCP rank's share of each request.
+
+    Host ints only decide the grid (module docstring): ``num_tokens_padded`` (default
+    ``slot_mappings``' width, or ``positions``' length), ``num_reqs_padded`` (default num_reqs);
+    ``max_seq_len`` (optional, as vLLM's metadata has it) only helps split long requests' page
+    copies over programs. ``padded_last_page_len``: what the padding rows get (vLLM v0.10.1 to
+    v0.11.x: 1); default the empty-request rule. Returns ``FusedStepOutputs``."""
+    return _launch(v2=False, query_start_loc=query_start_loc, positions=positions, seq_lens=seq_lens,
+                   tables=block_tables, idx_mapping=None, num_blocks=None, input_tables=None, widths=widths,
+                   block_sizes=block_sizes, kernel_block_sizes=kernel_block_sizes, num_reqs=num_reqs,
+                   num_reqs_padded=num_reqs_padded, num_tokens_padded=num_tokens_padded, csr_group=csr_group,
+                   slot_mappings=slot_mappings, indptr=indptr, indices=indices, last_page_len=last_page_len,
+                   dcp_world_size=dcp_world_size, dcp_rank=dcp_rank, interleave=interleave,
+                   has_slot_mapping=has_slot_mapping, empty_last_page_len_is_zero=empty_last_page_len_is_zero,
+                   padded_last_page_len=padded_last_page_len, max_seq_len=max_seq_len, tile=tile,
+                   num_warps=num_warps)
+
+
+def fused_step_v2(idx_mapping, query_start_loc, positions, seq_lens, state_tables, num_blocks, input_tables, *,
+                  block_sizes, num_reqs_padded: int, num_reqs: int | None = None, widths=None,
+                  kernel_block_sizes=None, num_tokens_padded: int | None = None, csr_group: int = 0,
+                  slot_mappings=None, indptr=None, indices=None, last_page_len=None,
+                  dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1, has_slot_mapping=None,
+                  empty_last_page_len_is_zero: bool = True, padded_last_page_len: int | None = None,
+                  max_seq_len: int | None = None, tile: int | None = None,
+                  num_warps: int | None = None) -> FusedStepOutputs:
+    """Model Runner V2: the gather of the input tables, every group's slot mapping and the CSR, in
+    one launch.
+
+    ``idx_mapping`` int32/int64 ``[>= num_reqs]`` (batch row -> state row; num_reqs defaults to
+    its length), ``state_tables`` stacked int32 ``[G, max_num_reqs, Wmax]``, ``num_blocks`` int32
+    ``[G, max_num_reqs]``, ``input_tables`` stacked int32 ``[G, >= num_reqs_padded, Wmax]`` (written:
+    the gather of ``kernels.mrv2_tables.gather_block_tables``, padding rows zeroed, nothing else
+    touched); ``seq_lens`` int32 per BATCH row. The slot mappings and the CSR are those of
+    ``fused_step_v1`` over the gathered tables, but read from the state rows (module docstring).
+    ``block_sizes``: manager block sizes; ``kernel_block_sizes`` default to them (vLLM's MRV2
+    tables count kernel blocks: pass the kernel block size as both). Other arguments as
+    ``fused_step_v1``. Returns ``FusedStepOutputs`` with ``input_tables``."""
+    import torch
+
+    if idx_mapping.dim() != 1 or idx_mapping.dtype not in (torch.int32, torch.int64):
+        raise ValueError("idx_mapping must be a 1-D int32 or int64 tensor")
+    n = idx_mapping.numel() if num_reqs is None else int(num_reqs)
+    return _launch(v2=True, query_start_loc=query_start_loc, positions=positions, seq_lens=seq_lens,
+                   tables=state_tables, idx_mapping=idx_mapping, num_blocks=num_blocks, input_tables=input_tables,
+                   widths=widths, block_sizes=block_sizes, kernel_block_sizes=kernel_block_sizes, num_reqs=n,
+                   num_reqs_padded=num_reqs_padded, num_tokens_padded=num_tokens_padded, csr_group=csr_group,
+                   slot_mappings=slot_mappings, indptr=indptr, indices=indices, last_page_len=last_page_len,
+                   dcp_world_size=dcp_world_size, dcp_rank=dcp_rank, interleave=interleave,
+                   has_slot_mapping=has_slot_mapping, empty_last_page_len_is_zero=empty_last_page_len_is_zero,
+                   padded_last_page_len=padded_last_page_len, max_seq_len=max_seq_len, tile=tile,
+                   num_warps=num_warps)
