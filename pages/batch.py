@@ -116,7 +116,12 @@ except BadInput as e:
 for w in eb.warnings[:6]:
     st.caption(":material/info: " + ui.plain(w))
 st.subheader(tr("allocated"))
-st.dataframe(eb.requests, hide_index=True, height=min(320, 38 + 35 * len(eb.requests)))
+st.dataframe(eb.requests, hide_index=True, height=min(320, 38 + 35 * len(eb.requests)),
+             column_config={c: st.column_config.Column(tr("rcol_" + c)) for c in eb.requests.columns})
+decoding = ex.rows_past_prompt(eb.rows)
+if decoding:
+    st.caption(":material/info: " + tr("decode_tokens", rows=", ".join(map(str, decoding[:12]))
+                                       + (" …" if len(decoding) > 12 else "")))
 
 # --- pick a token ------------------------------------------------------------------------------
 n_tok = eb.step.num_tokens_padded

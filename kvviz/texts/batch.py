@@ -49,6 +49,23 @@ STRINGS = {
     "col_computed": {"en": "computed tokens", "zh": "已计算 token", "es": "tokens calculados"},
     "col_new": {"en": "new tokens", "zh": "新 token", "es": "tokens nuevos"},
     "col_group": {"en": "shared-prefix group", "zh": "共享前缀组", "es": "grupo de prefijo compartido"},
+    # the per-request table's headers (the CSV keeps the data names)
+    "rcol_row": {"en": "row", "zh": "行", "es": "fila"},
+    "rcol_prompt_len": {"en": "prompt length", "zh": "提示词长度", "es": "longitud del prompt"},
+    "rcol_computed": {"en": "computed (asked)", "zh": "已计算（请求）", "es": "calculados (pedidos)"},
+    "rcol_cache_hit_tokens": {"en": "prefix-cache hit tokens", "zh": "前缀缓存命中 token", "es": "tokens de la caché de prefijos"},
+    "rcol_computed_eff": {"en": "computed (effective)", "zh": "已计算（实际）", "es": "calculados (efectivos)"},
+    "rcol_new_tokens": {"en": "tokens this step", "zh": "本步 token", "es": "tokens de este paso"},
+    "rcol_seq_len": {"en": "sequence length", "zh": "序列长度", "es": "longitud de la secuencia"},
+    "rcol_prefix_group": {"en": "shared-prefix group", "zh": "共享前缀组", "es": "grupo de prefijo compartido"},
+    "rcol_num_blocks": {"en": "blocks", "zh": "块数", "es": "bloques"},
+    "rcol_blocks": {"en": "block ids", "zh": "块 id", "es": "ids de bloque"},
+    "rcol_shared_blocks": {"en": "shared blocks", "zh": "共享块", "es": "bloques compartidos"},
+    "decode_tokens": {"en": "Row {rows}: tokens past the prompt are decode tokens (generated one per step in a "
+                            "real run; here all of them are scheduled at once).",
+                      "zh": "第 {rows} 行：超出提示词的 token 是 decode token（真实运行中每步生成一个；此处一次全部调度）。",
+                      "es": "Fila {rows}: los tokens más allá del prompt son tokens de decode (en una ejecución real se "
+                            "generan uno por paso; aquí se planifican todos a la vez)."},
     "group_help": {"en": "Requests with the same group name start with the same tokens (as many as the group's "
                          "shortest prompt); their full blocks come from the prefix cache.",
                    "zh": "组名相同的请求以相同的 token 开头（长度为组内最短提示词）；它们的完整块来自前缀缓存。",

@@ -382,6 +382,11 @@ def _requests_frame(rows: list[RequestRow], alloc: _Allocation, seq_lens: list[i
     })
 
 
+def rows_past_prompt(rows: list[RequestRow]) -> list[int]:
+    """The request rows whose tokens go past their prompt (computed + new > prompt): decode tokens."""
+    return [i for i, r in enumerate(rows) if r.computed + r.new_tokens > r.prompt_len]
+
+
 def explore(rows: list[RequestRow], config: BatchConfig) -> ExploredBatch:
     """Allocate every request through the KV-cache manager and build the step. BadInput with
     one clear sentence when the batch cannot exist (pool too small, bad sizes, ...)."""

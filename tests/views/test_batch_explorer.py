@@ -197,3 +197,19 @@ def test_csr_table_window_and_request_lines():
     big = ex.explore(*ex.big_rows())
     bstep, _, (bptr, _, _) = csr_view(big, 2, True)
     assert csr_vm.table_window(bstep.block_table, bptr, 100) == (2048, (76, 124))   # capped at the width
+
+
+def test_rows_past_the_prompt_are_named_as_decode_rows():
+    from kvviz.views.batch import RequestRow, rows_past_prompt
+    rows = [RequestRow(10, 0, 10), RequestRow(10, 10, 1), RequestRow(13, 8, 5), RequestRow(4, 2, 4)]
+    assert rows_past_prompt(rows) == [1, 3]
+
+
+def test_every_request_column_has_a_label_in_every_language():
+    from kvviz.texts.i18n import LANGS, t
+    from kvviz.views.batch import default_rows, explore, BatchConfig
+    eb = explore(default_rows(), BatchConfig())
+    for lang in LANGS:
+        labels = [t("batch", "rcol_" + c, lang) for c in eb.requests.columns]
+        assert all(labels) and len(set(labels)) == len(labels)
+        assert not any("_" in x for x in labels), (lang, labels)     # no snake_case on screen
