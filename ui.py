@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import runpy
+import sys
 import threading
 
 import streamlit as st
@@ -42,10 +43,30 @@ def ensure_app_shell() -> None:
     ``st.navigation`` runs this page again, fully; this outer run stops."""
     from streamlit.runtime.pages_manager import PagesManager
 
+    release_other_pages(os.path.basename(sys._getframe(1).f_code.co_filename))
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
         runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "app.py"), run_name="__main__")
         st.stop()
+
+
+# --- per-session memory: state a page owns lives only while that page is shown ---------------------
+
+def own_while_shown(page: str, keys) -> None:
+    """Register session-state ``keys`` (big things: parsed uploads) as owned by ``page`` (its file
+    name, e.g. "dumps.py"): they are dropped as soon as another page runs in this session."""
+    owned = st.session_state.setdefault("ui.owned", {})
+    owned[page] = sorted(set(owned.get(page, ())) | set(keys))
+
+
+def release_other_pages(page: str) -> None:
+    """Drop what every page other than ``page`` owns (``own_while_shown``)."""
+    owned = st.session_state.get("ui.owned")
+    if not owned:
+        return
+    for other in [p for p in owned if p != page]:
+        for key in owned.pop(other):
+            st.session_state.pop(key, None)
 
 
 def lang() -> str:

@@ -5,6 +5,7 @@ The URL always names the demo, step, language and presenter mode (``?demo=&step=
 """
 import json
 
+import plotly.graph_objects as go
 import streamlit as st
 
 import ui
@@ -15,7 +16,26 @@ from kvviz.texts.i18n import LANGS  # noqa: E402
 from kvviz.views import demo_catalogue as demos  # noqa: E402
 from kvviz.views import links as share  # noqa: E402
 from kvviz.views.demos import (bands, events_by_run, padded_line, presenter_screens,  # noqa: E402
-                               presenter_style, runner_caption, scheduled_frame, screens_for)
+                               presenter_style, runner_caption, scheduled_frame)
+from kvviz.views import demos as demo_view  # noqa: E402
+
+
+# A demo step's screens depend on (demo, step, language) only: built once per server and shared by
+# every session (a classroom on one demo builds each step once). Shared objects: never changed in
+# place here (presenter mode restyles a copy of a figure).
+@st.cache_resource(max_entries=512, ttl=3600, show_spinner=False)
+def screens_for(key: str, step: int, lang: str):
+    return demo_view.screens_for(key, step, lang)
+
+
+@st.cache_data(max_entries=512, ttl=3600, show_spinner=False)
+def _events_by_run(key: str, step: int, lang: str):
+    return events_by_run(key, step, lang)
+
+
+@st.cache_data(max_entries=512, ttl=3600, show_spinner=False)
+def _scheduled_frame(key: str, step: int, lang: str):
+    return scheduled_frame(key, step, lang)
 
 lang = ui.lang()
 tr = ui.texts("demos")
@@ -130,7 +150,7 @@ def _show(screen, big: bool):
         for col, charts in zip(cols, band):
             for caption, fig in charts:
                 if big:
-                    presenter_style(fig)
+                    fig = presenter_style(go.Figure(fig))   # the shared figure stays as it is
                 name = screen.key.replace(":", "_").replace("#", "_")
                 with col:
                     ui.plot(fig, key=f"demos_{screen.key}_{k}", name=f"{key}_step{step}_{name}_{k}")
@@ -156,7 +176,7 @@ else:
     left, right = st.columns(2)
     with left:
         st.subheader(tr("ui.scheduled"))
-        frame = scheduled_frame(key, step, lang)
+        frame = _scheduled_frame(key, step, lang)
         frame.columns = [tr(f"col.{c}") for c in frame.columns]
         if len(frame):
             st.dataframe(frame, hide_index=True, width="stretch")
@@ -164,7 +184,7 @@ else:
             st.write(tr("ui.no_tokens"))
     with right:
         st.subheader(tr("ui.events"))
-        for label, events in events_by_run(key, step, lang):
+        for label, events in _events_by_run(key, step, lang):
             if label:
                 st.markdown(f"**{label}**")
             st.markdown("\n".join(f"- {e}" for e in events))

@@ -17,6 +17,11 @@ WIDGETS = view.widget_defaults()
 ui.restore({f"dumps.{k}": default for k, default in WIDGETS.items()})  # widgets are forgotten off the page
 
 
+# Parsed uploads (and their digests, names, errors) live in this session's state only while the
+# page shows them: leaving the "upload" source or this page drops them (at most two per session).
+UPLOAD_STATE = [f"dumps.{k}_{s}" for k in ("up_dump", "up_name", "digest", "err") for s in "ab"]
+
+
 def keep():
     ui.keep(*[f"dumps.{k}" for k in WIDGETS])
 
@@ -43,6 +48,11 @@ st.title(tr("title"))
 st.markdown(tr("intro"))
 st.radio(tr("source"), view.SOURCES, format_func=lambda s: tr("src." + s), horizontal=True, key="dumps.source")
 source = S["dumps.source"]
+if source == "upload":
+    ui.own_while_shown("dumps.py", UPLOAD_STATE)
+else:   # the uploader and the paste boxes are not drawn: what they held goes
+    for k in UPLOAD_STATE:
+        S.pop(k, None)
 
 # --- the dumps: [(side, name, dump)] ----------------------------------------------------------------
 try:

@@ -1,0 +1,95 @@
+"""Per-session memory is bounded and released (issue 11): several sessions paste multi-MB dumps on
+the Debug dumps page; once a session stops showing them (another source, another page) its parsed
+dumps are gone, and what all sessions retain returns to the baseline, although every session
+(AppTest) stays alive. A page that kept uploads in session state for the session's life fails."""
+import json
+
+import numpy as np
+import streamlit as st
+
+from kvviz.dumps.format import Dump
+from page_support import app_test, open_page
+
+ROWS, WIDTH = 128, 2048        # two 1 MiB tables a dump; its JSON text is ~3.5 MB
+
+
+def big_dump_json(seed: int) -> str:
+    bt = np.arange(1, ROWS * WIDTH + 1, dtype=np.int32).reshape(ROWS, WIDTH)
+    cnt = np.full(ROWS, WIDTH, dtype=np.int32)
+    cnt[seed % ROWS] -= 1
+    bt[seed % ROWS, WIDTH - 1] = 0
+    d = Dump(block_size=16, num_blocks=ROWS * WIDTH + 1, num_reqs=ROWS, block_table=bt, num_blocks_per_row=cnt,
+             block_table_device=bt.copy(), num_reqs_padded=ROWS)
+    return json.dumps(d.to_json())
+
+
+def state_dump_bytes(sessions) -> int:
+    """Bytes of the numpy arrays of every Dump that the sessions' state holds (at any depth of
+    lists, tuples and dicts). Measured on session state, not on the process: outside a server,
+    AppTest keeps a page's download-button callables (and the dumps they close over) until the
+    session ends, where the server drops them at the end of the next run."""
+    seen, total = set(), 0
+
+    def walk(v):
+        nonlocal total
+        if id(v) in seen:
+            return
+        seen.add(id(v))
+        if isinstance(v, Dump):
+            total += sum(a.nbytes for a in v.arrays().values())
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, (list, tuple, set)):
+            for x in v:
+                walk(x)
+
+    for at in sessions:
+        for k in [f"dumps.up_dump_{s}" for s in "ab"] + list(at.session_state._state._state.filtered_state):
+            if k in at.session_state:
+                walk(at.session_state[k])
+    return total
+
+
+def _has(at, key):
+    try:
+        return key in at.session_state
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def paste_two(at, seed: int):
+    at.radio(key="dumps.source").set_value("upload").run()
+    at.text_area(key="dumps.paste_a").input(big_dump_json(seed)).run()
+    at.text_area(key="dumps.paste_b").input(big_dump_json(seed + 1)).run()
+    assert not at.exception, at.exception
+    assert _has(at, "dumps.up_dump_a") and _has(at, "dumps.up_dump_b")
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_uploads_are_released_when_no_longer_shown():
+    st.cache_resource.clear()
+    warm = open_page(app_test(), "dumps")          # imports and the page's shared caches, once
+    warm.radio(key="dumps.source").set_value("upload").run()
+    baseline = state_dump_bytes([warm])
+    from kvviz.views.dumps import read_upload
+    one_dump = sum(a.nbytes for a in read_upload(big_dump_json(0).encode(), "a.json")[0].arrays().values())
+
+    sessions = []
+    for i in range(6):
+        at = open_page(app_test(), "dumps")
+        paste_two(at, 10 * i)
+        sessions.append(at)
+        held = state_dump_bytes(sessions) - baseline
+        assert held >= 2 * one_dump                                   # this session's two dumps
+        assert held <= (2 * one_dump) * 2 + one_dump                  # not everyone's so far
+        if i % 2 == 0:       # the page stops showing uploads: another source
+            at.radio(key="dumps.source").set_value("bug").run()
+        else:                # ... or another page
+            open_page(at, "home")
+        assert not at.exception, at.exception
+        assert not _has(at, "dumps.up_dump_a") and not _has(at, "dumps.up_dump_b")
+
+    # six sessions alive, 12 multi-MB dumps pasted: what stays is the baseline (a generous bound:
+    # less than one dump more), where keeping uploads per session would hold all twelve
+    assert state_dump_bytes(sessions) - baseline < one_dump
