@@ -127,9 +127,9 @@ nav[3].button(tr("ui.last"), icon=":material/last_page:", on_click=_go, args=("l
 link = share.encode_demo(key, step, lang, presenter)
 st.query_params.from_dict(link)
 
-st.header(f"{tr(key + '.title')} — {tr('ui.step_of', k=step + 1, n=n)}")
+st.header(f"{tr(key + '.title')} — {tr('ui.step_of', k=step, n=n)}")
 st.caption(f":material/memory: {tr('ui.shows', what=runner_caption(key, lang))}")
-if step == 0 or presenter:
+if step == 0:   # the intro once, on the first step (presenter mode too: the figure stays above the fold)
     st.markdown(f"*{tr(key + '.intro')}*")
 if presenter:
     st.markdown(tr(f"{key}.step{step}"))
@@ -192,7 +192,7 @@ else:
 st.markdown(f":material/link: [{tr('ui.link')}]({share.query_string(link)})")
 with st.expander(tr("ui.all_links")):
     st.markdown("\n".join(
-        f"- [{tr('ui.step_of', k=i + 1, n=n)}]({share.query_string(share.encode_demo(key, i, lang, presenter))})"
+        f"- [{tr('ui.step_of', k=i, n=n)}]({share.query_string(share.encode_demo(key, i, lang, presenter))})"
         for i in range(n)))
 if not presenter:
     with st.expander(tr("ui.scenario")):
