@@ -146,6 +146,8 @@ for col, (label, value) in zip(m, [("m_row", ch["row"]), ("m_pos", ch["position"
                                    ("m_physical", ch["physical_block"]), ("m_slot", ch["slot"]),
                                    ("m_nhd", ch.get("NHD_byte", "—")), ("m_hnd", ch.get("HND_byte", "—"))]):
     col.metric(tr(label), value)
+# the same numbers in full, copyable (a metric cuts a long one short: "slot 114…")
+st.code(ex.chain_line(ch), language=None)
 st.caption(tr("whose_" + family))
 if ch["slot"] >= 0:
     st.markdown(tr("chain_text", row=ch["row"], pos=ch["position"], lb=ch["logical_block"], tpb=eb.tokens_per_block,

@@ -382,6 +382,16 @@ def _requests_frame(rows: list[RequestRow], alloc: _Allocation, seq_lens: list[i
     })
 
 
+def chain_line(ch: dict) -> str:
+    """The picked token's chain in one copyable line, every number in full, e.g. "row 3 · position
+    2047 · logical block 127 · column 127 · physical block 11462 · slot 183407 · NHD byte 9390592 ·
+    HND byte 9388544" (what a padding token lacks is left out)."""
+    parts = [("row", ch.get("row")), ("position", ch.get("position")), ("logical block", ch.get("logical_block")),
+             ("column", ch.get("column")), ("physical block", ch.get("physical_block")), ("slot", ch.get("slot")),
+             ("NHD byte", ch.get("NHD_byte")), ("HND byte", ch.get("HND_byte"))]
+    return " · ".join(f"{name} {value}" for name, value in parts if value is not None)
+
+
 def rows_past_prompt(rows: list[RequestRow]) -> list[int]:
     """The request rows whose tokens go past their prompt (computed + new > prompt): decode tokens."""
     return [i for i, r in enumerate(rows) if r.computed + r.new_tokens > r.prompt_len]

@@ -213,3 +213,12 @@ def test_every_request_column_has_a_label_in_every_language():
         labels = [t("batch", "rcol_" + c, lang) for c in eb.requests.columns]
         assert all(labels) and len(set(labels)) == len(labels)
         assert not any("_" in x for x in labels), (lang, labels)     # no snake_case on screen
+
+
+def test_chain_line_has_every_number_in_full():
+    from kvviz.views.batch import BatchConfig, default_rows, explore, chain_line
+    eb = explore(default_rows(), BatchConfig())
+    ch = eb.chain(12, 0, 0, "k", cache_layout="flashinfer_packed")
+    line = chain_line(ch)
+    assert f"slot {ch['slot']}" in line and f"NHD byte {ch['NHD_byte']}" in line and "…" not in line
+    assert line.startswith(f"row {ch['row']} · position {ch['position']}")
