@@ -9,6 +9,11 @@ slice ``indices[indptr[r]:indptr[r+1]]`` whose length comes from
 ``last_page_len`` (``paged_decode_csr``). Scores and softmax are fp32, with
 an online (running max) softmax over tiles of tokens. A request with no
 tokens yields zeros.
+
+Optionally (``lse_out``) the kernel also writes each (request, query head)'s log-sum-exp of its
+scaled scores, ``log(sum_n exp(sm_scale * q.k_n))`` in natural log, fp32: what decode context
+parallelism needs to merge partial outputs computed over disjoint shards of the tokens
+(``kvviz.dist``). A request with no tokens gets ``-inf`` (and its zero output), never a NaN.
 """
 from __future__ import annotations
 
@@ -27,8 +32,10 @@ def _paged_decode_kernel(q_ptr, q_stride_r, q_stride_h, out_ptr, o_stride_r, o_s
                          cache_ptr, plane_stride, block_stride, tok_stride, head_stride,
                          table_ptr, table_stride0, table_stride1, seq_lens_ptr,
                          indptr_ptr, last_page_len_ptr, sm_scale, k_scale, v_scale,
+                         lse_ptr, lse_stride_r, lse_stride_h,
                          PAGE_SIZE: tl.constexpr, GROUP: tl.constexpr, HEAD_DIM: tl.constexpr,
-                         D_PAD: tl.constexpr, BLOCK_N: tl.constexpr, CSR: tl.constexpr):
+                         D_PAD: tl.constexpr, BLOCK_N: tl.constexpr, CSR: tl.constexpr,
+                         STORE_LSE: tl.constexpr = False):
     r = tl.program_id(0)
     hq = tl.program_id(1)
     hkv = (hq // GROUP).to(tl.int64)
@@ -69,10 +76,25 @@ def _paged_decode_kernel(q_ptr, q_stride_r, q_stride_h, out_ptr, o_stride_r, o_s
         m_i = m_new
     out = acc / tl.where(l_i > 0, l_i, 1.0)
     tl.store(out_ptr + r.to(tl.int64) * o_stride_r + hq * o_stride_h + d, out, mask=dmask)
+    if STORE_LSE:
+        # m_i is -inf and l_i 0 for an empty request: -inf, with no -inf - -inf on the way
+        lse = tl.where(l_i > 0, m_i + tl.log(tl.where(l_i > 0, l_i, 1.0)), float("-inf"))
+        tl.store(lse_ptr + r.to(tl.int64) * lse_stride_r + hq * lse_stride_h + tl.arange(0, 1), lse)
+
+
+def _check_lse(lse_out, num_reqs, num_q_heads):
+    import torch
+
+    if lse_out is None:
+        return
+    if lse_out.dtype != torch.float32 or lse_out.dim() != 2:
+        raise ValueError("lse_out must be a 2-D float32 tensor [requests, q_heads]")
+    if lse_out.shape[0] < num_reqs or lse_out.shape[1] != num_q_heads:
+        raise ValueError(f"lse_out is {tuple(lse_out.shape)}, needs at least [{num_reqs}, {num_q_heads}]")
 
 
 def _launch(q, cache, layout, table, t0, t1, seq_lens, indptr, last_page_len, csr, num_reqs,
-            sm_scale, k_scale, v_scale, out):
+            sm_scale, k_scale, v_scale, out, lse_out=None):
     import torch
 
     plane_s, block_s, tok_s, head_s = cache_strides(cache, layout)
@@ -86,28 +108,34 @@ def _launch(q, cache, layout, table, t0, t1, seq_lens, indptr, last_page_len, cs
         out = torch.empty((num_reqs, num_q_heads, head_dim), dtype=torch.float32, device=q.device)
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(head_dim)
+    _check_lse(lse_out, num_reqs, num_q_heads)
     if num_reqs == 0:
         return out
+    lse = out if lse_out is None else lse_out   # a pointer the kernel never touches without STORE_LSE
+    lse_strides = (0, 0) if lse_out is None else (lse_out.stride(0), lse_out.stride(1))
     _paged_decode_kernel[(num_reqs, num_q_heads)](
         q, q.stride(0), q.stride(1), out, out.stride(0), out.stride(1),
         cache, plane_s, block_s, tok_s, head_s, table, t0, t1, seq_lens, indptr, last_page_len,
-        float(sm_scale), float(k_scale), float(v_scale),
+        float(sm_scale), float(k_scale), float(v_scale), lse, *lse_strides,
         PAGE_SIZE=page_size, GROUP=num_q_heads // num_kv_heads, HEAD_DIM=head_dim,
-        D_PAD=triton.next_power_of_2(head_dim), BLOCK_N=TOKENS_PER_TILE, CSR=csr)
+        D_PAD=triton.next_power_of_2(head_dim), BLOCK_N=TOKENS_PER_TILE, CSR=csr,
+        STORE_LSE=lse_out is not None)
     return out
 
 
 def paged_decode_block_table(q, cache, block_table, seq_lens, *, layout: str = "NHD", num_reqs=None,
-                             sm_scale=None, k_scale: float = 1.0, v_scale: float = 1.0, out=None):
-    """q [R, Hq, D] -> fp32 [R, Hq, D]; row r of ``block_table`` and ``seq_lens[r]`` describe request r."""
+                             sm_scale=None, k_scale: float = 1.0, v_scale: float = 1.0, out=None,
+                             lse_out=None):
+    """q [R, Hq, D] -> fp32 [R, Hq, D]; row r of ``block_table`` and ``seq_lens[r]`` describe request r.
+    ``lse_out`` (fp32 [R, Hq], optional) receives each row's log-sum-exp (-inf for an empty row)."""
     n = q.shape[0] if num_reqs is None else num_reqs
     return _launch(q, cache, layout, block_table, block_table.stride(0), block_table.stride(1),
-                   seq_lens, seq_lens, seq_lens, False, n, sm_scale, k_scale, v_scale, out)
+                   seq_lens, seq_lens, seq_lens, False, n, sm_scale, k_scale, v_scale, out, lse_out)
 
 
 def paged_decode_csr(q, cache, indptr, indices, last_page_len, *, layout: str = "NHD", num_reqs=None,
-                     sm_scale=None, k_scale: float = 1.0, v_scale: float = 1.0, out=None):
+                     sm_scale=None, k_scale: float = 1.0, v_scale: float = 1.0, out=None, lse_out=None):
     """Same as ``paged_decode_block_table`` with FlashInfer's CSR page table."""
     n = q.shape[0] if num_reqs is None else num_reqs
     return _launch(q, cache, layout, indices, 0, 1, last_page_len, indptr, last_page_len, True, n,
-                   sm_scale, k_scale, v_scale, out)
+                   sm_scale, k_scale, v_scale, out, lse_out)

@@ -6,6 +6,9 @@
 * ``kernels/`` imports nothing from kvviz: the Triton kernels are checked against kvviz, so
   they must not share its code.
 * Nothing in kvviz imports streamlit.
+* ``kvviz/dist/`` (DCP on real ranks) imports from kvviz only the core, ``constants``, ``errors``,
+  ``files``, ``gpu`` and itself (never the app's ``views``/``texts``); ``kvviz.dist``, its ``plan`` and
+  the ``dcp`` command's module import no torch until a rank runs.
 """
 import ast
 import subprocess
@@ -18,8 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE = ["kvviz.constants", "kvviz.errors", "kvviz.core.geometry", "kvviz.core.versions", "kvviz.reference",
         "kvviz.core.layout", "kvviz.core.block_table", "kvviz.core.step", "kvviz.core.pool", "kvviz.core.manager",
         "kvviz.core.batch", "kvviz.core.scenario", "kvviz.core.runner_v2", "kvviz.core.worker_v2", "kvviz.core.engine",
-        "kvviz.views.report", "kvviz.cli"]
+        "kvviz.views.report", "kvviz.cli", "kvviz.dist", "kvviz.dist.plan", "kvviz.cli.dcp"]
 CORE_MAY_IMPORT = ("kvviz.core", "kvviz.constants", "kvviz.errors")
+DIST_MAY_IMPORT = CORE_MAY_IMPORT + ("kvviz.files", "kvviz.gpu", "kvviz.dist")
 
 
 def imported_modules(source: str, package: str) -> set[str]:
@@ -97,3 +101,10 @@ def test_no_kvviz_module_imports_streamlit():
     for path in (ROOT / "kvviz").rglob("*.py"):
         names = imported_modules(path.read_text(), _package(path))
         assert not any(n == "streamlit" or n.startswith("streamlit.") for n in names), path
+
+
+@pytest.mark.parametrize("path", _modules("kvviz/dist"), ids=lambda p: p.name)
+def test_dist_imports_only_core_gpu_and_itself(path):
+    bad = sorted(m for m in kvviz_imports(path.read_text(), _package(path))
+                 if not any(m == allowed or m.startswith(allowed + ".") for allowed in DIST_MAY_IMPORT))
+    assert bad == [], path

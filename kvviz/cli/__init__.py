@@ -22,6 +22,7 @@ COMMANDS = [
     "kvviz.cli.run",
     "kvviz.cli.check",
     "kvviz.cli.diff",
+    "kvviz.cli.dcp",
 ]
 
 MAX_INPUT_BYTES = 64 << 20
