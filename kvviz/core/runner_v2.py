@@ -183,7 +183,7 @@ def batch_v2_tables(step) -> dict:
 
 
 def _batch_pages(step, i: int) -> int:
-    """Kernel blocks request ``i`` of a batch uses (its row's counted prefix)."""
-    seq = int(step.seq_lens[i])
-    per = step.kernel_block_size * step.dcp_world_size
-    return -(-seq // per)
+    """Table entries (kernel blocks) of the manager blocks request ``i`` of a batch holds: its row's
+    counted prefix, what MRV2's ``num_blocks`` counts."""
+    geo = step.geometry
+    return int(geo.kernel_block_count(geo.blocks_for(int(step.seq_lens[i]))))

@@ -114,7 +114,11 @@ def test_batch_v2_tables(name):
     assert t["state_block_table"].shape == (r, step.block_table.shape[1])
     for i, s in enumerate(t["idx_mapping"]):
         assert (t["state_block_table"][s] == step.block_table[i]).all()
-        assert t["state_num_blocks"][s] == -(-int(step.seq_lens[i]) // (step.kernel_block_size * step.dcp_world_size))
+        # MRV2's num_blocks counts the kernel blocks of every manager block the request holds
+        # (append_block_ids expands each block id into blocks_per_kv_block entries)
+        per_block = step.block_size // step.kernel_block_size
+        manager_blocks = -(-int(step.seq_lens[i]) // (step.block_size * step.dcp_world_size))
+        assert t["state_num_blocks"][s] == manager_blocks * per_block
     # the same numbers `kvviz compute --runner v2` prints
     raw = batch_v2_tables(step)
     assert raw["idx_mapping"] == t["idx_mapping"].tolist()
