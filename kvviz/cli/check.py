@@ -24,18 +24,25 @@ def register(sub) -> None:
                    help="check under the rules of vLLM VERSION (v0.11.0 .. v0.27.1 or main; a version between "
                    "releases follows the older one; old names: " + ", ".join(ALIASES) + "); --profile is its "
                    "old name; default: the dump's own profile key, else main")
+    p.add_argument("--runner", choices=["v1", "v2"], default=None,
+                   help="the model runner the dump comes from, for a dump without a \"runner\" key (v2: its "
+                        "block_table is the gathered input table, checked against state_block_table through "
+                        "idx_mapping); a dump that names another runner is refused")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    dump = load_dump(args.dump)
+    dump = load_dump(args.dump, runner=args.runner)
     try:
         profile, source = resolve_profile(dump, args.profile)
     except ValueError as e:
         raise BadInput(str(e)) from None
     findings = run_checks(dump, profile=profile)
     if args.json:
-        print(dump_json(findings_to_json(findings, profile)))
+        out = findings_to_json(findings, profile)
+        if dump.runner is not None:
+            out["runner"] = dump.runner
+        print(dump_json(out))
     elif not findings:
         print(f"{args.dump}: clean ({dump.num_reqs} live rows)")
     else:

@@ -480,8 +480,11 @@ def load_dump_bytes(data: bytes, name: str = "the upload", *, max_bytes: int = M
                         max_bytes, max_json_bytes)
 
 
-def load_dump(path: str, *, max_bytes: int = MAX_DUMP_BYTES, max_json_bytes: int = MAX_JSON_BYTES) -> Dump:
-    """A dump from an .npz or .json file; BadInput with one sentence on any problem."""
+def load_dump(path: str, *, max_bytes: int = MAX_DUMP_BYTES, max_json_bytes: int = MAX_JSON_BYTES,
+              runner: str | None = None) -> Dump:
+    """A dump from an .npz or .json file; BadInput with one sentence on any problem. ``runner``
+    ("v1" | "v2", `check --runner`): the model runner the dump comes from, for a dump without the
+    key (one that names another is refused)."""
     name = os.path.basename(path) or path
     with open_regular(path) as f:   # devices, FIFOs, directories refused before a byte is read
         size = os.fstat(f.fileno()).st_size
@@ -494,10 +497,11 @@ def load_dump(path: str, *, max_bytes: int = MAX_DUMP_BYTES, max_json_bytes: int
 
     def read_all() -> bytes:
         return read_bounded(path, max_bytes, name=name)
-    return _from_source(head, size, lambda: path, read_all, name, max_bytes, max_json_bytes)
+    return _from_source(head, size, lambda: path, read_all, name, max_bytes, max_json_bytes, runner)
 
 
-def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max_json_bytes) -> Dump:
+def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max_json_bytes,
+                 runner: str | None = None) -> Dump:
     if size == 0:
         raise BadInput(f"{name} is empty")
     if _looks_like_zip(head):
@@ -515,6 +519,11 @@ def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max
                            "(use .npz for big tables)")
         mapping = _parse_json(read_all(), name)
     try:
+        if runner is not None:
+            given = mapping.get("runner")
+            if given is not None and _text(mapping, "runner", RUNNERS) != runner:
+                raise BadInput(f"the dump says runner {_text(mapping, 'runner', RUNNERS)!r}, --runner says {runner!r}")
+            mapping = {**mapping, "runner": runner}
         return dump_from_mapping(mapping)
     except BadInput as e:
         raise BadInput(f"{name}: {e}") from None

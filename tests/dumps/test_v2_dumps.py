@@ -155,3 +155,25 @@ def test_capture_from_mrv2_shaped_objects():
     assert np.array_equal(d.block_table, m["block_table"]) and run_checks(d) == []
     with pytest.raises(BadInput, match="does not look like"):
         capture_v2(object(), idx_mapping=[0], num_blocks=16)
+
+
+def test_check_runner_option(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    m = v2_mapping()
+    m.pop("runner")
+    p = tmp_path / "no_key.json"
+    p.write_text(json.dumps({k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in m.items()}))
+
+    def cli(*a):
+        return subprocess.run([sys.executable, "-m", "kvviz", "check", *a], cwd=root, capture_output=True, text=True)
+    r = cli(str(p))
+    assert r.returncode == 2 and "add \"runner\": \"v2\"" in r.stderr          # V2 tables, no key: refused
+    r = cli(str(p), "--runner", "v2", "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["runner"] == "v2" and json.loads(r.stdout)["findings"] == []
+    q = tmp_path / "v2.json"
+    save_dump(v2_dump(), str(q))
+    r = cli(str(q), "--runner", "v1")
+    assert r.returncode == 2 and "the dump says runner 'v2', --runner says 'v1'" in r.stderr
