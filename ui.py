@@ -50,6 +50,37 @@ def ensure_app_shell() -> None:
         st.stop()
 
 
+# --- heavy parsing off the server's threads ----------------------------------------------------------
+
+OFF_THREAD_BYTES = 1 << 20     # an upload or paste this big is parsed in the worker process
+
+
+@st.cache_resource
+def _parse_pool():
+    """One worker process shared by every session: a big dump is parsed (and validated) there, so
+    the JSON parse does not hold the server's GIL while other students step through their pages."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+
+
+def read_upload(data: bytes, name: str):
+    """(dump, None) or (None, one sentence), as ``kvviz.views.dumps.read_upload``; past
+    ``OFF_THREAD_BYTES`` in the shared worker process (a spinner meanwhile). The bytes go to the
+    worker as bytes and the validated Dump comes back; nothing the user sent is unpickled."""
+    from kvviz.views import dumps as view
+
+    if len(data) < OFF_THREAD_BYTES:
+        return view.read_upload(data, name)
+    try:
+        with st.spinner(f"{plain(name)}: {len(data) / 1e6:.1f} MB"):
+            return _parse_pool().submit(view.read_upload, data, name).result(timeout=180)
+    except Exception as e:  # noqa: BLE001 - a broken or slow worker: one sentence, never a traceback
+        _parse_pool.clear()
+        return None, f"{name} could not be read ({type(e).__name__})"
+
+
 # --- per-session memory: state a page owns lives only while that page is shown ---------------------
 
 def own_while_shown(page: str, keys) -> None:

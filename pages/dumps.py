@@ -31,7 +31,7 @@ def load_side(side: str, data: bytes, name: str) -> None:
     s = side.lower()
     digest = view.content_digest(data)
     if S.get(f"dumps.digest_{s}") != digest:
-        dump, error = view.read_upload(data, name)
+        dump, error = ui.read_upload(data, name)     # a big one in the shared worker process
         if error is None:
             S[f"dumps.up_dump_{s}"], S[f"dumps.up_name_{s}"] = dump, name
             S.pop(f"dumps.err_{s}", None)

@@ -23,6 +23,14 @@ HEADER = """# kvviz's Streamlit settings (read by `streamlit run app.py` from th
 
 [server]
 enableStaticServing = true
+# a classroom server: no file watcher (it walks .venv's ~4,200 folders and, with files changing nearby,
+# rescans in a loop at ~0.9 of a core); restart the app after editing it
+fileWatcherType = "none"
+
+[runner]
+# no full gc.collect(2) after every script run: it was 53-55% of the page threads' time with 30
+# sessions (BENCHMARKS.md, Classroom load); Python still collects on its own schedule
+postScriptGC = false
 
 [theme]
 font = "Source Sans, Noto Sans SC"

@@ -93,3 +93,19 @@ def test_uploads_are_released_when_no_longer_shown():
     # six sessions alive, 12 multi-MB dumps pasted: what stays is the baseline (a generous bound:
     # less than one dump more), where keeping uploads per session would hold all twelve
     assert state_dump_bytes(sessions) - baseline < one_dump
+
+
+def test_a_big_paste_is_parsed_in_the_worker_process_and_a_broken_one_is_one_error():
+    """Past ui.OFF_THREAD_BYTES a paste is parsed by the shared worker process (the server's threads
+    keep running); what comes back is the validated dump, or one sentence."""
+    import ui
+
+    text = big_dump_json(0)
+    assert len(text) > ui.OFF_THREAD_BYTES                              # goes to the worker
+    at = open_page(app_test(), "dumps")
+    at.radio(key="dumps.source").set_value("upload").run()
+    at.text_area(key="dumps.paste_a").input(text).run()
+    assert not at.exception and not at.error
+    assert ui._parse_pool()._processes, "the big paste was parsed in this thread, not in the worker"
+    at.text_area(key="dumps.paste_b").input("{" + " " * (ui.OFF_THREAD_BYTES + 10)).run()
+    assert not at.exception and len(at.error) == 1 and "not valid JSON" in at.error[0].value
