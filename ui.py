@@ -174,6 +174,12 @@ def restore_scenario_link(prefix: str, names: list[str], default_name: str, defa
                                                                   lambda n: len(replay(n)[1]))
         S[f"{prefix}.sc.kept"] = name or default_name
         S[f"{prefix}.idx.kept"] = idx if idx is not None else default_idx
+        vllm, runner, more = share.decode_version_runner(st.query_params)
+        if vllm is not None:
+            S[f"{prefix}.vllm.kept"] = vllm
+        if runner is not None:
+            S[f"{prefix}.runner.kept"] = runner
+        S[f"{prefix}.warnings"] = [*S[f"{prefix}.warnings"], *more]
         S[f"{prefix}.visited"] = True
     restore({key: S[key + ".kept"] for key in (f"{prefix}.sc", f"{prefix}.idx")})
     for w in S.get(f"{prefix}.warnings", []):

@@ -164,7 +164,7 @@ with right:
     ui.download_fig(fig_cpu, f"cpu_table_{rec.index}", "step.dl_fig", "table HTML")
 
 if "step.custom" not in S:
-    params = {**share.encode_scenario(S["step.sc"], S["step.idx"]), "lang": ui.lang()}
+    params = {**share.encode_scenario(S["step.sc"], S["step.idx"], S["step.vllm"], S["step.runner"]), "lang": ui.lang()}
     st.query_params.from_dict(params)
     st.caption(tr("link"))
     st.code(share.query_string(params), language=None)

@@ -6,7 +6,7 @@ is replaced by its default and reported as a warning, never raised.
 Batch page:  ?bs=4&nb=48&kbs=4&len=64&dcp=1&rank=0&cg=0&heads=2&hdim=8&dtype=float16
              &reqs=10.0.10.sys,13.0.13.sys,7.7.1&tok=3
              one request = prompt_len.computed.new_tokens[.prefix_group]
-Scenario pages: ?sc=<built-in scenario name>&step=<index>
+Scenario pages: ?sc=<built-in scenario name>&step=<index>[&vllm=<version>][&runner=auto|v1|v2]
 Demos page:  ?demo=<demo key>&step=<index>&lang=<code>&presenter=0|1
 """
 from __future__ import annotations
@@ -151,8 +151,31 @@ def _decode_rows(raw: str, warnings: list[str]) -> list[RequestRow]:
     return rows
 
 
-def encode_scenario(name: str, step: int) -> dict[str, str]:
-    return {"sc": name, "step": str(int(step))}
+def encode_scenario(name: str, step: int, vllm: str | None = None, runner: str | None = None) -> dict[str, str]:
+    """The scenario pages' link: scenario and step, and the version and runner selectors when they are
+    not the defaults (main, auto)."""
+    out = {"sc": name, "step": str(int(step))}
+    if vllm is not None and vllm != "main":
+        out["vllm"] = vllm
+    if runner is not None and runner != "auto":
+        out["runner"] = runner
+    return out
+
+
+def decode_version_runner(params) -> tuple[str | None, str | None, list[str]]:
+    """(version, runner, warnings) from a link's ``vllm`` and ``runner``: a known version (as the
+    selector lists it) and auto/v1/v2; anything else is dropped with a warning."""
+    from kvviz.core.versions import RUNNERS, VERSIONS
+
+    warnings: list[str] = []
+    vllm, runner = _first(params, "vllm"), _first(params, "runner")
+    if vllm is not None and vllm not in VERSIONS:
+        warnings.append(f"link parameter vllm={str(vllm)[:20]!r} is not a vLLM version kvviz lists; showing main")
+        vllm = None
+    if runner is not None and runner not in ("auto", *RUNNERS):
+        warnings.append(f"link parameter runner={str(runner)[:20]!r} is not auto, v1 or v2; showing auto")
+        runner = None
+    return vllm, runner, warnings
 
 
 def decode_scenario(params, names, num_steps_of) -> tuple[str | None, int | None, list[str]]:

@@ -166,3 +166,21 @@ def test_runner_choice_survives_a_page_switch():
     open_page(at, "layout")
     open_page(at, "prefixes")
     assert at.selectbox(key="pre.vllm").value == "v0.25.1" and at.selectbox(key="pre.runner").value == "v1"
+
+
+def test_scenario_link_opens_the_version_and_runner_it_names():
+    from streamlit.testing.v1 import AppTest
+    from pathlib import Path
+    app = str(Path(__file__).resolve().parents[2] / "app.py")
+    at = AppTest.from_file(app, default_timeout=60)
+    at.query_params.update({"sc": "lifecycle", "step": "1", "vllm": "v0.20.0", "runner": "v1"})
+    at.switch_page("pages/step_through.py").run()
+    assert not at.exception
+    assert at.selectbox(key="step.vllm").value == "v0.20.0" and at.selectbox(key="step.runner").value == "v1"
+    qp = at.query_params
+    assert qp.get("vllm") in ("v0.20.0", ["v0.20.0"]) and qp.get("runner") in ("v1", ["v1"])
+    bad = AppTest.from_file(app, default_timeout=60)
+    bad.query_params.update({"sc": "lifecycle", "vllm": "[a](https://x)"})
+    bad.switch_page("pages/step_through.py").run()
+    assert not bad.exception and bad.selectbox(key="step.vllm").value == "main"
+    assert any("link parameter vllm" in w.value for w in bad.warning)

@@ -57,3 +57,14 @@ def test_demo_link_round_trip_and_refusals():
     assert share.decode_demo({"demo": "nope", "step": "x", "lang": "fr", "presenter": "yes"}) == (
         "prefix", 0, True, "demo=nope, step=x, lang=fr")
     assert share.decode_demo({"demo": "dcp", "step": "99"}) == ("dcp", 1, False, "step=99")   # clamped
+
+
+def test_scenario_links_carry_version_and_runner():
+    from kvviz.views.links import decode_version_runner, encode_scenario
+    assert encode_scenario("lifecycle", 3) == {"sc": "lifecycle", "step": "3"}
+    assert encode_scenario("lifecycle", 3, "main", "auto") == {"sc": "lifecycle", "step": "3"}   # defaults: not in the link
+    assert encode_scenario("lifecycle", 3, "v0.20.0", "v1") == {"sc": "lifecycle", "step": "3", "vllm": "v0.20.0",
+                                                               "runner": "v1"}
+    assert decode_version_runner({"vllm": "v0.20.0", "runner": "v2"}) == ("v0.20.0", "v2", [])
+    v, r, w = decode_version_runner({"vllm": "![](//x)", "runner": "v9"})
+    assert (v, r) == (None, None) and len(w) == 2 and all("link parameter" in x for x in w)
