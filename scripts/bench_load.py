@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import io
 import json
 import os
 import random
 import re
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -160,19 +158,34 @@ class Sampler(threading.Thread):
 
 # --- the hostile upload -------------------------------------------------------------------------------
 
-def big_dump_bytes(seed: int, rows: int = 512, width: int = 2048) -> bytes:
-    """A valid .npz dump of ``rows`` x ``width`` tables (4 MiB each, ~10 MB in all), new bytes per seed."""
+def big_dump(seed: int, rows: int, width: int = 2048):
+    """A valid dump of ``rows`` x ``width`` tables (CPU table and device mirror), different per seed."""
     import numpy as np
 
-    from kvviz.dumps.format import Dump, dump_to_npz_bytes
+    from kvviz.dumps.format import Dump
 
     cnt = np.full(rows, width, dtype=np.int32)
     cnt[seed % rows] -= 1
     bt = np.arange(1, rows * width + 1, dtype=np.int32).reshape(rows, width)
     bt[seed % rows, width - 1] = 0
-    d = Dump(block_size=16, num_blocks=rows * width + 1, num_reqs=rows, block_table=bt,
-             num_blocks_per_row=cnt, block_table_device=bt.copy(), num_reqs_padded=rows)
-    return dump_to_npz_bytes(d)
+    return Dump(block_size=16, num_blocks=rows * width + 1, num_reqs=rows, block_table=bt,
+                num_blocks_per_row=cnt, block_table_device=bt.copy(), num_reqs_padded=rows)
+
+
+def big_dump_bytes(seed: int, rows: int = 512, width: int = 2048) -> bytes:
+    """``big_dump`` as an .npz (4 MiB tables, ~10 MB in all), new bytes per seed."""
+    from kvviz.dumps.format import dump_to_npz_bytes
+
+    return dump_to_npz_bytes(big_dump(seed, rows, width))
+
+
+def write_json(res: dict, path: str) -> None:
+    """The results as JSON, written atomically (kvviz.files.atomic_writer)."""
+    from kvviz.files import atomic_writer
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with atomic_writer(path) as f:
+        json.dump(res, f, indent=1)
 
 
 # --- the students ---------------------------------------------------------------------------------------
@@ -387,12 +400,7 @@ def main() -> None:
         print(f"  hostile: {res['hostile_uploads']} uploads ({res['hostile_mb_sent']} MB), "
               f"p50 {res['hostile_p50_s'] or 0:.2f} s, {res['hostile_errors']} errors")
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(res, f, indent=1)
-        os.replace(tmp, path)
+        write_json(res, args.json)
 
 
 if __name__ == "__main__":

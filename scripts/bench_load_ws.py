@@ -30,7 +30,6 @@ import json
 import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 from urllib.parse import urlencode, urlparse
@@ -39,7 +38,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_load import Sampler, _free_port, cpu_seconds, machine_cpu, pct, rss_bytes, tree  # noqa: E402,F401
+from bench_load import (Sampler, _free_port, big_dump, cpu_seconds, machine_cpu, pct, rss_bytes,  # noqa: E402,F401
+                        tree, write_json)
 
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
 from streamlit.proto.ClientState_pb2 import ContextInfo  # noqa: E402
@@ -223,18 +223,8 @@ async def student(i, url, args, t_end, out):
 
 
 def big_dump_json(seed: int, rows: int, width: int = 2048) -> str:
-    """A valid dump as JSON text (two rows x width tables), different for every seed."""
-    import numpy as np
-
-    from kvviz.dumps.format import Dump
-
-    bt = np.arange(1, rows * width + 1, dtype=np.int32).reshape(rows, width)
-    cnt = np.full(rows, width, dtype=np.int32)
-    cnt[seed % rows] -= 1
-    bt[seed % rows, width - 1] = 0
-    d = Dump(block_size=16, num_blocks=rows * width + 1, num_reqs=rows, block_table=bt, num_blocks_per_row=cnt,
-             block_table_device=bt.copy(), num_reqs_padded=rows)
-    return json.dumps(d.to_json())
+    """``bench_load.big_dump`` as JSON text (two rows x width tables), different for every seed."""
+    return json.dumps(big_dump(seed, rows, width).to_json())
 
 
 async def hostile(url, args, t_end, out, texts):
@@ -422,12 +412,7 @@ def main() -> None:
         print(f"  errors: {res['errors_seen']}  app exceptions / st.error boxes (some pages show them on purpose): "
               f"{res['app_exceptions']}")
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-        with os.fdopen(fd, "w") as f:
-            json.dump(res, f, indent=1)
-        os.replace(tmp, path)
+        write_json(res, args.json)
 
 
 if __name__ == "__main__":
