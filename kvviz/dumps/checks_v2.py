@@ -54,25 +54,31 @@ def idx_mapping(run: CheckRun) -> None:
     run.add("v2-idx-mapping", rows, [int(idx[r]) for r in rows], np.ones(len(rows)), lambda r, c, k: found[r])
 
 
+def gather_mismatches(d) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, their states, first differing column, differing entries) of the live gathered rows of a
+    V2 dump that differ from their state row inside ``state_num_blocks`` (rows whose idx_mapping
+    names no state row are left to v2-idx-mapping). Shared by the checker and ``diff``'s stale rows."""
+    idx = d.idx_mapping[: d.num_reqs].astype(np.int64)
+    ok = (idx >= 0) & (idx < d.state_block_table.shape[0])
+    rows = np.flatnonzero(ok)
+    states = idx[rows]
+    cnt = d.state_num_blocks.astype(np.int64)[states]
+    inside = np.arange(d.width)[None, :] < cnt[:, None]
+    diff = (d.block_table[rows] != d.state_block_table[states]) & inside
+    bad = diff.any(axis=1)
+    return rows[bad], states[bad], diff[bad].argmax(axis=1), diff[bad].sum(axis=1)
+
+
 def gather(run: CheckRun) -> None:
     """v2-gather: a gathered row is not the first state_num_blocks entries of its state row."""
     d = run.d
     if not d.is_v2:
         return
-    idx, ok = _live_idx(run)
-    rows = np.flatnonzero(ok)
-    if not rows.size:
+    rr, states, first, many = gather_mismatches(d)
+    if not rr.size:
         return
-    states = idx[rows]
-    cnt = d.state_num_blocks.astype(np.int64)[states]
-    cols = np.arange(run.W)
-    inside = cols[None, :] < cnt[:, None]
-    diff = (run.bt[rows] != d.state_block_table[states]) & inside
-    bad = diff.any(axis=1)
-    if not bad.any():
-        return
-    rr, first, many = rows[bad], diff[bad].argmax(axis=1), diff[bad].sum(axis=1)
-    info = {int(r): (int(s), int(n)) for r, s, n in zip(rr, states[bad], cnt[bad])}
+    cnt = d.state_num_blocks.astype(np.int64)
+    info = {int(r): (int(s), int(cnt[s])) for r, s in zip(rr, states)}
 
     def msg(r, c, k):
         s, n = info[r]

@@ -148,21 +148,12 @@ def _expected_past_live(d: Dump, rules, row: int) -> bool:
 def _v2_stale(d: Dump, limit: int) -> list[dict]:
     """Model Runner V2: live gathered rows that differ from their state row inside its count ("cpu" is
     the state row's entry, "device" the gathered one; "state" names the state row)."""
-    out = []
-    S = d.state_block_table.shape[0]
-    for r in range(d.num_reqs):
-        s = int(d.idx_mapping[r])
-        if not 0 <= s < S:
-            continue
-        k = int(d.state_num_blocks[s])
-        ne = np.flatnonzero(d.block_table[r, :k] != d.state_block_table[s, :k])
-        if ne.size:
-            c = int(ne[0])
-            out.append({"row": r, "col": c, "cpu": int(d.state_block_table[s, c]),
-                        "device": int(d.block_table[r, c]), "live": True, "state": s})
-            if len(out) >= limit:
-                break
-    return out
+    from kvviz.dumps.checks_v2 import gather_mismatches
+
+    rows, states, first, _ = gather_mismatches(d)
+    return [{"row": int(r), "col": int(c), "cpu": int(d.state_block_table[s, c]),
+             "device": int(d.block_table[r, c]), "live": True, "state": int(s)}
+            for r, s, c in zip(rows[:limit], states[:limit], first[:limit])]
 
 
 def stale_view(d: Dump, limit: int = MAX_ROWS_PER_TABLE, rules=None) -> list[dict]:

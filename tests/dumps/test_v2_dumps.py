@@ -177,3 +177,11 @@ def test_check_runner_option(tmp_path):
     save_dump(v2_dump(), str(q))
     r = cli(str(q), "--runner", "v1")
     assert r.returncode == 2 and "the dump says runner 'v2', --runner says 'v1'" in r.stderr
+
+
+def test_diff_lists_a_stale_gathered_row_with_its_state():
+    from kvviz.dumps.diff import diff_dumps
+    g = v2_mapping()["block_table"]
+    g[1, 1] = 9
+    res = diff_dumps(v2_dump(), v2_dump(block_table=g))
+    assert res.stale_rows == {"a": [], "b": [{"row": 1, "col": 1, "cpu": 5, "device": 9, "live": True, "state": 6}]}
