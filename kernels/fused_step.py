@@ -18,8 +18,8 @@ Grid: ONE 1-D launch whose programs take one of three roles, by program id:
 
 * ``[0, n_csr)``: the CSR programs. ``n_csr = cdiv(num_reqs_padded, REQ_TILE) * PAGE_SPLIT``;
   program ``(t, y)`` owns requests ``[t*REQ_TILE, (t+1)*REQ_TILE)``. Each sums the page counts
-  of all earlier requests itself from ``seq_lens`` (wide loads of ``PREFIX_CHUNK`` entries: a few
-  loads for a few thousand requests, no host cumsum, no second launch), takes a cumsum over its
+  of all earlier requests itself from ``seq_lens`` (wide loads of up to ``PREFIX_CHUNK`` = 1024
+  entries, 32-bit divides; no host cumsum, no second launch), takes a cumsum over its
   tile and, for ``y == 0``, writes ``indptr[r + 1]`` and ``last_page_len[r]`` of its rows
   (``indptr[0] = 0`` by tile 0). Then it copies its requests' first ``pages`` table entries
   (a ``[REQ_TILE, PAGE_CHUNK]`` block at a time, chunks ``y, y + PAGE_SPLIT, ...``) to
@@ -28,7 +28,8 @@ Grid: ONE 1-D launch whose programs take one of three roles, by program id:
   ``padded_last_page_len`` when given); ``seq_lens`` is not read there.
 * ``[n_csr, n_csr + n_slot)``: the slot-mapping programs, ``n_slot = cdiv(num_tokens_padded,
   TILE)``; each maps a tile of ``TILE`` tokens for EVERY group (the token's request is found once
-  by a binary search over ``query_start_loc``, its position read once): token ``i`` of request
+  by a binary search over ``query_start_loc``, ``kernels.slot_mapping.request_of``; its position read
+  once): token ``i`` of request
   ``r`` at position ``pos`` goes to ``table[g, row(r), col] * kbs_g + offset`` (the arithmetic of
   ``kernels.slot_mapping``), PAD (-1) for another DCP rank's token and for the tail
   ``[query_start_loc[num_reqs], num_tokens_padded)``. A column at or past W_g reads block 0.
@@ -59,11 +60,11 @@ from typing import NamedTuple
 import triton
 import triton.language as tl
 
-from kernels.slot_mapping import PAD_SLOT_ID
+from kernels.slot_mapping import PAD_SLOT_ID, SEARCH_FANOUT, request_of, search_steps
 
 MAX_GROUPS = 62                 # has_slot_mapping travels as the bits of a constexpr
 TILE, WARPS = 128, 4            # tokens per slot-mapping program (one per thread), warps
-PREFIX_CHUNK = 1024             # seq_lens entries one wide load of the prefix sum reads
+PREFIX_CHUNK = 1024             # seq_lens entries one wide load of the prefix sum reads (at most)
 CSR_MAX_REQ_TILE = 16           # requests per CSR program (fewer when the batch is smaller)
 CSR_BLOCK = 1024                # entries of one [REQ_TILE, PAGE_CHUNK] copy block
 CSR_MIN_PAGE_CHUNK = 64
@@ -94,18 +95,30 @@ def _csr_part(t, y, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_pt
     page = tl.load(kbs_ptr + csr_group).to(tl.int64)
     width = tl.load(widths_ptr + csr_group).to(tl.int64)
     r0 = t.to(tl.int64) * REQ_TILE
-    # pages of every request before this tile: wide loads of seq_lens, summed here
-    acc = tl.zeros([PREFIX_CHUNK], dtype=tl.int64)
-    upto = tl.minimum(r0, num_reqs)
-    for c in range(0, upto, PREFIX_CHUNK):
-        rr = c + tl.arange(0, PREFIX_CHUNK)
-        s = tl.load(seq_ptr + rr, mask=rr < upto, other=0).to(tl.int64)
-        s = _local_len(s, DCP_WORLD, DCP_RANK, INTERLEAVE)
-        acc += (s + page - 1) // page
-    begin = tl.sum(acc, axis=0)
+    # this tile's lengths (and V2's table rows) first: nothing they need is loaded
     rows = r0 + tl.arange(0, REQ_TILE)
     real = rows < num_reqs
     s = tl.load(seq_ptr + rows, mask=real, other=0).to(tl.int64)
+    if IDX:
+        trow = tl.load(idx_ptr + rows, mask=real, other=0).to(tl.int64)
+    else:
+        trow = rows
+    # pages of every request before this tile: wide loads of seq_lens, summed here (the launcher
+    # sizes PREFIX_CHUNK to the padded batch up to 1024 requests: then this is ONE load)
+    # in int32 (seq_lens' type): the divide by the page size is the costly part, and a 64-bit divide
+    # is several times a 32-bit one (ncu, H200: at 4096 x 1 the int64 version ran 188 registers a
+    # thread, 12.5% occupancy, compute-bound); s // page + (s % page > 0) cannot overflow, the sum
+    # stays int64
+    acc = tl.zeros([PREFIX_CHUNK], dtype=tl.int64)
+    upto = tl.minimum(r0, num_reqs)
+    page32 = page.to(tl.int32)
+    for c in range(0, upto, PREFIX_CHUNK):
+        rr = c + tl.arange(0, PREFIX_CHUNK)
+        sp = tl.load(seq_ptr + rr, mask=rr < upto, other=0)
+        sp = _local_len(sp, DCP_WORLD, DCP_RANK, INTERLEAVE)
+        q = sp // page32
+        acc += (q + (sp - q * page32 > 0).to(tl.int32)).to(tl.int64)
+    begin = tl.sum(acc, axis=0)
     s = _local_len(s, DCP_WORLD, DCP_RANK, INTERLEAVE)
     npg = (s + page - 1) // page
     incl = begin + tl.cumsum(npg, axis=0)
@@ -121,11 +134,6 @@ def _csr_part(t, y, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_pt
         tl.store(lpl_ptr + rows, last.to(tl.int32), mask=inrows)
         if t == 0:
             tl.store(indptr_ptr, 0)
-    # the table rows these requests read: batch row (V1) or state row (V2)
-    if IDX:
-        trow = tl.load(idx_ptr + rows, mask=real, other=0).to(tl.int64)
-    else:
-        trow = rows
     start = incl - npg
     top = tl.max(npg, axis=0)
     cols0 = tl.arange(0, PAGE_CHUNK).to(tl.int64)
@@ -145,21 +153,16 @@ def _slot_part(p, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr,
                out_ptr, o_g, o_t, num_reqs, num_tokens_padded, search_steps,
                IDX: tl.constexpr, NUM_GROUPS: tl.constexpr, GROUP_MASK: tl.constexpr,
                DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr,
-               PAD_ID: tl.constexpr, TILE: tl.constexpr):
+               PAD_ID: tl.constexpr, TILE: tl.constexpr, FANOUT: tl.constexpr):
     offs = p.to(tl.int64) * TILE + tl.arange(0, TILE)
     inside = offs < num_tokens_padded
+    # the position, the token count and the search's first step are read at once: none waits
+    # for another (positions has num_tokens_padded entries; a tail token's reads are ignored)
+    pos = tl.load(pos_ptr + offs, mask=inside, other=0).to(tl.int64)
     num_tokens = tl.load(qsl_ptr + num_reqs).to(tl.int64)
+    # request of token t: the last r with qsl[r] <= t (kernels.slot_mapping.request_of)
+    lo = request_of(qsl_ptr, offs, inside, num_reqs, search_steps, FANOUT)
     real = offs < num_tokens
-    pos = tl.load(pos_ptr + offs, mask=real, other=0).to(tl.int64)
-    # request of token t: the last r with qsl[r] <= t (binary search, invariant qsl[lo] <= t)
-    lo = tl.zeros([TILE], dtype=tl.int32)
-    hi = tl.zeros([TILE], dtype=tl.int32) + (num_reqs - 1)
-    for _ in range(search_steps):
-        mid = (lo + hi + 1) // 2
-        st = tl.load(qsl_ptr + mid, mask=real, other=0).to(tl.int64)
-        up = st <= offs
-        lo = tl.where(up, mid, lo)
-        hi = tl.where(up, hi, mid - 1)
     if IDX:
         trow = tl.load(idx_ptr + lo, mask=real, other=0).to(tl.int64)
     else:
@@ -225,7 +228,8 @@ def _fused_step_kernel(qsl_ptr, pos_ptr, seq_ptr, tab_ptr, t_g, t_r, t_c,
                        GROUP_MASK: tl.constexpr, DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr,
                        INTERLEAVE: tl.constexpr, EMPTY_IS_ZERO: tl.constexpr, PADDED_LPL: tl.constexpr,
                        PAD_ID: tl.constexpr, TILE: tl.constexpr, REQ_TILE: tl.constexpr,
-                       PAGE_CHUNK: tl.constexpr, PREFIX_CHUNK: tl.constexpr, GATHER_BLOCK: tl.constexpr):
+                       PAGE_CHUNK: tl.constexpr, PREFIX_CHUNK: tl.constexpr, GATHER_BLOCK: tl.constexpr,
+                       FANOUT: tl.constexpr):
     pid = tl.program_id(0)
     if pid < n_csr:
         _csr_part(pid // n_split, pid % n_split, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr,
@@ -235,7 +239,7 @@ def _fused_step_kernel(qsl_ptr, pos_ptr, seq_ptr, tab_ptr, t_g, t_r, t_c,
     elif pid < n_csr + n_slot:
         _slot_part(pid - n_csr, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr, bs_ptr,
                    kbs_ptr, out_ptr, o_g, o_t, num_reqs, num_tokens_padded, search_steps, IDX, NUM_GROUPS,
-                   GROUP_MASK, DCP_WORLD, DCP_RANK, INTERLEAVE, PAD_ID, TILE)
+                   GROUP_MASK, DCP_WORLD, DCP_RANK, INTERLEAVE, PAD_ID, TILE, FANOUT)
     else:
         if GATHER:
             _gather_part(pid - n_csr - n_slot, tab_ptr, t_g, t_r, t_c, inp_ptr, in_g, in_r, in_c,
@@ -391,7 +395,8 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
         raise ValueError(f"tile {tile} must be a power of two >= 16")
     n_slot = triton.cdiv(n_tok, tile) if mask else 0
     n_gather = num_reqs_padded if v2 else 0
-    steps = max(num_reqs - 1, 0).bit_length()
+    steps = search_steps(num_reqs, SEARCH_FANOUT)
+    prefix = min(max(triton.next_power_of_2(max(num_reqs_padded, 1)), 16), PREFIX_CHUNK)
     gblock = min(max(triton.next_power_of_2(wmax), GATHER_MIN_BLOCK), GATHER_MAX_BLOCK)
     _fused_step_kernel[(n_csr + n_slot + n_gather,)](
         query_start_loc, positions, seq_lens, tables, *tables.stride(),
@@ -402,8 +407,8 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
         IDX=bool(v2), GATHER=bool(v2), NUM_GROUPS=G, GROUP_MASK=mask, DCP_WORLD=dcp_world_size,
         DCP_RANK=dcp_rank, INTERLEAVE=interleave, EMPTY_IS_ZERO=bool(empty_last_page_len_is_zero),
         PADDED_LPL=-1 if padded_last_page_len is None else int(padded_last_page_len),
-        PAD_ID=PAD_SLOT_ID, TILE=tile, REQ_TILE=req_tile, PAGE_CHUNK=chunk, PREFIX_CHUNK=PREFIX_CHUNK,
-        GATHER_BLOCK=gblock, num_warps=WARPS if num_warps is None else int(num_warps))
+        PAD_ID=PAD_SLOT_ID, TILE=tile, REQ_TILE=req_tile, PAGE_CHUNK=chunk, PREFIX_CHUNK=prefix,
+        GATHER_BLOCK=gblock, FANOUT=SEARCH_FANOUT, num_warps=WARPS if num_warps is None else int(num_warps))
     return FusedStepOutputs(slot_mappings, indptr, indices, last_page_len, input_tables if v2 else None)
 
 

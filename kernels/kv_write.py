@@ -19,8 +19,15 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-TOKENS_PER_PROGRAM = 4
+# ~1024 elements a program (one token of 8 heads x 128; more tokens when a row is shorter), 4 warps:
+# 8 elements a thread. Swept on the H200 (2026-12-02, scripts/issue13_gpu.py sweep: 1-32 tokens a
+# program x 4/8 warps, every dtype x layout, 65536 tokens): one token a program was the fastest or
+# within 0.5% of it everywhere; the old 4 tokens cost 2% for fp16/bf16/fp32 and 17% for an fp8 cache
+# fed fp16 (its fp32 divide and clamp of 32 elements a thread took 88 registers: 31% occupancy).
+ELEMS_PER_PROGRAM = 1024
+MAX_TOKENS_PER_PROGRAM = 32
 MAX_ELEMS_PER_PROGRAM = 1024
+WARPS = 4
 
 
 @triton.jit(do_not_specialize=["num_tokens", "num_slots"])
@@ -38,10 +45,14 @@ def _kv_write_kernel(key_ptr, value_ptr, k_stride_t, k_stride_h, v_stride_t, v_s
     keep = (slot >= 0) & (slot < num_slots)
     block = slot // BLOCK_SIZE
     off = slot % BLOCK_SIZE
-    m = keep[:, None] & (e < NUM_HEADS * HEAD_DIM)[None, :]
+    # K/V are read under the token bound alone, not the slot's: their loads do not wait for the
+    # slot's (one DRAM round trip instead of two in a row); a PAD token's row is read, not written
+    inb = (e < NUM_HEADS * HEAD_DIM)[None, :]
+    lm = (t < num_tokens)[:, None] & inb
+    m = keep[:, None] & inb
     dst = (block * block_stride + off * tok_stride)[:, None] + (head * head_stride + dim)[None, :]
-    k = tl.load(key_ptr + (t * k_stride_t)[:, None] + (head * k_stride_h + dim)[None, :], mask=m)
-    v = tl.load(value_ptr + (t * v_stride_t)[:, None] + (head * v_stride_h + dim)[None, :], mask=m)
+    k = tl.load(key_ptr + (t * k_stride_t)[:, None] + (head * k_stride_h + dim)[None, :], mask=lm)
+    v = tl.load(value_ptr + (t * v_stride_t)[:, None] + (head * v_stride_h + dim)[None, :], mask=lm)
     if QUANT:  # as vLLM: x / scale (IEEE division), saturated to e4m3's finite range
         k = tl.clamp(tl.math.div_rn(k.to(tl.float32), k_scale), -FP8_MAX, FP8_MAX)
         v = tl.clamp(tl.math.div_rn(v.to(tl.float32), v_scale), -FP8_MAX, FP8_MAX)
@@ -69,9 +80,21 @@ def cache_dims(cache, layout: str):
     return (n, a, b, d) if layout == "NHD" else (n, b, a, d)
 
 
+def kv_config(hd: int, tokens_per_program: int | None = None) -> tuple[int, int]:
+    """(tokens, elements) one program writes: a whole token row (up to 1024 elements) and, by
+    default, as many tokens as make about ``ELEMS_PER_PROGRAM`` elements. Never changes the result."""
+    elem_tile = min(triton.next_power_of_2(hd), MAX_ELEMS_PER_PROGRAM)
+    if tokens_per_program is None:
+        tokens_per_program = ELEMS_PER_PROGRAM // elem_tile
+    tok = max(1, min(triton.next_power_of_2(int(tokens_per_program)), MAX_TOKENS_PER_PROGRAM))
+    return tok, elem_tile
+
+
 def kv_write(key, value, cache, slot_mapping, *, layout: str = "NHD",
-             k_scale: float = 1.0, v_scale: float = 1.0):
-    """Write ``key``/``value`` [T', H, D] (T' >= len(slot_mapping)) into ``cache`` in place."""
+             k_scale: float = 1.0, v_scale: float = 1.0, tokens_per_program: int | None = None,
+             num_warps: int | None = None):
+    """Write ``key``/``value`` [T', H, D] (T' >= len(slot_mapping)) into ``cache`` in place.
+    ``tokens_per_program`` / ``num_warps``: tuning knobs (``kv_config``); the result is the same."""
     import torch
 
     plane_s, block_s, tok_s, head_s = cache_strides(cache, layout)
@@ -92,12 +115,12 @@ def kv_write(key, value, cache, slot_mapping, *, layout: str = "NHD",
     if num_tokens == 0:
         return cache
     hd = num_heads * head_dim
-    elem_tile = min(triton.next_power_of_2(hd), MAX_ELEMS_PER_PROGRAM)
-    grid = (triton.cdiv(num_tokens, TOKENS_PER_PROGRAM), triton.cdiv(hd, elem_tile))
+    tok_tile, elem_tile = kv_config(hd, tokens_per_program)
+    grid = (triton.cdiv(num_tokens, tok_tile), triton.cdiv(hd, elem_tile))
     _kv_write_kernel[grid](
         key, value, key.stride(0), key.stride(1), value.stride(0), value.stride(1),
         cache, plane_s, block_s, tok_s, head_s, slot_mapping, num_tokens, num_blocks * block_size,
         float(k_scale), float(v_scale),
         BLOCK_SIZE=block_size, HEAD_DIM=head_dim, NUM_HEADS=num_heads,
-        TOK_TILE=TOKENS_PER_PROGRAM, ELEM_TILE=elem_tile, QUANT=quant)
+        TOK_TILE=tok_tile, ELEM_TILE=elem_tile, QUANT=quant, num_warps=WARPS if num_warps is None else int(num_warps))
     return cache

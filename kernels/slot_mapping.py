@@ -10,7 +10,7 @@ Three designs over the same per-token arithmetic (``_slots_of``):
   only on the padded token count and every program does the same work, whether
   the tokens come from one prefill or from 1024 decodes. A token's request is
   the number of request starts at or before it, found by a binary search over
-  query_start_loc, or, for large decode-like batches, by reading
+  query_start_loc (``request_of``, shared with kernels/fused_step.py), or, for large decode-like batches, by reading
   query_start_loc whole and counting (a histogram of the starts inside the
   tile, then a running sum). The same programs write the tail.
 * ``slot_mapping_grid2d``: a 2-D grid (num_reqs + 1, cdiv(max_query_len, TILE)).
@@ -44,7 +44,7 @@ kernel tests check the two agree."""
 
 TOKEN_TILE = 1024
 REQ_CHUNK = 1024          # query_start_loc entries one wide load reads in the flat kernel
-# The flat kernel counts (histogram) instead of binary-searching only for large decode-like
+# The flat kernel counts (histogram) instead of searching only for large decode-like
 # batches: on the H200 (2026-11-30) counting won at 1024 requests x 1 token (9.3 vs 11.9 us
 # per launch in a CUDA graph) and lost everywhere else (e.g. 16 x 8192: 8.4 vs 5.0 us).
 COUNT_MIN_REQS = 1024
@@ -55,6 +55,49 @@ GRID2D_TILE, GRID2D_WARPS = 128, 4
 GRID2D_DECODE_MAX_QUERY_LEN = 64
 GRID2D_DECODE_TILE, GRID2D_DECODE_WARPS = 64, 2
 MAX_GRID_Y = 65535        # CUDA's limit on a grid's second dimension
+
+
+# Fan-out of request_of in the flat kernel and the fused step: 2, a binary search. On the H200
+# (2026-12-02, scripts/issue13_gpu.py sweep, fused step V1, 1 group, CUDA graph) 16 took 3 dependent
+# loads instead of 12 at 4096 requests and was no faster anywhere (4096 x 1: 8.82 against 8.80 us;
+# 1024 x 128: 8.03 against 7.10; 16 x 8192: 5.47 against 5.30): qsl is tiny and the first levels
+# of the search are the same few entries for every lane, so each step is an L1 hit, while a
+# 16-wide step issues 15 loads a lane.
+SEARCH_FANOUT = 2
+FLAT_SEARCH_FANOUT = SEARCH_FANOUT
+
+
+def search_steps(num_reqs: int, fanout: int = SEARCH_FANOUT) -> int:
+    """Steps ``request_of`` needs to narrow ``num_reqs`` candidates to one: ceil(log_fanout)."""
+    steps, n = 0, max(int(num_reqs), 1)
+    while n > 1:
+        n = -(-n // fanout)
+        steps += 1
+    return steps
+
+
+@triton.jit
+def request_of(qsl_ptr, t, mask, num_reqs, steps, FANOUT: tl.constexpr):
+    """Per lane: the last request r in [0, num_reqs) with ``qsl[r] <= t`` (qsl sorted; an empty
+    request repeats its start and is passed over), by a FANOUT-ary search: each step reads FANOUT - 1
+    evenly spaced starts of the lane's candidate range in ONE gather and keeps the sub-range the
+    count of starts <= t points at: ``steps = search_steps(num_reqs, FANOUT)`` dependent loads
+    (ceil(log_FANOUT(num_reqs))). Lanes
+    outside ``mask`` read nothing (their answer is 0 or meaningless). FANOUT 2 is a binary search
+    (the default: SEARCH_FANOUT says why)."""
+    lo = tl.zeros(t.shape, dtype=tl.int32)
+    n = tl.zeros(t.shape, dtype=tl.int32) + num_reqs          # candidates [lo, lo + n)
+    j = tl.arange(0, FANOUT)[None, :]
+    for _ in range(steps):
+        s = (n + FANOUT - 1) // FANOUT
+        p = lo[:, None] + j * s[:, None]
+        ok = (j >= 1) & (p < (lo + n)[:, None]) & mask[:, None]
+        st = tl.load(qsl_ptr + p.to(tl.int64), mask=ok, other=0)
+        c = tl.sum((ok & (st.to(tl.int64) <= t[:, None])).to(tl.int32), axis=1)
+        new_lo = lo + c * s
+        n = tl.minimum(s, lo + n - new_lo)
+        lo = new_lo
+    return lo
 
 
 @triton.jit
@@ -109,7 +152,7 @@ def _slot_mapping_flat_kernel(qsl_ptr, pos_ptr, bt_ptr, bt_stride0, bt_stride1, 
                               BLOCK_SIZE: tl.constexpr, KERNEL_BLOCK_SIZE: tl.constexpr,
                               DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr,
                               INTERLEAVE: tl.constexpr, PAD_ID: tl.constexpr, TILE: tl.constexpr,
-                              COUNT: tl.constexpr, REQ_CHUNK: tl.constexpr):
+                              COUNT: tl.constexpr, REQ_CHUNK: tl.constexpr, FANOUT: tl.constexpr):
     pid = tl.program_id(0)
     t0 = pid.to(tl.int64) * TILE
     lanes = tl.arange(0, TILE)
@@ -136,16 +179,8 @@ def _slot_mapping_flat_kernel(qsl_ptr, pos_ptr, bt_ptr, bt_stride0, bt_stride1, 
         base = tl.where(lanes == 0, 0, base)   # bin 0 collected the starts outside the tile
         req = tl.sum(before, axis=0) + tl.cumsum(base, axis=0)
     else:
-        # many requests: binary search, invariant qsl[lo] <= t
-        lo = tl.zeros([TILE], dtype=tl.int32)
-        hi = tl.zeros([TILE], dtype=tl.int32) + (num_reqs - 1)
-        for _ in range(search_steps):
-            mid = (lo + hi + 1) // 2
-            start = tl.load(qsl_ptr + mid, mask=inside, other=0).to(tl.int64)
-            up = start <= offs
-            lo = tl.where(up, mid, lo)
-            hi = tl.where(up, hi, mid - 1)
-        req = lo
+        # many requests: a binary search (request_of, FANOUT 2)
+        req = request_of(qsl_ptr, offs, inside, num_reqs, search_steps, FANOUT)
     row_ptr = bt_ptr + req.to(tl.int64) * bt_stride0
     slot = _slots_of(pos, row_ptr, bt_stride1, bt_width, real, BLOCK_SIZE, KERNEL_BLOCK_SIZE,
                      DCP_WORLD, DCP_RANK, INTERLEAVE, PAD_ID)
@@ -248,7 +283,7 @@ def slot_mapping_flat(query_start_loc, positions, block_table, *, num_reqs: int,
     out, n = _out(out, positions, num_tokens_padded)
     if n == 0:
         return out
-    steps = max(num_reqs - 1, 0).bit_length()
+    steps = search_steps(num_reqs, FLAT_SEARCH_FANOUT)
     d_tile, d_warps = flat_config(n, num_reqs)
     tile = d_tile if tile is None else _tile_ok(tile)
     num_warps = d_warps if num_warps is None else num_warps
@@ -259,7 +294,7 @@ def slot_mapping_flat(query_start_loc, positions, block_table, *, num_reqs: int,
         BLOCK_SIZE=block_size, KERNEL_BLOCK_SIZE=kbs, DCP_WORLD=dcp_world_size, DCP_RANK=dcp_rank,
         INTERLEAVE=interleave, PAD_ID=PAD_SLOT_ID, TILE=tile,
         COUNT=COUNT_MIN_REQS <= num_reqs <= COUNT_MAX_REQS and n <= 2 * num_reqs, REQ_CHUNK=REQ_CHUNK,
-        **_warps(num_warps))
+        FANOUT=FLAT_SEARCH_FANOUT, **_warps(num_warps))
     return out
 
 
@@ -375,7 +410,7 @@ def choose_slot_mapping_design(num_reqs: int, num_tokens_padded: int, max_query_
     """"flat" or "grid2d" for a step of ``num_reqs`` requests, ``num_tokens_padded`` tokens and a
     longest query of ``max_query_len`` (host ints, as a model runner has them).
 
-    flat issues its position read at once and finds each token's request by a binary search of
+    flat issues its position read at once and finds each token's request by a search of
     log2(num_reqs) dependent reads; grid2d always waits for one read of query_start_loc before
     the position read. So flat wins when the search is short: one request (no search at all;
     1 x 1 4.2-4.4 us against grid2d's 4.8-5.0 on the H200, 2026-11-30), or a long prefill over

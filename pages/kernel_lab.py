@@ -7,7 +7,7 @@ import ui
 ui.ensure_app_shell()
 from kvviz.gpu.bench import goals, results
 from kvviz.gpu.bench.run import run_bench
-from kvviz.views import figures, frames
+from kvviz.views import figures, frames, fused_timeline
 from kvviz.errors import BadInput
 
 tr = ui.texts("kernel_lab")
@@ -99,9 +99,38 @@ fig = figures.bench_figure(sub, x="shape", y=timing, color="variant", title=tr("
                            goal_x=goal_x, goal_label=tr("goal_line", x=goal_x))
 ui.plot(fig, "lab.fig", "bench")
 st.dataframe(frames.no_none(df), hide_index=True)      # a timing a kernel was not measured by: "—", not None
-if res.get("goals"):
+
+# one step's metadata: the fused launch against the separate ones (this result's fused_step rows,
+# else the newest recorded run that has them)
+st.subheader(tr("tl_title"))
+st.caption(tr("tl_intro"))
+tl_res = res
+if not fused_timeline.fused_rows(res):
+    tl_name, tl_res = fused_timeline.latest_run_with_fused(results.example_runs(), results.load_example_run)
+    if tl_res:
+        st.caption(tr("tl_from_recorded", name=ui.plain(tl_name)))
+if tl_res:
+    tl_rows = fused_timeline.fused_rows(tl_res)
+    ch = fused_timeline.choices(tl_rows)
+    for k, opts in (("lab.tl_shape", ch["shapes"]), ("lab.tl_groups", ch["groups"]), ("lab.tl_runner", ch["runners"])):
+        if k in S and S[k] not in opts:   # another run: its own batches
+            del S[k]
+    c = st.columns([2, 2, 3])
+    shape = c[0].selectbox(tr("tl_shape"), ch["shapes"], key="lab.tl_shape")
+    groups = c[1].segmented_control(tr("tl_groups"), ch["groups"], key="lab.tl_groups",
+                                    default=ch["groups"][0]) or ch["groups"][0]
+    runner = c[2].segmented_control(tr("tl_runner"), ch["runners"], key="lab.tl_runner", default=ch["runners"][0],
+                                    format_func=lambda r: tr(f"runner_{r}")) or ch["runners"][0]
+    frame = fused_timeline.timeline_frame(tl_rows, tl_res["floors"], shape, groups, runner)
+    tl_fig = fused_timeline.timeline_figure(frame, tr, runner=runner, groups=groups,
+                                            title=tr("tl_fig", shape=shape, g=groups, runner=tr(f"runner_{runner}")))
+    ui.plot(tl_fig, "lab.tl_fig", "step_timeline")
+
+if res.get("goals"):   # one line a goal, wrapped: nothing cut off (the text comes from the file: plain)
     st.subheader(tr("goals"))
-    st.dataframe(frames.no_none(pd.DataFrame(res["goals"])), hide_index=True)
+    for g in res["goals"]:
+        mark = f":green[**{tr('goal_met')}**]" if g.get("met") else f":red[**{tr('goal_not_met')}**]"
+        st.markdown(f"{mark} · {ui.plain(g.get('goal', ''))} — {ui.plain(g.get('figure', ''))}")
 d = st.columns(3)
 with d[0]:
     ui.download_csv(df, "bench", "lab.dl_csv")

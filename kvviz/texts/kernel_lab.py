@@ -72,4 +72,44 @@ STRINGS = {
                     "es": "El lanzamiento vacío medido de las otras formas: {g} µs por lanzamiento en un grafo "
                           "CUDA; {d} µs con el host oculto y la L2 fría, {w} µs en caliente."},
     "goals": {"en": "Speed goals", "zh": "速度目标", "es": "Objetivos de velocidad"},
+    "tl_title": {"en": "One step's metadata: one fused launch against the separate launches",
+                 "zh": "一步的元数据：一次融合启动与多次单独启动对比",
+                 "es": "Metadatos de un paso: un lanzamiento fusionado frente a los lanzamientos separados"},
+    "tl_intro": {"en": "For one batch of the run below: every KV-cache group's slot mapping and FlashInfer's CSR "
+                       "arrays, made by one fused kernel (indptr summed on the device) or by the separate kvviz "
+                       "launches (one slot mapping per group for V1, a gather and one slot mapping for V2; then "
+                       "the CSR repack after a host prefix sum copied over). Bars start at 0 µs; the grey bar is "
+                       "an empty launch timed the same way.",
+                 "zh": "针对下面这次运行中的一个批次：每个 KV 缓存组的槽位映射和 FlashInfer 的 CSR 数组，由一个融合内核"
+                       "（indptr 在设备上求和）生成，或由单独的 kvviz 启动生成（V1 每组一次槽位映射，V2 一次收集加一次"
+                       "槽位映射；随后在主机前缀和拷贝过来之后做 CSR 重排）。条形从 0 µs 开始；灰色条是同样计时的空启动。",
+                 "es": "Para un lote de la ejecución de abajo: el mapeo de slots de cada grupo de caché KV y los "
+                       "arrays CSR de FlashInfer, hechos por un único kernel fusionado (indptr sumado en el "
+                       "dispositivo) o por los lanzamientos separados de kvviz (un mapeo por grupo en V1; una "
+                       "recogida y un mapeo en V2; después el reempaquetado CSR tras una suma prefija en el host "
+                       "copiada al dispositivo). Las barras empiezan en 0 µs; la gris es un lanzamiento vacío "
+                       "medido igual."},
+    "tl_from_recorded": {"en": "This run has no fused-step measurements; shown: the recorded run {name}.",
+                         "zh": "本次运行没有融合步骤的测量；显示的是已记录的运行 {name}。",
+                         "es": "Esta ejecución no tiene medidas del paso fusionado; se muestra la ejecución grabada "
+                               "{name}."},
+    "tl_shape": {"en": "Batch (requests × tokens each)", "zh": "批次（请求数 × 每个请求的 token 数）",
+                 "es": "Lote (peticiones × tokens de cada una)"},
+    "tl_groups": {"en": "KV-cache groups", "zh": "KV 缓存组数", "es": "Grupos de caché KV"},
+    "tl_runner": {"en": "Model runner", "zh": "模型运行器", "es": "Model runner"},
+    "runner_v1": {"en": "V1", "zh": "V1", "es": "V1"},
+    "runner_v2": {"en": "V2 (Model Runner V2)", "zh": "V2（Model Runner V2）", "es": "V2 (Model Runner V2)"},
+    "tl_fig": {"en": "{shape}, {g} group(s), {runner}: µs per step", "zh": "{shape}，{g} 个组，{runner}：每步 µs",
+               "es": "{shape}, {g} grupo(s), {runner}: µs por paso"},
+    "tl_fused": {"en": "fused: 1 launch", "zh": "融合：1 次启动", "es": "fusionado: 1 lanzamiento"},
+    "tl_separate": {"en": "separate: {n} launches + an indptr copy", "zh": "单独：{n} 次启动 + 一次 indptr 拷贝",
+                    "es": "separados: {n} lanzamientos + una copia de indptr"},
+    "tl_empty": {"en": "empty launch", "zh": "空启动", "es": "lanzamiento vacío"},
+    "tl_bar": {"en": "{us:.2f} µs ({x}× empty)", "zh": "{us:.2f} µs（空启动的 {x} 倍）",
+               "es": "{us:.2f} µs ({x}× vacío)"},
+    "tl_bar_fused": {"en": "{us:.2f} µs ({x}× empty, {r}× separate)", "zh": "{us:.2f} µs（空启动的 {x} 倍，单独的 {r} 倍）",
+                     "es": "{us:.2f} µs ({x}× vacío, {r}× separados)"},
+    "tl_axis": {"en": "µs per step, from 0", "zh": "每步 µs，从 0 开始", "es": "µs por paso, desde 0"},
+    "goal_met": {"en": "met", "zh": "达成", "es": "cumplido"},
+    "goal_not_met": {"en": "not met", "zh": "未达成", "es": "no cumplido"},
 }

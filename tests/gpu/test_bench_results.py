@@ -101,3 +101,45 @@ def test_plot_guides_pick_the_floor_timed_like_the_column():
     assert goals.plot_guides("slot_mapping", "us", floors) == (4.0, goals.GOAL_SLOT_X_EMPTY)
     assert goals.plot_guides("csr", "dev_warm_us", floors) == (1.8, goals.GOAL_CSR_X_EMPTY)
     assert goals.plot_guides("kv_write", "graph_us", floors) == (None, None)
+
+
+def _fused_row(variant, shape, us, graph, dev):
+    return {"kernel": "fused_step", "variant": variant, "shape": shape, "us": us, "graph_us": graph, "dev_us": dev,
+            "dev_x_empty": round(dev / 4.0, 2)}
+
+
+def test_fused_step_goals_name_the_worst_case():
+    rows = [_fused_row("v1 fused", "1x1 G1", 30.0, 1.8, 5.0), _fused_row("v1 separate", "1x1 G1", 40.0, 6.0, 9.0),
+            _fused_row("v1 fused", "1x1 G4", 31.0, 2.7, 6.0), _fused_row("v1 separate", "1x1 G4", 50.0, 5.0, 9.0),
+            _fused_row("v1 fused", "8x1 G1", 30.0, 2.5, 7.0), _fused_row("v1 separate", "8x1 G1", 40.0, 4.0, 9.0)]
+    got = {g["goal"]: g for g in goals.evaluate_goals(rows, {"copy_gbps": 1.0})}
+    dev = got["fused step, 1 group: <= 1.5x an empty launch, host hidden, cold L2"]
+    assert not dev["met"] and dev["figure"].startswith("1 of 2; worst v1 fused 8x1 G1 7.0 us = 1.75x")
+    graph = got["fused step, 1 group: <= 2.0 us per step in a CUDA graph"]
+    assert not graph["met"] and "1 of 2" in graph["figure"] and "8x1 G1 2.5 us" in graph["figure"]
+    g4 = got["fused step: 4 groups <= 1.3x 1 group, in a CUDA graph"]
+    assert not g4["met"] and g4["figure"] == "0 of 1; worst v1 fused 1x1 G4 1.50x"      # 2.7 / 1.8
+    sep = got["fused step <= 0.5x the separate launches, in a CUDA graph"]
+    assert not sep["met"] and sep["figure"] == "1 of 3; worst v1 fused 8x1 G1 0.62x"     # 2.5 / 4.0
+
+
+def test_step_timeline_frame_takes_each_timing_against_its_own_floor():
+    from kvviz.views import fused_timeline as ft
+
+    rows = [_fused_row("v2 fused", "4x1 G2", 30.0, 3.0, 8.0), _fused_row("v2 separate", "4x1 G2", 60.0, 9.0, 16.0),
+            _fused_row("v1 fused", "4x1 G2", 1.0, 1.0, 1.0),
+            {"kernel": "fused_step", "variant": "v9 odd", "shape": "4x1 G2", "us": 1.0},      # unknown: skipped
+            {"kernel": "fused_step", "variant": "v1 fused", "shape": "<b>x</b>", "us": 1.0}]  # not a shape: skipped
+    kept = ft.fused_rows({"rows": rows})
+    assert len(kept) == 3
+    assert ft.choices(kept) == {"shapes": ["4x1"], "groups": [2], "runners": ["v1", "v2"]}
+    floors = {"empty_us": 3.0, "empty_graph_us": 0.5, "empty_dev_us": 4.0}
+    f = ft.timeline_frame(kept, floors, "4x1", 2, "v2")
+    got = {(r.timing, r.what): (r.us, r.x_empty, r.vs_separate) for r in f.itertuples()}
+    assert got[("graph_us", "fused")] == (3.0, 6.0, 0.33)
+    assert got[("graph_us", "separate")][:2] == (9.0, 18.0)
+    assert got[("dev_us", "empty")][:2] == (4.0, 1.0)
+    assert len(got) == 9
+    fig = ft.timeline_figure(f, lambda k, **kw: f"{k}|{kw.get('n', '')}", runner="v2", groups=2, title="t")
+    assert [t.name for t in fig.data] == ["tl_fused|", "tl_separate|3", "tl_empty|"]
+    assert ft.separate_launches("v1", 4) == 5

@@ -24,10 +24,12 @@ import pytest
 import torch
 
 import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
+import triton
+import triton.language as tl
 from kernels.fused_step import csr_config, fused_step_v1, fused_step_v2
 from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
 from kernels.page_indices import flashinfer_csr
-from kernels.slot_mapping import PAD_SLOT_ID, slot_mapping_flat
+from kernels.slot_mapping import PAD_SLOT_ID, request_of, search_steps, slot_mapping_flat
 from kvviz import reference
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
@@ -513,3 +515,44 @@ def test_fused_launch_replays_in_a_cuda_graph(v2):
         assert np.array_equal(ip.cpu().numpy(), want[1]), f"seed {seed}: indptr"
         assert np.array_equal(ix.cpu().numpy()[:int(want[1][-1])], want[2]), f"seed {seed}: indices"
         assert np.array_equal(lp.cpu().numpy(), want[3]), f"seed {seed}: last_page_len"
+
+
+# --- the shared search and the one-load prefix (issue 13) -----------------------------------------
+
+
+@triton.jit
+def _request_of_probe(qsl_ptr, t_ptr, out_ptr, n_t, num_reqs, steps, FANOUT: tl.constexpr, TILE: tl.constexpr):
+    i = tl.program_id(0) * TILE + tl.arange(0, TILE)
+    m = i < n_t
+    t = tl.load(t_ptr + i, mask=m, other=0)
+    tl.store(out_ptr + i, request_of(qsl_ptr, t, m, num_reqs, steps, FANOUT), mask=m)
+
+
+@pytest.mark.parametrize("fanout", [2, 4, 16])
+def test_request_of_is_the_last_start_at_or_before_each_token(fanout):
+    """``request_of`` against numpy's searchsorted (side="right" - 1) on sorted starts with repeats
+    (empty requests), 1 to 700 requests, every token of the step and the first tail token."""
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    for num_reqs in (1, 2, 3, 15, 16, 17, 255, 256, 257, int(rng.integers(300, 700))):
+        q = rng.integers(0, 4, num_reqs)
+        q[rng.integers(0, num_reqs)] += 1                  # at least one token
+        qsl = np.concatenate([[0], np.cumsum(q)]).astype(np.int32)
+        tok = np.arange(int(qsl[-1]) + 1, dtype=np.int64)
+        want = np.searchsorted(qsl[:num_reqs], tok, side="right") - 1
+        steps = search_steps(num_reqs, fanout)
+        assert fanout ** steps >= num_reqs and (steps == 0 or fanout ** (steps - 1) < num_reqs)
+        out = torch.full((tok.size,), -5, dtype=torch.int32, device=DEV)
+        _request_of_probe[(cdiv(tok.size, 64),)](t(qsl).to(DEV), t(tok).to(DEV), out, tok.size, num_reqs, steps,
+                                                 FANOUT=fanout, TILE=64)
+        got = out.cpu().numpy()
+        assert np.array_equal(got, want), f"seed {seed}: {num_reqs} requests, fanout {fanout}: {first_diffs(got, want)}"
+
+
+def test_v1_more_requests_than_one_prefix_load():
+    """Past 4096 padded requests the CSR prefix sum loops over wide loads: the tiles after the first
+    4096 requests must still start where the earlier ones end."""
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    st = make_step(rng, n_groups=1, num_reqs=4100, max_seq=20, pad_reqs=9, pad_tokens=3)
+    check_outputs(st, run_v1(st), ref_outputs(st, st.tables), seed)

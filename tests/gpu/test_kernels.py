@@ -283,15 +283,19 @@ def _bits(t):
 
 
 @pytest.mark.parametrize("layout", ["NHD", "HND"])
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "fp8-copy"])
-def test_kv_write_matches_reference(layout, dtype):
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "fp8-copy"])
+@pytest.mark.parametrize("launch", [{}, dict(tokens_per_program=1, num_warps=1),
+                                    dict(tokens_per_program=32, num_warps=8)],
+                         ids=["default", "1 token 1 warp", "32 tokens 8 warps"])
+def test_kv_write_matches_reference(layout, dtype, launch):
     seed = fresh_seed()
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
     step, nblocks = random_step(rng, dcp_world_size=2, dcp_rank=int(rng.integers(0, 2)), block_size=8,
                                 kernel_block_size=4)
     heads, dim = 2, 24  # 48 elements: not a power of two
-    cdt = {"float16": torch.float16, "bfloat16": torch.bfloat16, "fp8-copy": torch.float8_e4m3fn}[dtype]
+    cdt = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32,
+           "fp8-copy": torch.float8_e4m3fn}[dtype]
     shape = (2, nblocks, 4, heads, dim) if layout == "NHD" else (2, nblocks, heads, 4, dim)
     cache = _cache(shape, cdt, gen)
     before = cache.clone()
@@ -300,7 +304,7 @@ def test_kv_write_matches_reference(layout, dtype):
     v = (torch.randn((t_pad + 3, heads, dim), generator=gen) * 4).to(cdt)
     slots = torch.from_numpy(step.slot_mapping)
     assert (step.slot_mapping == PAD_SLOT_ID).any()
-    kv_write(k.to(DEV), v.to(DEV), cache, slots.to(DEV), layout=layout)
+    kv_write(k.to(DEV), v.to(DEV), cache, slots.to(DEV), layout=layout, **launch)
     want = kv_write_ref(before, k, v, slots, layout=layout)
     assert torch.equal(_bits(cache), _bits(want)), f"seed {seed}"
     written = (_bits(cache) != _bits(before)).sum().item()
@@ -554,7 +558,7 @@ def test_empty_launch_runs():
 
 
 def test_flat_slot_mapping_search_path(monkeypatch):
-    """Force the binary-search path of the flat kernel (its default for most batches)."""
+    """Force the search path (request_of, 16-ary) of the flat kernel (its default for most batches)."""
     import kernels.slot_mapping as sm
 
     monkeypatch.setattr(sm, "COUNT_MAX_REQS", 0)

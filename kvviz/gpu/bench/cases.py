@@ -18,8 +18,11 @@ SLOT_SHAPES = [(1, 1), (256, 1), (1024, 1), (64, 128), (1, 8192), (8, 8192), (16
                (1024, 128), (1, 131072)]
 SLOT_SHAPES_QUICK = [(1, 1), (256, 1), (16, 8192), (1, 131072)]
 CSR_SHAPES = [(256, 1000), (256, 64), (16, 8192)]
-KV_SHAPES = [(4096, "NHD", "float16"), (65536, "NHD", "float16"), (131072, "NHD", "float16"),
-             (65536, "HND", "float16"), (65536, "NHD", "bfloat16"), (65536, "NHD", "fp8")]
+# every cache dtype the kernel takes, both layouts, 64K and 128K tokens (the goal's sizes); "fp8" is
+# fp16 K/V scaled and cast in the kernel, "fp8-copy" K/V that are already fp8 (a byte copy)
+KV_DTYPES = ("float16", "bfloat16", "float32", "fp8", "fp8-copy")
+KV_SHAPES = [(4096, "NHD", "float16")] + [(n, layout, d) for d in KV_DTYPES for layout in ("NHD", "HND")
+                                          for n in (65536, 131072)]
 KV_SHAPES_QUICK = [(4096, "NHD", "float16"), (65536, "NHD", "float16")]
 DECODE_SHAPES = [(64, 2048), (8, 32768)]
 CPU_SCALE = 64  # the interpreter gets shapes this many times smaller
@@ -181,10 +184,11 @@ def _kv_inputs(tokens, layout, dtype, heads, dim, block, dev):
     import torch
 
     gen = torch.Generator().manual_seed(tokens)
-    cdt = cache_torch_dtype(dtype)
+    cdt = torch.float32 if dtype == "float32" else cache_torch_dtype(dtype.removesuffix("-copy"))
     nblocks = 2 * tokens // block + 1
     shape = (2, nblocks, block, heads, dim) if layout == "NHD" else (2, nblocks, heads, block, dim)
-    cache = torch.empty(shape, dtype=torch.uint8 if dtype == "fp8" else torch.int16, device=dev).random_()
+    bits = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[cdt.itemsize]
+    cache = torch.empty(shape, dtype=bits, device=dev).random_()
     cache = cache.view(cdt)
     wide = torch.float16 if dtype == "fp8" else cdt
     k = torch.randn((tokens, heads, dim), generator=gen).to(wide).to(dev)
@@ -195,20 +199,24 @@ def _kv_inputs(tokens, layout, dtype, heads, dim, block, dev):
     return cache, k, v, slots.to(dev)
 
 
-def _spot_check_kv(cache, k, slots, layout, dtype, name):
-    """Every written K row equals the input (NHD only; skipped for an fp8 cache in the
-    interpreter, whose e4m3 cast rounds differently from torch's)."""
+def _spot_check_kv(cache, k, v, slots, layout, dtype, name):
+    """Every written K and V row equals the input, NHD or HND (an fp8 cache fed fp16: the input
+    quantised as vLLM does; skipped in the interpreter, whose e4m3 cast rounds differently)."""
     import torch
     from kvviz.gpu.attention_ref import quantize_fp8
 
-    if layout != "NHD" or (kernels.interpreted() and dtype == "fp8"):
+    if kernels.interpreted() and dtype == "fp8":
         return
-    hd = k.shape[1] * k.shape[2]
-    bits = torch.uint8 if dtype == "fp8" else torch.int16
-    sel = slots.cpu() >= 0
-    want_k = quantize_fp8(k.cpu(), 1.0) if dtype == "fp8" else k.cpu()
-    got = cache[0].view(-1, hd)[slots.cpu()[sel].to(cache.device)].cpu().view(bits)
-    check(name, got.numpy(), want_k[sel].reshape(-1, hd).view(bits).numpy())
+    bits = {1: torch.uint8, 2: torch.int16, 4: torch.int32}[cache.element_size()]
+    sel = slots >= 0
+    s = slots[sel]
+    block_size = cache.shape[2] if layout == "NHD" else cache.shape[3]
+    blk, off = s // block_size, s % block_size
+    for plane, x in ((0, k), (1, v)):
+        want = quantize_fp8(x.cpu(), 1.0) if dtype == "fp8" else x.cpu()
+        got = cache[plane][blk, off] if layout == "NHD" else cache[plane][blk, :, off]   # [n, H, D]
+        check(f"{name} {'KV'[plane]}", got.cpu().view(bits).numpy(),
+              want[:slots.numel()][sel.cpu()].contiguous().view(bits).numpy())
 
 
 def bench_kv_write(shapes, floors, progress, heads=8, dim=128, block=16):
@@ -219,7 +227,7 @@ def bench_kv_write(shapes, floors, progress, heads=8, dim=128, block=16):
     for tokens, layout, dtype in shapes:
         cache, k, v, slots = _kv_inputs(tokens, layout, dtype, heads, dim, block, dev)
         kv_write(k, v, cache, slots, layout=layout)
-        _spot_check_kv(cache, k, slots, layout, dtype, f"kv_write {tokens} {layout} {dtype}")
+        _spot_check_kv(cache, k, v, slots, layout, dtype, f"kv_write {tokens} {layout} {dtype}")
         nbytes = tokens * heads * dim * 2 * (k.element_size() + cache.element_size()) + tokens * 8
         us = time_us(lambda: kv_write(k, v, cache, slots, layout=layout))
         r = row("kv_write", f"{layout} {dtype}", f"{tokens} tok x {heads}h x {dim}", us, nbytes, floors)

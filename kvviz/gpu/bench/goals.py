@@ -116,6 +116,60 @@ def _kv_goals(rows: list[dict], floors: dict) -> list[dict]:
                        f"{worst['shape']}) of {floors['copy_gbps']} GB/s"}]
 
 
+GOAL_FUSED_DEV_X_EMPTY = 1.5      # 1 group, host hidden, cold L2
+GOAL_FUSED_GRAPH_US = 2.0         # 1 group, device µs per step in a CUDA graph
+GOAL_FUSED_G4_OVER_G1 = 1.3       # 4 groups against 1, in a CUDA graph
+GOAL_FUSED_VS_SEPARATE = 0.5      # fused against the separate launches it replaces, in a CUDA graph
+
+
+def _fused_goals(rows: list[dict]) -> list[dict]:
+    """Issue 13's goals for the one-launch step metadata (kernel "fused_step", shape "RxT Gg"),
+    each over every shape of the run; the figure names the worst case."""
+    fused = {(r["variant"], r["shape"]): r for r in rows if r["kernel"] == "fused_step"}
+    mine = [r for (v, _), r in fused.items() if v.endswith("fused")]
+    if not mine:
+        return []
+    goals = []
+    one = [r for r in mine if r["shape"].endswith(" G1")]
+    dev = [r for r in one if r.get("dev_x_empty") is not None]
+    if dev:
+        worst = max(dev, key=lambda r: r["dev_x_empty"])
+        n = sum(r["dev_x_empty"] <= GOAL_FUSED_DEV_X_EMPTY for r in dev)
+        goals.append({"goal": f"fused step, 1 group: <= {GOAL_FUSED_DEV_X_EMPTY}x an empty launch, host hidden, "
+                              "cold L2", "met": n == len(dev),
+                      "figure": f"{n} of {len(dev)}; worst {worst['variant']} {worst['shape']} {worst['dev_us']} us "
+                                f"= {worst['dev_x_empty']}x"})
+    graph = [r for r in one if r.get("graph_us") is not None]
+    if graph:
+        worst = max(graph, key=lambda r: r["graph_us"])
+        n = sum(r["graph_us"] <= GOAL_FUSED_GRAPH_US for r in graph)
+        goals.append({"goal": f"fused step, 1 group: <= {GOAL_FUSED_GRAPH_US} us per step in a CUDA graph",
+                      "met": n == len(graph),
+                      "figure": f"{n} of {len(graph)}; worst {worst['variant']} {worst['shape']} "
+                                f"{worst['graph_us']} us"})
+    ratios = []
+    for (v, shape), r in fused.items():
+        g1 = fused.get((v, shape.rsplit(" ", 1)[0] + " G1"))
+        if v.endswith("fused") and shape.endswith(" G4") and g1 and r.get("graph_us") and g1.get("graph_us"):
+            ratios.append((r["graph_us"] / g1["graph_us"], f"{v} {shape}"))
+    if ratios:
+        worst = max(ratios)
+        n = sum(x <= GOAL_FUSED_G4_OVER_G1 for x, _ in ratios)
+        goals.append({"goal": f"fused step: 4 groups <= {GOAL_FUSED_G4_OVER_G1}x 1 group, in a CUDA graph",
+                      "met": n == len(ratios), "figure": f"{n} of {len(ratios)}; worst {worst[1]} {worst[0]:.2f}x"})
+    ratios = []
+    for (v, shape), r in fused.items():
+        sep = fused.get((v.replace("fused", "separate"), shape))
+        if v.endswith("fused") and sep and r.get("graph_us") and sep.get("graph_us"):
+            ratios.append((r["graph_us"] / sep["graph_us"], f"{v} {shape}"))
+    if ratios:
+        worst = max(ratios)
+        n = sum(x <= GOAL_FUSED_VS_SEPARATE for x, _ in ratios)
+        goals.append({"goal": f"fused step <= {GOAL_FUSED_VS_SEPARATE}x the separate launches, in a CUDA graph",
+                      "met": n == len(ratios), "figure": f"{n} of {len(ratios)}; worst {worst[1]} {worst[0]:.2f}x"})
+    return goals
+
+
 def evaluate_goals(rows: list[dict], floors: dict) -> list[dict]:
     """The issue's speed goals, met or not, with the figures that decide."""
-    return _slot_goals(rows, floors) + _csr_goals(rows) + _kv_goals(rows, floors)
+    return _slot_goals(rows, floors) + _csr_goals(rows) + _kv_goals(rows, floors) + _fused_goals(rows)
