@@ -140,6 +140,9 @@ def _rank_entry(rank: int, cfg: plan.DcpConfig, norm: dict, port: int, conn, par
     _quiet()
     _die_with_parent(parent_pid)
     _prepare_env(cfg)
+    from kvviz.dist import rank as rank_mod
+
+    rank_mod.progress = lambda stage: conn.send(("stage", stage))
     try:
         report = _in_group(cfg, norm, rank, rank, f"tcp://127.0.0.1:{port}")
         if rank == 0:
@@ -201,7 +204,11 @@ def take_down(procs) -> None:
             p.join(GRACE_S)
 
 
-def _supervise(procs, conns, timeout_s: float) -> dict:
+class Stopped(RankFailed):
+    """The run was stopped from outside (``abort``); every rank has been taken down."""
+
+
+def _supervise(procs, conns, timeout_s: float, on_stage=None, abort=None) -> dict:
     from multiprocessing.connection import wait
 
     deadline = time.monotonic() + timeout_s
@@ -210,8 +217,11 @@ def _supervise(procs, conns, timeout_s: float) -> dict:
         left = deadline - time.monotonic()
         if left <= 0:
             raise RankFailed(f"the ranks did not finish within --timeout {timeout_s:g} s; all were stopped")
+        if abort is not None and abort.is_set():
+            raise Stopped(f"the run was stopped; all {len(procs)} ranks were stopped")
         by_sentinel = {procs[r].sentinel: r for r in live}
-        for obj in wait(list(by_sentinel) + [conns[r] for r in reading & live], timeout=min(left, 1.0)):
+        for obj in wait(list(by_sentinel) + [conns[r] for r in reading & live],
+                        timeout=min(left, 1.0 if abort is None else 0.25)):
             r = by_sentinel.get(obj, next((i for i in live if conns[i] is obj), None))
             if r is None or r not in live:
                 continue
@@ -220,6 +230,10 @@ def _supervise(procs, conns, timeout_s: float) -> dict:
                 reading.discard(r)
             errors = [m[1] for m in msgs if m[0] == "error"]
             report = next((m[1] for m in msgs if m[0] == "report"), report)
+            if on_stage is not None:
+                for m in msgs:
+                    if m[0] == "stage":
+                        on_stage(r, m[1])
             if errors:
                 raise RankFailed(f"rank {r} failed ({errors[0]}); all {len(procs)} ranks were stopped")
             if obj in by_sentinel:
@@ -232,9 +246,12 @@ def _supervise(procs, conns, timeout_s: float) -> dict:
     return report
 
 
-def spawn(cfg: plan.DcpConfig, norm: dict) -> dict:
+def spawn(cfg: plan.DcpConfig, norm: dict, *, on_stage=None, abort=None, on_start=None) -> dict:
     """Start ``cfg.world`` ranks and wait for rank 0's report; RankFailed (every rank stopped) if
-    any rank fails, dies, or the group outlives ``cfg.timeout_s``."""
+    any rank fails, dies, or the group outlives ``cfg.timeout_s``. ``on_stage(rank, stage)`` is
+    called (in this thread) as each rank enters a stage of ``rank.STAGES``; ``abort`` (a
+    ``threading.Event``) set from another thread stops the run (``Stopped``); ``on_start(pids)``
+    gets the ranks' process ids once they are all started."""
     import torch.multiprocessing as mp
 
     ctx = mp.get_context("spawn")
@@ -249,7 +266,9 @@ def spawn(cfg: plan.DcpConfig, norm: dict) -> dict:
             send.close()
             procs.append(p)
             conns.append(recv)
-        return _supervise(procs, conns, cfg.timeout_s)
+        if on_start is not None:
+            on_start([p.pid for p in procs])
+        return _supervise(procs, conns, cfg.timeout_s, on_stage, abort)
     finally:
         take_down(procs)
         for c in conns:

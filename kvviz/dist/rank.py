@@ -32,6 +32,19 @@ STATS = ("tokens_held", "bytes_written", "slot_mapping_us", "kv_write_us", "part
          "slot_mapping_exact", "slots_distinct", "tokens_held_match")
 FLAGS = ("slot_mapping_exact", "slots_distinct", "tokens_held_match")
 FAULT_ENV = "KVVIZ_DCP_FAULT"   # test hook, "kill:RANK:STAGE": that rank SIGKILLs itself at STAGE
+STAGES = ("tables", "kv_write", "partial_attention", "merge", "check")   # what ``progress`` reports, in order
+MAX_DETAIL_REQS = 64            # the report lists per-request LSEs up to this many requests
+# set by the launcher in a spawned rank: called with each stage as the rank enters it (the parent
+# shows it as progress); None (torchrun, or a plain call) reports nothing
+progress = None
+
+
+def _progress(stage: str) -> None:
+    if progress is not None:
+        try:
+            progress(stage)
+        except (OSError, ValueError):   # the parent has gone: the rank dies with it anyway
+            pass
 
 
 def fault_point(rank: int, stage: str) -> None:
@@ -222,7 +235,20 @@ def _merge(cfg, rank, out, lse, device):
 
     fault_point(rank, "all_reduce")
     ar_us = _timed(all_reduce, cfg.repeat, device)
-    return merged, lse_total, {"all_gather_lse_us": ag_us, "all_reduce_out_us": ar_us}
+    return merged, lse_total, factors, torch.stack(parts), {"all_gather_lse_us": ag_us, "all_reduce_out_us": ar_us}
+
+
+def _lse_detail(tables: plan.RankTables, lse_all, lse_total, factors) -> dict | None:
+    """Query head 0 of each request: every rank's LSE, its weight ``exp(lse_r - lse)`` in the merge,
+    and the merged LSE (JSON-safe: -inf as a string); None past MAX_DETAIL_REQS requests."""
+    from kvviz.dist.report import _num
+
+    n = tables.step.num_reqs
+    if n > MAX_DETAIL_REQS:
+        return None
+    rows = lambda t: [[_num(float(x)) for x in r] for r in t[:, :n, 0].cpu().tolist()]  # noqa: E731
+    return {"head": 0, "rank_lse": rows(lse_all), "rank_weight": rows(factors),
+            "merged_lse": [_num(float(x)) for x in lse_total[:n, 0].cpu().tolist()]}
 
 
 def run_rank(cfg: plan.DcpConfig, norm: dict, rank: int, device) -> dict | None:
@@ -231,14 +257,19 @@ def run_rank(cfg: plan.DcpConfig, norm: dict, rank: int, device) -> dict | None:
     import torch.distributed as dist
 
     fault_point(rank, "start")
+    _progress("tables")
     tables = plan.rank_tables(norm, rank)
     gen = torch.Generator(device=device).manual_seed(cfg.seed * 1009 + rank + 1)
     shared = _Shared(cfg, tables, device)
+    _progress("kv_write")
     cache, owned, stats = _write_cache(cfg, tables, shared, device, gen)
+    _progress("partial_attention")
     out, lse, more = _partial(cfg, tables, shared, cache, owned, device, gen)
     stats.update(more)
-    merged, merged_lse, more = _merge(cfg, rank, out, lse, device)
+    _progress("merge")
+    merged, merged_lse, factors, lse_all, more = _merge(cfg, rank, out, lse, device)
     stats.update(more)
+    _progress("check")
     counts = torch.zeros(tables.total_positions, dtype=torch.int32, device=device)
     counts[owned] = 1
     dist.all_reduce(counts, op=dist.ReduceOp.SUM)
@@ -254,4 +285,5 @@ def run_rank(cfg: plan.DcpConfig, norm: dict, rank: int, device) -> dict | None:
                   "positions_stored_once": bool((counts == 1).all()),
                   "positions_not_stored": int((counts == 0).sum()), "positions_stored_twice": int((counts > 1).sum())}
     per_rank = [dict(zip(STATS, t.cpu().tolist())) for t in every]
+    merged_err["lse_detail"] = _lse_detail(tables, lse_all, merged_lse, factors)
     return build_report(cfg, tables, per_rank, merged_err)

@@ -62,4 +62,5 @@ def build_report(cfg: plan.DcpConfig, tables: plan.RankTables, per_rank: list[di
         "positions_not_stored": merged["positions_not_stored"], "positions_stored_twice": merged["positions_stored_twice"],
         "collective_bytes": {"all_gather_lse": lse_bytes * len(per_rank), "all_reduce_out": out_bytes},
         "ranks": rows,
+        "lse_head0": merged.get("lse_detail"),
     }
