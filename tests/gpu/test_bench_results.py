@@ -124,6 +124,7 @@ def test_fused_step_goals_name_the_worst_case():
 
 
 def test_step_timeline_frame_takes_each_timing_against_its_own_floor():
+    pytest.importorskip("plotly")          # a view module: the GPU machine has no plotly
     from kvviz.views import fused_timeline as ft
 
     rows = [_fused_row("v2 fused", "4x1 G2", 30.0, 3.0, 8.0), _fused_row("v2 separate", "4x1 G2", 60.0, 9.0, 16.0),
