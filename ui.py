@@ -53,6 +53,7 @@ def ensure_app_shell() -> None:
 # --- heavy parsing off the server's threads ----------------------------------------------------------
 
 OFF_THREAD_BYTES = 1 << 20     # an upload or paste this big is parsed in the worker process
+WORKER_NICE = 10               # the worker runs at a lower CPU priority than the server
 
 
 @st.cache_resource
@@ -62,7 +63,9 @@ def _parse_pool():
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+    # niced: the parse takes the CPU the server's threads leave idle, not theirs
+    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=os.nice, initargs=(WORKER_NICE,))
 
 
 def read_upload(data: bytes, name: str):
@@ -243,6 +246,37 @@ def replay(source: str, vllm: str | None = None, runner: str | None = None):
     return sc, stepper.replay(sc)
 
 
+STEP_FIGURES_MAX = 512     # Step through's figure sets kept for every session (~25 KB each)
+
+
+def _build_step_figures(part: str, scenario, records, idx: int, lang: str, option) -> dict:
+    from kvviz.views import scenarios as stepper
+
+    if part == "tables":
+        return stepper.step_table_figures(scenario, records, idx, lang, after=bool(option))
+    return stepper.step_pool_figures(records, idx, lang, when=option)
+
+
+@st.cache_resource(max_entries=STEP_FIGURES_MAX, show_spinner=False)
+def _shared_step_figures(part: str, name: str, vllm: str | None, runner: str | None, idx: int, lang: str,
+                         option, _scenario, _records) -> dict:
+    return _build_step_figures(part, _scenario, _records, idx, lang, option)
+
+
+def step_figures(part: str, source: str, vllm: str | None, runner: str | None, idx: int, lang: str, option,
+                 scenario, records) -> dict:
+    """Step through's figures of step ``idx`` of (``scenario``, ``records``), the replay of ``source``
+    under ``vllm`` / ``runner``: ``part`` "tables" (``option``: after the commit / gather) or "pool"
+    (``option``: a POOL_WHEN moment). A built-in scenario's are built once for every session (a class
+    on one scenario pays each step once) and the same objects go to every caller: read only. A pasted
+    scenario's are built for the caller (their size grows with the scenario: not kept)."""
+    from kvviz.views import scenarios as stepper
+
+    if source in stepper.NAMES:
+        return _shared_step_figures(part, source, vllm, runner, idx, lang, option, scenario, records)
+    return _build_step_figures(part, scenario, records, idx, lang, option)
+
+
 # --- the vLLM version and model runner of a table page ------------------------------------------
 
 def version_runner(prefix: str, cols=None):
@@ -283,3 +317,38 @@ def runner_note(choice, ran: str, *, v1_only: bool = False) -> None:
     if "v2" not in runner_choices(choice.version):
         st.caption(tr("no_v2", version=choice.version))
     st.caption(tr("running", version=choice.version, runner=ran.upper()))
+
+
+# --- work done ahead, off the script thread ------------------------------------------------------------
+
+PREFETCH_PENDING_MAX = 4     # queued calls at most (every session shares the one thread)
+_prefetch_lock = threading.Lock()
+_prefetch_pending = [0]
+
+
+@st.cache_resource
+def _ahead_pool():
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="kvviz-ahead")
+
+
+def prefetch(fn, *args) -> None:
+    """Call the cached function ``fn(*args)`` in one background thread shared by every session (the
+    next step of a walk: its Forward click then finds it built). Skipped while
+    ``PREFETCH_PENDING_MAX`` calls wait; an error is left for the real call to show."""
+    with _prefetch_lock:
+        if _prefetch_pending[0] >= PREFETCH_PENDING_MAX:
+            return
+        _prefetch_pending[0] += 1
+
+    def run():
+        try:
+            fn(*args)
+        except Exception:  # noqa: BLE001 - the page's own call raises it where it can be shown
+            pass
+        finally:
+            with _prefetch_lock:
+                _prefetch_pending[0] -= 1
+
+    _ahead_pool().submit(run)

@@ -22,12 +22,13 @@ st.info(tr("rules"), icon=":material/rule:")
 sources = (["batch"] if "batch.explored" in S else []) + ex.PRESETS[:-1]
 if S["csr.src"] not in sources:
     S["csr.src"] = sources[0]
-vr = st.columns([1.3, 1.7, 5])
+vr = st.columns([2, 2, 4])   # wide enough for the longest version / runner label at 1280 px
 choice = ui.version_runner("csr", (vr[0], vr[1]))
 v2 = choice.runner == "v2"
 with vr[2]:
     ui.runner_note(choice, choice.runner)
-c = st.columns([3, 2, 2, 2])
+# the source on a line of its own: a preset's name is long ("Mixto: prellenados, decodificaciones, ...")
+c = [st.container()] + st.columns(3)
 c[0].selectbox(tr("source"), sources, key="csr.src",
                format_func=lambda s: tr("from_batch") if s == "batch" else btr("p_" + s))
 c[1].number_input(tr("empty_rows"), 0, 8, key="csr.empty")
@@ -68,7 +69,13 @@ with right:
     ui.plot(fig_c, "csr.csrfig", "csr")
 per_req = csr_vm.requests_frame(local_seq, indptr, lpl, kbs)
 st.subheader(tr("per_req"))
-st.dataframe(per_req, hide_index=True, height=min(360, 38 + 35 * n))
+# the table in the page's language: words translated, identifiers (seq_len, indptr...) kept
+shown = per_req.assign(rule=per_req["rule"].map(lambda r: tr("rule_" + r.replace(" ", "_"))))
+st.dataframe(shown, hide_index=True, height=min(360, 38 + 35 * n),
+             column_config={"request": st.column_config.NumberColumn(tr("col_request"), format="%d"),
+                            "seq_len (this rank)": st.column_config.NumberColumn(tr("col_seq_len"), format="%d"),
+                            "pages": st.column_config.NumberColumn(tr("col_pages"), format="%d"),
+                            "rule": st.column_config.TextColumn(tr("col_rule"))})
 
 st.subheader(tr("check"))
 from kvviz.gpu import harness as backend  # noqa: E402
@@ -98,4 +105,4 @@ with d[1]:
     ui.download_json(lambda: {"paged_kv_indptr": indptr.tolist(), "paged_kv_indices": indices.tolist(),
                               "paged_kv_last_page_len": lpl.tolist(), "page_size": kbs}, "csr", "csr.dl_json", "CSR JSON")
 with d[2]:
-    ui.download_fig(fig_c, "csr", "csr.dl_fig", "figure HTML")
+    ui.download_fig(fig_c, "csr", "csr.dl_fig", tr("dl_fig"))

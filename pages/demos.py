@@ -78,14 +78,8 @@ def _on_lang():
 
 ui.restore({"demos_step": 0, "demos_presenter": False})
 presenter = st.session_state.get("demos_presenter", False)
-if presenter:
-    st.markdown("""<style>
-    [data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li {font-size: 1.75rem; line-height: 1.5;}
-    [data-testid="stMain"] h1 {font-size: 3.2rem;}
-    [data-testid="stMain"] h2, [data-testid="stMain"] h3 {font-size: 2.3rem;}
-    [data-testid="stMain"] .stButton button p {font-size: 1.35rem;}
-    [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] {display: none;}
-    </style>""", unsafe_allow_html=True)
+if presenter:   # one projector screen, no scrolling: the figure takes what the text leaves
+    st.markdown(demo_view.PRESENTER_CSS, unsafe_allow_html=True)
 
 if not presenter:
     st.title(tr("ui.title"))
@@ -93,57 +87,75 @@ if not presenter:
 if st.session_state.get("demos_bad_link"):
     st.warning(tr("ui.bad_link", what=ui.plain(st.session_state["demos_bad_link"])), icon=":material/link_off:")
 
-top = st.columns([3, 2, 2, 2] if presenter else [3, 2, 2])
+# In presenter mode every control is on one row, labels folded into the widgets' tooltips.
+fold = "collapsed" if presenter else "visible"
+top = st.columns([5, 4, 1, 1, 1, 1, 3, 3], vertical_alignment="center") if presenter else st.columns([3, 2, 2])
 if presenter:  # the sidebar (and its language selector) is hidden in presenter mode: a compact one here
     st.session_state["demos_lang"] = lang
-    top[3].selectbox(f":material/translate: {tr('ui.language')}", list(LANGS), format_func=LANGS.get,
-                     key="demos_lang", on_change=_on_lang)
+    top[7].selectbox(f":material/translate: {tr('ui.language')}", list(LANGS), format_func=LANGS.get,
+                     key="demos_lang", on_change=_on_lang, label_visibility=fold)
 # The chosen demo lives in the plain key "demos_demo"; the selectbox mirrors it under a key per
 # language: a keyed widget keeps its identity when only its option labels change, and the browser
 # would go on showing the title in the language it was first drawn in.
 demo_widget = f"demos_demo.{lang}"
 st.session_state[demo_widget] = st.session_state["demos_demo"]
 top[0].selectbox(tr("ui.demo"), KEYS, format_func=lambda k: tr(f"{k}.title"), key=demo_widget,
-                 on_change=_on_demo, args=(demo_widget,))
+                 on_change=_on_demo, args=(demo_widget,), label_visibility=fold)
 key = st.session_state["demos_demo"]
 n = demos.num_steps(key)
 st.session_state["demos_step"] = demos.clamp_step(key, st.session_state.get("demos_step", 0))
-top[1].slider(tr("ui.step"), 0, n - 1, key="demos_step")
-top[2].toggle(tr("ui.presenter"), key="demos_presenter", help=tr("ui.presenter_help"))
+top[1].slider(tr("ui.step"), 0, n - 1, key="demos_step", label_visibility=fold)
+top[6 if presenter else 2].toggle(tr("ui.presenter"), key="demos_presenter", help=tr("ui.presenter_help"))
 ui.keep("demos_step", "demos_presenter")
 step = st.session_state["demos_step"]
 
-nav = st.columns(4)
-nav[0].button(tr("ui.first"), icon=":material/first_page:", on_click=_go, args=("first",), disabled=step == 0, key="demos_first",
-              width="stretch")
-nav[1].button(tr("ui.prev"), on_click=_go, args=("prev",), disabled=step == 0, key="demos_prev",
-              width="stretch")
-nav[2].button(tr("ui.next"), on_click=_go, args=("next",), disabled=step == n - 1, key="demos_next",
-              width="stretch")
-nav[3].button(tr("ui.last"), icon=":material/last_page:", on_click=_go, args=("last",), disabled=step == n - 1, key="demos_last",
-              width="stretch")
+nav = top[2:6] if presenter else st.columns(4)
+# presenter mode: arrows only (the words are the buttons' tooltips), so the row fits 1280 px
+if presenter:
+    labels = {"first": "«", "prev": "‹", "next": "›", "last": "»"}
+    icons = {}
+else:
+    labels = {b: tr(f"ui.{b}") for b in ("first", "prev", "next", "last")}
+    icons = {"first": ":material/first_page:", "last": ":material/last_page:"}
+for col, (b, to, off) in zip(nav, [("first", "first", step == 0), ("prev", "prev", step == 0),
+                                   ("next", "next", step == n - 1), ("last", "last", step == n - 1)]):
+    col.button(labels[b], icon=icons.get(b), on_click=_go, args=(to,), disabled=off, key=f"demos_{b}",
+               width="stretch", help=tr(f"ui.{b}") if presenter else None)
 
 # keep the URL in step with what is shown: it is the link to this step
 link = share.encode_demo(key, step, lang, presenter)
 st.query_params.from_dict(link)
 
 st.header(f"{tr(key + '.title')} — {tr('ui.step_of', k=step, n=n)}")
-st.caption(f":material/memory: {tr('ui.shows', what=runner_caption(key, lang))}")
+if not presenter:
+    st.caption(f":material/memory: {tr('ui.shows', what=runner_caption(key, lang))}")
 if step == 0:   # the intro once, on the first step (presenter mode too: the figure stays above the fold)
     st.markdown(f"*{tr(key + '.intro')}*")
 if presenter:
-    st.markdown(tr(f"{key}.step{step}"))
+    st.markdown(tr(f"{key}.step{step}") + (f"  \n*{tr('ui.end')}*" if step == n - 1 else ""))
 else:
     st.info(tr(f"{key}.step{step}"), icon=":material/visibility:")
-st.caption(padded_line(key, step, lang) + ("  \n" + tr("ui.end") if step == n - 1 else ""))
+    st.caption(padded_line(key, step, lang) + ("  \n" + tr("ui.end") if step == n - 1 else ""))
 
 screens = screens_for(key, step, lang)
+if step + 1 < n:   # the next step is built while this one is read: Forward finds it ready
+    ui.prefetch(screens_for, key, step + 1, lang)
 
 
 def _show(screen, big: bool):
     """A screen's charts as ``bands`` places them: in a comparison, one column per run (the first
-    run, vLLM or DCP rank 0, on the left), its charts stacked top to bottom."""
-    st.subheader(screen.title)
+    run, vLLM or DCP rank 0, on the left), its charts stacked top to bottom. ``big`` (presenter
+    mode, one chart): the chart fills the height the text above it leaves on the screen."""
+    # a screen of one chart whose own title says the same: the title is said once (the chart's)
+    if not (len(screen.charts) == 1 and screen.charts[0][1].layout.title.text == screen.title):
+        st.subheader(screen.title)
+    if big:
+        with st.container(key="demos_presenter_fig", height="stretch"):
+            for k, (_, fig) in enumerate(screen.charts):
+                name = screen.key.replace(":", "_").replace("#", "_")
+                ui.plot(presenter_style(go.Figure(fig)), key=f"demos_{screen.key}_{k}",   # a copy: shared figure
+                        name=f"{key}_step{step}_{name}_{k}", height="stretch")
+        return
     k = 0
     for band in bands(screen):
         cols = st.columns(len(band))
@@ -162,7 +174,7 @@ if presenter:  # one figure per screen; the figure buttons step through them
     count = len(screens)
     cur = st.session_state.get("demos_fig", 0) % max(count, 1)
     st.session_state["demos_fig"] = cur
-    fnav = st.columns([1, 2, 1])
+    fnav = st.columns([1, 2, 1], vertical_alignment="center")
     fnav[0].button(tr("ui.fig_prev"), on_click=_fig, args=(-1, count), key="demos_fig_prev",
                    width="stretch", disabled=count < 2)
     fnav[1].markdown(f"**{tr('ui.figure')} {cur + 1} / {count}**")
@@ -189,6 +201,14 @@ else:
                 st.markdown(f"**{label}**")
             st.markdown("\n".join(f"- {e}" for e in events))
 
+if key == "dcp" and not presenter:   # the demo's step on real ranks (torch.distributed)
+    import ui_dcp
+    from kvviz.views.dcp_ranks import demo_batch
+
+    ui_dcp.run_on_ranks("demos", lambda k=key, i=step: demo_batch(k, i), default_world=2)
+
+if presenter:   # nothing below the figure: the address bar holds this step's link
+    st.stop()
 st.markdown(f":material/link: [{tr('ui.link')}]({share.query_string(link)})")
 with st.expander(tr("ui.all_links")):
     st.markdown("\n".join(

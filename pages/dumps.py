@@ -1,5 +1,7 @@
 """Debug dumps: one or two dumps (an injected bug, two simulator steps, examples, your own files),
 what the checker finds (the first wrong row first), the tables side by side, where they differ."""
+import time
+
 import streamlit as st
 
 import ui
@@ -26,12 +28,29 @@ def keep():
     ui.keep(*[f"dumps.{k}" for k in WIDGETS])
 
 
+def wait_turn(side: str) -> None:
+    """A big input waits for this tab's turn (``view.big_input_wait``), the page saying so; each
+    update of the note lets a newer paste or click supersede the waiting one."""
+    note = None
+    while (left := view.big_input_wait(S.get("dumps.big_read"), time.monotonic())) > 0:
+        note = note or st.empty()
+        note.caption(tr("big_wait", side=side, s=f"{left:.1f}"))
+        time.sleep(min(0.25, left))
+    if note is not None:
+        note.empty()
+
+
 def load_side(side: str, data: bytes, name: str) -> None:
     """Parse an upload or paste once per content; a bad one leaves the dump loaded before."""
     s = side.lower()
     digest = view.content_digest(data)
     if S.get(f"dumps.digest_{s}") != digest:
+        big = len(data) >= ui.OFF_THREAD_BYTES
+        if big:
+            wait_turn(side)
         dump, error = ui.read_upload(data, name)     # a big one in the shared worker process
+        if big:   # kept across sources (not in UPLOAD_STATE): leaving the page does not skip the wait
+            S["dumps.big_read"] = (time.monotonic(), len(data))
         if error is None:
             S[f"dumps.up_dump_{s}"], S[f"dumps.up_name_{s}"] = dump, name
             S.pop(f"dumps.err_{s}", None)

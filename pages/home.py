@@ -18,8 +18,10 @@ with right:
     st.subheader(tr("backend_title"))
     label = ui.backend_label()
     with st.container(border=True):
-        st.metric(tr("device"), ui.device_text(label))
-        st.markdown(f"Triton **{label['triton']}** · torch **{label['torch']}** · mode **{label['mode']}**")
+        # a sentence, not st.metric: a device name is text, and a metric would cut it short
+        where = tr("device_cpu") if label.get("mode") == "interpreter" else tr("device_gpu", device=label["device"])
+        st.markdown(f"{tr('device')}: **{where}**")
+        st.markdown(tr("versions", triton=label["triton"], torch=label["torch"], mode=label["mode"]))
         st.caption(tr("backend_interp") if label["mode"] == "interpreter" else tr("backend_gpu"))
 
 st.subheader(tr("pages_title"))

@@ -16,7 +16,7 @@ ui.restore_scenario_link("pre", stepper.NAMES[::-1], "prefixes", 2)
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
-c = st.columns([2, 1.3, 1.7, 4])
+c = st.columns([1.6, 2, 2, 3])   # wide enough for the longest version / runner label
 c[0].selectbox(st_tr("scenario"), stepper.NAMES[::-1], key="pre.sc")
 choice = ui.version_runner("pre", (c[1], c[2]))
 scenario, records = ui.replay(S["pre.sc"], S["pre.vllm"], S["pre.runner"])
@@ -26,7 +26,10 @@ ui.keep("pre.sc", "pre.idx")
 rec = records[S["pre.idx"]]
 v2 = stepper.is_v2(rec)
 ui.runner_note(choice, rec.runner, v1_only=stepper.is_v1_only(scenario))
-st.caption(ui.plain(scenario.description))
+if scenario.description == stepper.SCENARIOS.get(S["pre.sc"], {}).get("description"):   # built in: translated
+    st.caption(ui.texts("scenarios")("desc." + S["pre.sc"]))
+else:   # a user's scenario: its own text, as text
+    st.caption(ui.plain(scenario.description))
 
 left, right = st.columns([3, 2], gap="large")
 with left:
@@ -56,15 +59,30 @@ with right:
     for _, e in stepper.events_frame(rec.events, ui.lang()).iterrows():
         if e["kind"] in stepper.PREFIX_EVENTS:
             st.markdown(f"- `{e['kind']}` {ui.plain(e['what happened'])}")
-    ui.download_fig(fig, "sharing", "pre.dl_fig", "figure HTML")
+    ui.download_fig(fig, "sharing", "pre.dl_fig", tr("dl_fig"))
 # the two tables full width: every cached block (where it came from, who holds it), every event
 st.subheader(tr("chain"))
 st.caption(tr("chain_help", when=st_tr("when_" + when)))
 chain = stepper.hash_chain_frame(scenario, records, int(S["pre.idx"]), when)
-st.dataframe(chain, hide_index=True)
-ui.download_csv(chain, "hash_chain", "pre.dl_chain", "chain CSV")
+# widths that fit the main column at 1280 px in every language; no value shows as "—", not None
+CHAIN_WIDTHS = {"physical block": 85, "hash": 80, "parent hash": 95, "tokens": 150, "request": 75, "block": 60,
+                "cached at step": 80, "held by": 70, "ref count": 50, "in prefix cache": 60}
+
+
+def _col(name: str, width: int):
+    helps = {k for k in ("physical block", "parent hash", "block", "cached at step", "held by", "ref count",
+                         "in prefix cache")}
+    return st.column_config.Column(tr(f"col.{name}"), width=width, help=tr(f"help.{name}") if name in helps else None)
+
+
+st.dataframe(chain.astype(object).where(chain.notna(), "—"), hide_index=True,
+             column_config={c: _col(c, w) for c, w in CHAIN_WIDTHS.items() if c in chain.columns})
+ui.download_csv(chain, "hash_chain", "pre.dl_chain", tr("dl_chain"))
 st.subheader(tr("log"))
 log = stepper.prefix_events(records, ui.lang())
-st.dataframe(log, hide_index=True, height=300)
-ui.download_csv(log, "prefix_events", "pre.dl_log", "events CSV")
+st.dataframe(log, hide_index=True, height=300,
+             column_config={"step": st.column_config.NumberColumn(tr("col.step"), width=60, format="%d"),
+                            "kind": st.column_config.TextColumn(tr("col.kind"), width=90),
+                            "what happened": st.column_config.TextColumn(tr("col.what happened"), width=640)})
+ui.download_csv(log, "prefix_events", "pre.dl_log", tr("dl_log"))
 st.query_params.from_dict({**share.encode_scenario(S["pre.sc"], S["pre.idx"], S["pre.vllm"], S["pre.runner"]), "lang": ui.lang()})

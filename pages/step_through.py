@@ -5,7 +5,6 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
-from kvviz.views import figures
 from kvviz.views import links as share
 from kvviz.views import scenarios as stepper
 from kvviz.errors import BadInput
@@ -72,102 +71,103 @@ v2 = stepper.is_v2(records)
 ui.runner_note(choice, records[0].runner, v1_only=stepper.is_v1_only(scenario))
 if v2:
     intro.markdown(tr("intro_v2"))
-st.caption(ui.plain(scenario.description))
+if scenario.description == stepper.SCENARIOS.get(S["step.sc"], {}).get("description"):   # built in: translated
+    st.caption(ui.texts("scenarios")("desc." + S["step.sc"]))
+else:   # a user's scenario: its own text, as text
+    st.caption(ui.plain(scenario.description))
 
 S["step.n"] = len(records)
-S["step.idx"] = max(0, min(int(S["step.idx"]), len(records) - 1))
-nav = st.columns([1, 1, 6])
-nav[0].button(tr("back"), icon=":material/skip_previous:", on_click=move, args=(-1,), key="step.back",
-              disabled=S["step.idx"] == 0, use_container_width=True)
-nav[1].button(tr("next"), icon=":material/skip_next:", on_click=move, args=(1,), key="step.next",
-              disabled=S["step.idx"] >= len(records) - 1, use_container_width=True)
-if len(records) > 1:
-    nav[2].slider(tr("step"), 0, len(records) - 1, key="step.idx")
-rec = records[S["step.idx"]]
-ui.keep("step.sc", "step.idx")
-cfg = scenario.config
-st.info(tr("summary_v2" if v2 else "summary", i=rec.index, n=len(records), reqs=rec.num_reqs, tok=rec.num_tokens,
-           rpad=rec.num_reqs_padded, tpad=rec.num_tokens_padded, rows=rec.commit_rows, bytes=rec.commit_bytes),
-        icon=":material/info:")
 
-left, right = st.columns([3, 2], gap="large")
-with left:
-    cols = stepper.shown_columns(records)
-    n_rows = stepper.rows_shown(records)
-    sizes = stepper.table_sizes(cfg)
-    t1, t2 = st.columns(2)
-if v2:  # Model Runner V2: the request-state table by state index, the gathered input table, idx_mapping
-    with t1:
-        st.markdown(f"**{tr('state_table')}**")
-        fig_cpu = figures.block_table_heatmap(
-            rec.cpu_tables[0], num_reqs=rec.cpu_tables[0].shape[0], **sizes, counts=rec.num_blocks_per_row[0],
-            lang=ui.lang(), max_cols=cols, showscale=False, row_window=stepper.state_rows_window(records),
-            row_title=ui.texts("figures")("state_index"), row_names=stepper.state_row_names(rec))
-        ui.plot(fig_cpu, "step.cpufig", "state_table")
-    with t2:
-        after = st.toggle(tr("show_after_v2"), key="step.after_v2", value=True)
-        st.markdown(f"**{tr('input_after') if after else tr('input_before')}**")
-        dev = rec.device_tables[0] if after else rec.device_before_commit[0]
-        changed = stepper.gather_changed_rows(rec, n_rows, cols)
-        tails = stepper.stale_tails(rec, n_rows, cols, after=after)
-        fig_dev = figures.block_table_heatmap(
-            dev[:n_rows], num_reqs=rec.num_reqs if after else n_rows, pad_until=rec.num_reqs_padded, **sizes,
-            counts=stepper.gathered_counts(rec) if after else None, stale_rows=[] if after else changed,
-            lang=ui.lang(), max_cols=cols, showscale=False, row_title=ui.texts("figures")("batch_position"),
-            row_names=rec.rows if after else None, stale_tails=tails if after else None)
-        ui.plot(fig_dev, "step.devfig", "input_table")
-    with left:
-        st.caption(tr("gathered_rows", rows=", ".join(map(str, changed))) if changed else tr("no_gathered_rows"))
-        if after and tails:
-            st.caption(tr("stale_tails", rows=", ".join(map(str, tails))))
-        st.markdown(f"**{tr('idx_mapping')}**")
-        st.dataframe(stepper.idx_mapping_frame(rec), hide_index=True)
-        st.caption(tr("idx_caption", idx=list(rec.idx_mapping)))
-else:
-    stale = stepper.stale_rows(rec, n_rows, cols)
-    with t1:
-        st.markdown(f"**{tr('cpu')}**")
-        fig_cpu = figures.block_table_heatmap(rec.cpu_tables[0][:n_rows], num_reqs=n_rows, **sizes,
-                                              counts=rec.num_blocks_per_row[0], lang=ui.lang(), max_cols=cols,
-                                              showscale=False)
-        ui.plot(fig_cpu, "step.cpufig", "cpu_table")
-    with t2:
-        after = st.toggle(tr("show_after"), key="step.after")
-        st.markdown(f"**{tr('dev_after') if after else tr('dev_before')}**")
-        dev = rec.device_tables[0] if after else rec.device_before_commit[0]
-        fig_dev = figures.block_table_heatmap(dev[:n_rows], num_reqs=n_rows, **sizes,
-                                              stale_rows=[] if after else stale, lang=ui.lang(), max_cols=cols,
-                                              showscale=False)
-        ui.plot(fig_dev, "step.devfig", "device_table")
-    with left:
-        st.caption(tr("stale", rows=", ".join(map(str, stale))) if stale else tr("no_stale"))
-with left:
-    # the pool after this step's finishes (what the events end with), or as the kernels saw it
-    when, queue, refs = ui.pool_view("step", rec)
-    st.markdown(f"**{tr('free_queue')} — {tr('when_' + when)}**")
-    ui.plot(figures.free_queue_figure(queue, rec.cached_blocks, lang=ui.lang()), "step.queuefig", "free_queue")
-    st.markdown(f"**{tr('refs')} — {tr('when_' + when)}**")
-    ui.plot(figures.ref_count_figure(refs, queue, rec.cached_blocks, lang=ui.lang()),
-            "step.reffig", "ref_counts")
-with right:
-    st.subheader(tr("events"))
-    events = stepper.events_frame(rec.events, ui.lang())
-    for _, e in events.iterrows():
-        st.markdown(f"- `{e['kind']}` {ui.plain(e['what happened'])}")
-    st.subheader(tr("scheduled"))
-    st.dataframe(stepper.scheduled_rows(rec), hide_index=True)
-    st.subheader(tr("requests"))
-    reqs = stepper.requests_frame(rec)
-    st.dataframe(reqs, hide_index=True)
-    ui.download_json(lambda: step_to_json(rec, cfg), f"step_{rec.index}", "step.dl_json", "step JSON")
-    ui.download_csv(events, f"events_{rec.index}", "step.dl_events", "events CSV")
-    ui.download_fig(fig_cpu, f"cpu_table_{rec.index}", "step.dl_fig", "table HTML")
 
-if "step.custom" not in S:
-    params = {**share.encode_scenario(S["step.sc"], S["step.idx"], S["step.vllm"], S["step.runner"]), "lang": ui.lang()}
-    st.query_params.from_dict(params)
-    st.caption(tr("link"))
-    st.code(share.query_string(params), language=None)
-else:  # the address must not name the built-in scenario that is no longer shown
-    st.query_params.from_dict({"lang": ui.lang()})
-    st.caption(tr("no_link"))
+@st.fragment
+def steps(source, scenario, records, v2):
+    """Everything a step shows, from Back / Next / the slider on: a press reruns only this part of
+    the page (the selectors, the custom-scenario box and the replay above are not redrawn)."""
+    S["step.idx"] = max(0, min(int(S["step.idx"]), len(records) - 1))
+    nav = st.columns([1, 1, 6])
+    nav[0].button(tr("back"), icon=":material/skip_previous:", on_click=move, args=(-1,), key="step.back",
+                  disabled=S["step.idx"] == 0, use_container_width=True)
+    nav[1].button(tr("next"), icon=":material/skip_next:", on_click=move, args=(1,), key="step.next",
+                  disabled=S["step.idx"] >= len(records) - 1, use_container_width=True)
+    if len(records) > 1:
+        nav[2].slider(tr("step"), 0, len(records) - 1, key="step.idx")
+    rec = records[S["step.idx"]]
+    ui.keep("step.sc", "step.idx")
+    cfg = scenario.config
+    st.info(tr("summary_v2" if v2 else "summary", i=rec.index, n=len(records), reqs=rec.num_reqs, tok=rec.num_tokens,
+               rpad=rec.num_reqs_padded, tpad=rec.num_tokens_padded, rows=rec.commit_rows, bytes=rec.commit_bytes),
+            icon=":material/info:")
+
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        t1, t2 = st.columns(2)
+
+    def figures_of(part, option):    # a built-in scenario's: built once for every session (ui.step_figures)
+        return ui.step_figures(part, source, S["step.vllm"], S["step.runner"], S["step.idx"], ui.lang(), option,
+                               scenario, records)
+
+    if v2:  # Model Runner V2: the request-state table by state index, the gathered input table, idx_mapping
+        with t2:
+            after = st.toggle(tr("show_after_v2"), key="step.after_v2", value=True)
+        figs = figures_of("tables", after)
+        fig_cpu, changed, tails = figs["cpu"], figs["changed"], figs["tails"]
+        with t1:
+            st.markdown(f"**{tr('state_table')}**")
+            ui.plot(fig_cpu, "step.cpufig", "state_table")
+        with t2:
+            st.markdown(f"**{tr('input_after') if after else tr('input_before')}**")
+            ui.plot(figs["dev"], "step.devfig", "input_table")
+        with left:
+            st.caption(tr("gathered_rows", rows=", ".join(map(str, changed))) if changed else tr("no_gathered_rows"))
+            if after and tails:
+                st.caption(tr("stale_tails", rows=", ".join(map(str, tails))))
+            st.markdown(f"**{tr('idx_mapping')}**")
+            st.dataframe(stepper.idx_mapping_frame(rec), hide_index=True)
+            st.caption(tr("idx_caption", idx=list(rec.idx_mapping)))
+    else:
+        with t2:
+            after = st.toggle(tr("show_after"), key="step.after")
+        figs = figures_of("tables", after)
+        fig_cpu, stale = figs["cpu"], figs["stale"]
+        with t1:
+            st.markdown(f"**{tr('cpu')}**")
+            ui.plot(fig_cpu, "step.cpufig", "cpu_table")
+        with t2:
+            st.markdown(f"**{tr('dev_after') if after else tr('dev_before')}**")
+            ui.plot(figs["dev"], "step.devfig", "device_table")
+        with left:
+            st.caption(tr("stale", rows=", ".join(map(str, stale))) if stale else tr("no_stale"))
+    with left:
+        # the pool after this step's finishes (what the events end with), or as the kernels saw it
+        when, _, _ = ui.pool_view("step", rec)
+        pool = figures_of("pool", when)
+        st.markdown(f"**{tr('free_queue')} — {tr('when_' + when)}**")
+        ui.plot(pool["queue"], "step.queuefig", "free_queue")
+        st.markdown(f"**{tr('refs')} — {tr('when_' + when)}**")
+        ui.plot(pool["refs"], "step.reffig", "ref_counts")
+    with right:
+        st.subheader(tr("events"))
+        events = stepper.events_frame(rec.events, ui.lang())
+        for _, e in events.iterrows():
+            st.markdown(f"- `{e['kind']}` {ui.plain(e['what happened'])}")
+        st.subheader(tr("scheduled"))
+        st.dataframe(stepper.scheduled_rows(rec), hide_index=True)
+        st.subheader(tr("requests"))
+        reqs = stepper.requests_frame(rec)
+        st.dataframe(reqs, hide_index=True)
+        ui.download_json(lambda: step_to_json(rec, cfg), f"step_{rec.index}", "step.dl_json", ui.texts("downloads")("step JSON"))
+        ui.download_csv(events, f"events_{rec.index}", "step.dl_events", ui.texts("downloads")("events CSV"))
+        ui.download_fig(fig_cpu, f"cpu_table_{rec.index}", "step.dl_fig", ui.texts("downloads")("table HTML"))
+
+    if "step.custom" not in S:
+        params = {**share.encode_scenario(S["step.sc"], S["step.idx"], S["step.vllm"], S["step.runner"]),
+                  "lang": ui.lang()}
+        st.query_params.from_dict(params)
+        st.caption(tr("link"))
+        st.code(share.query_string(params), language=None)
+    else:  # the address must not name the built-in scenario that is no longer shown
+        st.query_params.from_dict({"lang": ui.lang()})
+        st.caption(tr("no_link"))
+
+
+steps(source, scenario, records, v2)

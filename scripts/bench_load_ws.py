@@ -13,7 +13,9 @@ its page (a ``rerun_script`` with the page name and the query string a shared li
 the page's button ids from the run's deltas (widget ids end in the button's key), then every
 ``--period`` seconds (each student its own random phase) presses Next (Prev / Back on the way back,
 whenever Next is disabled): a ``rerun_script`` whose widget states hold the button's
-``trigger_value``. Latency = send -> the ``script_finished`` ForwardMsg that ends that run (a run
+``trigger_value``; a button drawn inside an ``st.fragment`` is pressed as a browser presses it, a
+rerun of that fragment only (``--no-fragments``: the whole page). Latency = send -> the
+``script_finished`` ForwardMsg that ends that run (a run
 that ends early for a rerun does not count as the end). ``--hostile``: one more session on the Debug
 dumps page switches the source to Upload and pastes a large valid dump JSON into paste box A, then
 B, ... as fast as the page answers (new content each time, so the page parses it again); like a
@@ -60,6 +62,8 @@ class Session:
         self.page, self.query, self.timeout = page, urlencode(query), timeout
         self.page_hash = ""
         self.widgets: dict[str, tuple[str, object]] = {}    # widget id -> (element type, element proto)
+        self.fragments: dict[str, str] = {}                  # widget id -> the st.fragment it is drawn in
+        self.use_fragments = True                            # a press inside a fragment reruns only it
         self.ws = None
         self.bytes_in = 0
         self.exceptions: list[str] = []
@@ -74,9 +78,11 @@ class Session:
         if self.ws is not None:
             await self.ws.close()
 
-    def _client_state(self, widget_states=()):
+    def _client_state(self, widget_states=(), fragment_id=""):
         b = BackMsg()
         cs = b.rerun_script
+        if fragment_id:
+            cs.fragment_id = fragment_id
         cs.query_string = self.query
         if self.page_hash:
             cs.page_script_hash = self.page_hash
@@ -89,9 +95,10 @@ class Session:
             cs.widget_states.widgets.append(w)
         return b
 
-    async def rerun(self, widget_states=()) -> float:
-        """Send one rerun_script; read until its run has finished; the seconds it took."""
-        b = self._client_state(widget_states)
+    async def rerun(self, widget_states=(), fragment_id="") -> float:
+        """Send one rerun_script (of the fragment ``fragment_id`` only, when given, as a browser does
+        for a widget inside an ``st.fragment``); read until its run has finished; the seconds it took."""
+        b = self._client_state(widget_states, fragment_id)
         data = b.SerializeToString()
         t0 = time.perf_counter()
         await self.ws.send(data)
@@ -113,6 +120,8 @@ class Session:
                 wid = getattr(inner, "id", "") if inner is not None else ""
                 if isinstance(wid, str) and wid.startswith("$$ID"):
                     fresh[wid] = (et, inner)
+                    if m.delta.fragment_id:
+                        self.fragments[wid] = m.delta.fragment_id
                 elif et == "exception":
                     self.exceptions.append(f"{el.exception.type}: {el.exception.message}"[:200])
                 elif et == "alert" and el.alert.format == el.alert.ERROR:
@@ -132,7 +141,9 @@ class Session:
                     continue                       # the run rerun itself: wait for the real end
                 if m.script_finished == COMPILE_ERROR:
                     raise RuntimeError("script compile error")
-                self.widgets = fresh
+                # a fragment's run redraws only the fragment: the page's other widgets stay
+                kept = {k: v for k, v in self.widgets.items() if self.fragments.get(k) != fragment_id}
+                self.widgets = {**kept, **fresh} if fragment_id else fresh
                 return time.perf_counter() - t0
 
     def widget(self, key: str):
@@ -147,6 +158,10 @@ class Session:
 
         wid, _ = self.widget(key)
         return [WidgetState(id=wid, trigger_value=True)]
+
+    def fragment_of(self, key: str) -> str:
+        """The st.fragment the widget ``key`` was drawn in ("" when none, or fragments are off)."""
+        return self.fragments.get(self.widget(key)[0], "") if self.use_fragments else ""
 
 
 def start_server(opts=()):
@@ -187,6 +202,7 @@ async def student(i, url, args, t_end, out):
     rec = {"student": i, "page": page, "what": what, "lat": [], "t": [], "errors": 0, "timeouts": 0}
     out.append(rec)
     s = Session(url, page, query, args.timeout)
+    s.use_fragments = not args.no_fragments
     try:
         t0 = time.perf_counter()
         await s.connect()
@@ -203,7 +219,7 @@ async def student(i, url, args, t_end, out):
                 if s.widget(fwd if direction > 0 else back)[1].disabled:
                     direction = -direction
                 key = fwd if direction > 0 else back
-                lat = await s.rerun(s.press(key))
+                lat = await s.rerun(s.press(key), s.fragment_of(key))
                 rec["lat"].append(lat)
                 rec["t"].append(time.time())
             except Exception as e:   # noqa: BLE001 - a timeout is a sample too: counted, not hidden
@@ -212,6 +228,7 @@ async def student(i, url, args, t_end, out):
                 rec.setdefault("error", repr(e)[:200])
                 await s.close()                                   # start over, as a reload would
                 s = Session(url, page, query, args.timeout)
+                s.use_fragments = not args.no_fragments
                 await s.connect()
                 await s.rerun()
                 direction = 1
@@ -310,6 +327,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds a run may take before it counts as a timeout")
     ap.add_argument("--hostile", action="store_true")
     ap.add_argument("--no-warmup", action="store_true", help="no run of each page before the students arrive")
+    ap.add_argument("--no-fragments", action="store_true",
+                    help="a press inside an st.fragment reruns the whole page (as before fragments)")
     ap.add_argument("--hostile-rows", type=int, default=256,
                     help="rows of the pasted dump's two tables (x 2048 ints; 256 rows: ~7 MB of JSON)")
     ap.add_argument("--only", choices=("demos", "step"), default=None, help="every student on one page")
@@ -361,7 +380,7 @@ def main() -> None:
     first = [r["first_load"] for r in students if "first_load" in r]
     res = {
         "tool": "bench_load_ws", "label": args.label, "sessions": args.sessions, "period_s": args.period,
-        "duration_s": args.duration, "ramp_s": args.ramp, "hostile": args.hostile, "server_opts": args.server_opt, "date": time.strftime("%Y-%m-%d %H:%M"),
+        "duration_s": args.duration, "ramp_s": args.ramp, "hostile": args.hostile, "fragments": not args.no_fragments, "server_opts": args.server_opt, "date": time.strftime("%Y-%m-%d %H:%M"),
         "actions": len(lat), "expected_actions": round(args.sessions * (args.duration + args.ramp / 2) / args.period),
         "errors": sum(r["errors"] for r in students), "timeouts": sum(r["timeouts"] for r in students),
         "p50_s": pct(lat, 50), "p95_s": pct(lat, 95), "max_s": max(lat) if lat else None,

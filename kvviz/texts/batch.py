@@ -161,6 +161,11 @@ STRINGS = {
     "table_cols": {"en": "Showing columns 0–{shown} of {width}; the rest are 0 (null block) in every row.",
                    "zh": "显示第 0–{shown} 列（共 {width} 列）；其余列在每一行都是 0（空块）。",
                    "es": "Se muestran las columnas 0–{shown} de {width}; el resto es 0 (bloque nulo) en todas las filas."},
+    "table_cols_window": {"en": "Columns {c0}–{c1} of {shown} shown, around column {col} of the selected token; "
+                                "pick another token to move the window.",
+                          "zh": "显示第 {c0}–{c1} 列（共 {shown} 列），以所选 token 所在的第 {col} 列为中心；选择另一个 token 可移动窗口。",
+                          "es": "Se muestran las columnas {c0}–{c1} de {shown}, alrededor de la columna {col} del token "
+                                "elegido; elija otro token para mover la ventana."},
     "buffer_window": {"en": "Showing physical blocks {a}–{b} of {n}, around the selected token.",
                       "zh": "显示物理块 {a}–{b}（共 {n} 个），位于选中 token 附近。",
                       "es": "Se muestran los bloques físicos {a}–{b} de {n}, alrededor del token elegido."},
@@ -180,6 +185,11 @@ STRINGS = {
     "timing_note": {"en": "Times on {dev}: {note}", "zh": "{dev} 上的时间：{note}", "es": "Tiempos en {dev}: {note}"},
     "timing_interp": {"en": "one interpreted call each (not kernel speed)", "zh": "每个内核解释执行一次（不代表内核速度）",
                       "es": "una llamada interpretada cada uno (no es la velocidad del kernel)"},
+    "untimed": {"en": "Run once each on {dev}, untimed: an interpreted call says nothing about kernel speed (the "
+                      "Kernel lab shows recorded GPU timings).",
+                "zh": "每个内核在 {dev} 上运行一次，不计时：解释执行的耗时不代表内核速度（内核实验室页面有记录的 GPU 计时）。",
+                "es": "Cada kernel se ejecuta una vez en {dev}, sin medir tiempos: una llamada interpretada no dice nada "
+                      "de la velocidad del kernel (el laboratorio de kernels muestra tiempos de GPU registrados)."},
     "timing_gpu": {"en": "CUDA-event medians", "zh": "CUDA 事件中位数", "es": "medianas con eventos CUDA"},
     "downloads": {"en": "Downloads", "zh": "下载", "es": "Descargas"},
     "link_lossy": {"en": "This link does not carry everything: prefix groups it cannot spell (letters, digits, _; "

@@ -69,3 +69,15 @@ STRINGS = {
                       "los estados libres antes de este paso: la petición i tomó el estado {r}−1−i). El CSR es el "
                       "mismo que con V1."},
 }
+
+# the per-request table's column labels and rule names, and the figure download
+STRINGS.update({
+    "col_seq_len": {"en": "seq_len (this rank)", "zh": "seq_len（本 rank）", "es": "seq_len (este rank)"},
+    "col_request": {"en": "request", "zh": "请求", "es": "petición"},
+    "col_pages": {"en": "pages", "zh": "页数", "es": "páginas"},
+    "col_rule": {"en": "last_page_len rule", "zh": "last_page_len 规则", "es": "regla de last_page_len"},
+    "rule_empty": {"en": "empty", "zh": "空", "es": "vacía"},
+    "rule_full_page": {"en": "full page", "zh": "整页", "es": "página llena"},
+    "rule_partial": {"en": "partial", "zh": "部分", "es": "parcial"},
+    "dl_fig": {"en": "figure HTML", "zh": "图 HTML", "es": "figura HTML"},
+})

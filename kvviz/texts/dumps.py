@@ -66,6 +66,12 @@ STRINGS = {
     "kept_previous": {"en": "Still shown: the dump loaded before ({name}).",
                       "zh": "仍显示之前加载的转储（{name}）。",
                       "es": "Se sigue mostrando el volcado cargado antes ({name})."},
+    "big_wait": {"en": "Dump {side} is large: this tab reads large inputs at a limited pace, so that other "
+                       "users stay fast. Reading it in {s} s.",
+                 "zh": "转储 {side} 较大：为保证其他用户的速度，本标签页限制读取大输入的频率。"
+                       "{s} 秒后开始读取。",
+                 "es": "El volcado {side} es grande: esta pestaña lee las entradas grandes a un ritmo limitado, "
+                       "para que los demás usuarios sigan yendo rápido. Se leerá en {s} s."},
     "give_dumps": {"en": "Give one dump to check it, or two to compare them.",
                    "zh": "提供一个转储以检查它，或提供两个转储以对比。",
                    "es": "Da un volcado para verificarlo, o dos para compararlos."},

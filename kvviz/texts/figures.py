@@ -102,3 +102,7 @@ STRINGS = {
     "unused_rows": {"en": "not in this step's batch (left as they were)", "zh": "不在本步批次中（保持原样）",
                     "es": "fuera del lote de este paso (quedan como estaban)"},
 }
+
+STRINGS.update({
+    "legend_row": {"en": "request row {r}", "zh": "请求行 {r}", "es": "fila de solicitud {r}"},
+})

@@ -65,3 +65,36 @@ STRINGS = {
                          "lote (idx_mapping = {idx}: posición en el lote → índice de estado; estados ocupados: "
                          "{states}). La tabla de estado guarda los mismos ids por índice de estado."},
 }
+
+# the hash-chain and event tables' column labels (short: the tables fit 1280 px) and their tooltips
+STRINGS.update({
+    "col.physical block": {"en": "phys. block", "zh": "物理块", "es": "bloque fís."},
+    "col.hash": {"en": "hash", "zh": "哈希", "es": "hash"},
+    "col.parent hash": {"en": "parent", "zh": "父哈希", "es": "padre"},
+    "col.tokens": {"en": "tokens", "zh": "token", "es": "tokens"},
+    "col.request": {"en": "request", "zh": "请求", "es": "solicitud"},
+    "col.block": {"en": "block", "zh": "块序号", "es": "bloque"},
+    "col.cached at step": {"en": "cached at", "zh": "缓存于", "es": "en caché"},
+    "col.held by": {"en": "held by", "zh": "持有者", "es": "de"},
+    "col.ref count": {"en": "refs", "zh": "引用", "es": "refs"},
+    "col.in prefix cache": {"en": "cached", "zh": "已缓存", "es": "caché"},
+    "dl_fig": {"en": "figure HTML", "zh": "图 HTML", "es": "figura HTML"},
+    "dl_chain": {"en": "chain CSV", "zh": "哈希链 CSV", "es": "cadena CSV"},
+    "dl_log": {"en": "events CSV", "zh": "事件 CSV", "es": "eventos CSV"},
+    "help.physical block": {"en": "Physical block id in the pool", "zh": "池中的物理块编号", "es": "Id del bloque físico en el pool"},
+    "help.parent hash": {"en": "Hash of the previous block of the prompt (NONE_HASH for the first)",
+                         "zh": "提示词中前一个块的哈希（第一个块为 NONE_HASH）",
+                         "es": "Hash del bloque anterior del prompt (NONE_HASH para el primero)"},
+    "help.block": {"en": "Index of the block in its request (counted from 0)", "zh": "该块在其请求中的序号（从 0 开始计）",
+                   "es": "Índice del bloque en su solicitud (contado desde 0)"},
+    "help.cached at step": {"en": "Step at which the block entered the prefix cache (counted from 0)",
+                            "zh": "该块进入前缀缓存的步（从 0 开始计）",
+                            "es": "Paso en que el bloque entró en la caché de prefijos (contado desde 0)"},
+    "help.held by": {"en": "Requests holding the block now", "zh": "当前持有该块的请求", "es": "Solicitudes que tienen el bloque ahora"},
+    "help.ref count": {"en": "Reference count", "zh": "引用计数", "es": "Contador de referencias"},
+    "help.in prefix cache": {"en": "Whether the block is in the prefix cache", "zh": "该块是否在前缀缓存中",
+                             "es": "Si el bloque está en la caché de prefijos"},
+    "col.step": {"en": "step", "zh": "步", "es": "paso"},
+    "col.kind": {"en": "event", "zh": "事件", "es": "evento"},
+    "col.what happened": {"en": "what happened", "zh": "发生了什么", "es": "qué pasó"},
+})

@@ -52,13 +52,38 @@ def bands(screen: Screen) -> list[list[list[tuple]]]:
     return [[[c] for c in charts[i:i + 2]] for i in range(0, len(charts), 2)]
 
 
+# Presenter mode fills one projector screen (1280x720 up to 1920x1080) with no scrolling: no
+# header bar nor sidebar, the main column a full-height flex column, the controls on one row,
+# text sized by the viewport's height, and the figure's container taking the height that is left
+# (the chart is drawn with height="stretch" and no height of its own).
+PRESENTER_CSS = """<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stHeader"] {display: none;}
+[data-testid="stMain"] {overflow: hidden;}
+[data-testid="stMainBlockContainer"] {padding: 0.6rem 1.5rem 0.5rem; max-width: none; height: 100dvh;
+  box-sizing: border-box; display: flex; flex-direction: column;}
+[data-testid="stMainBlockContainer"] > div > [data-testid="stVerticalBlock"],
+[data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"] {flex: 1 1 auto; min-height: 0;}
+[data-testid="stMain"] h2 {font-size: clamp(1.3rem, 3.6vh, 2.4rem); padding: 0.1rem 0;}
+[data-testid="stMain"] h3 {font-size: clamp(1.05rem, 2.5vh, 1.7rem); padding: 0;}
+[data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li {font-size: clamp(1.05rem, 2.7vh, 1.75rem);
+  line-height: 1.4; margin-bottom: 0.2rem;}
+[data-testid="stMain"] .stButton button p {font-size: clamp(1rem, 2.2vh, 1.35rem);}
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] > * {flex-shrink: 0;}
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] > :has(> .st-key-demos_presenter_fig) {flex: 1 1 0;
+  min-height: 12rem;}
+.st-key-demos_presenter_fig {height: 100%; min-height: 0;}
+.st-key-demos_presenter_fig [data-testid="stElementContainer"] {height: 100%;}
+</style>"""
+
+
 def presenter_style(fig: go.Figure) -> go.Figure:
-    """A chart restyled for presenter mode: taller, and every font big enough for a projector."""
-    fig.update_layout(height=max(fig.layout.height or 400, 520), font=dict(size=20))
+    """A chart restyled for presenter mode: every font big enough for a projector, and no height
+    of its own (the page gives it the height left on the screen)."""
+    fig.update_layout(height=None, autosize=True, font=dict(size=20), margin=dict(t=60, b=40))
     fig.update_xaxes(tickfont=dict(size=18), title_font=dict(size=20))
     fig.update_yaxes(tickfont=dict(size=18), title_font=dict(size=20))
     fig.update_traces(textfont=dict(size=20), selector=dict(type="heatmap"))
-    fig.update_layout(legend=dict(font=dict(size=18)), title=dict(font=dict(size=26)))
+    fig.update_layout(legend=dict(font=dict(size=18)), title=dict(font=dict(size=24)))
     return fig
 
 
@@ -268,7 +293,9 @@ def traffic_figure(lang: str) -> go.Figure:
     text = [f"{r / 2**30:.2f} GiB/s" if r >= 2**30 else f"{r / 2**20:.0f} MiB/s" for r in rates]
     fig = go.Figure(go.Bar(x=labels, y=rates, text=text, textposition="outside",
                            marker_color=["#1f77b4", "#d62728"], textfont=dict(size=F.FONT + 2)))
-    fig.update_yaxes(title=T("fig.traffic_axis"), type="log", gridcolor="#eee")
+    ticks = F.byte_ticks(min(rates) / 2, max(rates) * 2, log=True)     # B/s in binary units, not "1B"
+    ticks["ticktext"] = [f"{t}/s" for t in ticks["ticktext"]]
+    fig.update_yaxes(title=T("fig.traffic_axis"), type="log", gridcolor="#eee", **ticks)
     return F.base_layout(fig, T("fig.traffic"), 380)
 
 
@@ -280,7 +307,7 @@ def bytes_figure(run: DemoRun, step: int, lang: str) -> go.Figure:
     fig = go.Figure(go.Bar(x=x, y=y, marker_color=colors, text=[f"{b / 1024:,.0f} KiB" for b in y],
                            textposition="outside", textfont=dict(size=F.FONT)))
     fig.update_xaxes(title=T("ui.step"), dtick=1)
-    fig.update_yaxes(title=T("fig.bytes_axis"), gridcolor="#eee")
+    fig.update_yaxes(title=T("fig.bytes_axis"), gridcolor="#eee", **F.byte_ticks(0, max(y + [1]) * 1.2, log=False))
     return F.base_layout(fig, T("fig.bytes"), 360)
 
 

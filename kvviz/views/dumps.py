@@ -176,6 +176,23 @@ def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# A tab feeds the server big inputs at a bounded pace: after a big one of N bytes was read, its next big
+# one waits N / BIG_INPUT_BYTES_PER_S seconds (a 7.8 MB paste: ~4 s). Receiving and showing a big dump
+# costs the server's one interpreter ~0.35 s however fast the worker parses, so one tab pasting back to
+# back would otherwise take a third of it from everyone else (BENCHMARKS.md, Classroom load).
+BIG_INPUT_BYTES_PER_S = 2e6
+
+
+def big_input_wait(last: tuple[float, int] | None, now: float,
+                   rate: float | None = None) -> float:
+    """Seconds a tab's next big input waits: ``last`` = (when its previous big input was read, its
+    bytes) or None; 0 once ``bytes / rate`` seconds have passed since then."""
+    if not last:
+        return 0.0
+    done, nbytes = last
+    return max(0.0, done + nbytes / (rate or BIG_INPUT_BYTES_PER_S) - now)
+
+
 def read_upload(data: bytes, name: str) -> tuple[Dump | None, str | None]:
     """(the dump, None) from an upload or paste, or (None, one sentence saying why it was refused);
     never a traceback."""

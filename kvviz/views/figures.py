@@ -18,6 +18,16 @@ FONT = 16
 HILITE = dict(color="black", width=4)
 NULL_GRAY = "#e6e6e6"
 PALETTE = pc.qualitative.Plotly + pc.qualitative.D3
+
+
+def _not_gray(c: str) -> bool:
+    r, g, b = pc.unlabel_rgb(pc.convert_colors_to_same_type(c, "rgb")[0][0])
+    return max(r, g, b) - min(r, g, b) > 24
+
+
+# physical block ids: light qualitative colours, so the id written on the cell stays readable;
+# no grays (gray is the null block's)
+BLOCK_PALETTE = [c for c in pc.qualitative.Pastel1 + pc.qualitative.Set3 + pc.qualitative.Pastel2 if _not_gray(c)]
 MAX_TEXT_CELLS = 1600       # write numbers into cells only up to this many
 MAX_CUSTOM_CELLS = 60000    # per-cell hover data only up to this many (else a formula)
 POOL_STATES = [("null", "#999"), ("in_use", "#1f77b4"), ("shared", "#d62728"),  # ref-count bar colours
@@ -54,14 +64,37 @@ def row_colorscale(num_rows: int):
     return scale
 
 
+MAX_CATEGORICAL_BLOCKS = 512   # a pool up to this size gets one flat colour per block id
+
+
 def block_colorscale(num_blocks: int):
-    """Null block (0) gray, every real block a colour."""
-    n = max(num_blocks - 1, 1)
-    cut = 0.5 / n
-    turbo = pc.sample_colorscale("Turbo", [0.08 + 0.84 * i / 10 for i in range(11)])
-    stops = [[0, NULL_GRAY], [cut, NULL_GRAY]] + [[cut + (1 - cut) * i / 10, c] for i, c in enumerate(turbo)]
-    stops[-1][0] = 1.0  # plotly insists on an exact 1
+    """Null block (0) gray, every real block id its own flat colour from the qualitative palette
+    (categorical: neighbouring ids differ as much as distant ones; the id is also written in the
+    cell). For use with ``zmin=-0.5, zmax=num_blocks-0.5``. A pool too big for per-id stops gets a
+    sampled Turbo ramp (its cells carry no text: a colour per id would not be readable anyway)."""
+    n = max(num_blocks, 2)
+    if n > MAX_CATEGORICAL_BLOCKS:
+        cut = 0.5 / n
+        turbo = pc.sample_colorscale("Turbo", [0.08 + 0.84 * i / 10 for i in range(11)])
+        stops = [[0, NULL_GRAY], [cut, NULL_GRAY]] + [[cut + (1 - cut) * i / 10, c] for i, c in enumerate(turbo)]
+        stops[-1][0] = 1.0  # plotly insists on an exact 1
+        return stops
+    stops = []
+    for i in range(n):
+        c = NULL_GRAY if i == 0 else block_color(i)
+        stops += [[i / n, c], [(i + 1) / n, c]]
+    stops[-1][0] = 1.0
     return stops
+
+
+def block_color(block_id: int) -> str:
+    """The flat colour of a physical block id (0, the null block: gray)."""
+    return NULL_GRAY if block_id == 0 else BLOCK_PALETTE[(block_id - 1) % len(BLOCK_PALETTE)]
+
+
+def request_color(row: int) -> str:
+    """The colour of request row ``row``: the same in every figure (slots, buffer, CSR, legends)."""
+    return PALETTE[row % len(PALETTE)]
 
 
 def _inert(name) -> str:
@@ -82,7 +115,7 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
                         stale_rows=(), lang: str = "en", max_cols: int | None = None,
                         showscale: bool = True, row_window: tuple[int, int] | None = None,
                         row_title: str | None = None, row_names=None, stale_tails: dict | None = None,
-                        pad_until: int | None = None) -> go.Figure:
+                        pad_until: int | None = None, col_window: tuple[int, int] | None = None) -> go.Figure:
     """block_table[row, column] as a heatmap: value = physical (kernel) block id. ``row_window``
     (r0, r1) draws only rows r0..r1-1 (a huge table), labelled with their real row numbers.
     ``row_title`` names the y axis (default "request row"; V2's tables are by state index or batch
@@ -90,17 +123,19 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     ``stale_tails`` {row: num_blocks} marks each such row's entries from num_blocks on as a stale
     tail (ids an earlier step left, never read: harmless). ``pad_until``: only rows [num_reqs,
     pad_until) are CUDA-graph padding; rows from ``pad_until`` on are outside this step's batch (V2's
-    input table leaves them as they were)."""
+    input table leaves them as they were). ``col_window`` (c0, c1): likewise only columns c0..c1-1
+    of the shown ones (a huge table; the row outlines are then left out)."""
     tr = _tr(lang)
     rows, width = bt.shape
     r0, r1 = (0, rows) if row_window is None else (max(0, row_window[0]), min(rows, row_window[1]))
     shown = width if max_cols is None else max(1, min(width, max_cols))
-    z = bt[r0:r1, :shown]
+    c0, c1 = (0, shown) if col_window is None else (max(0, col_window[0]), min(shown, col_window[1]))
+    z = bt[r0:r1, c0:c1]
     cells = z.size
     kbs = geometry.kernel_block_size
-    logical = np.broadcast_to(geometry.logical_block_of_column(np.arange(shown)), z.shape)
+    logical = np.broadcast_to(geometry.logical_block_of_column(np.arange(c0, c1)), z.shape)
     hover_head = tr("hover_table")
-    if cells <= MAX_CUSTOM_CELLS:
+    if cells <= MAX_CUSTOM_CELLS and col_window is None:   # a window of a huge table: the formula
         first = geometry.slot_at(z.astype(np.int64), 0)
         custom = np.stack([logical, first, first + kbs - 1], axis=-1)
         hover = hover_head + tr("hover_table_slots")
@@ -108,13 +143,17 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
         custom = logical[..., None]
         hover = hover_head + tr("hover_table_formula", k=kbs, km=kbs - 1)
     fig = go.Figure(go.Heatmap(
-        z=z, y=np.arange(r0, r1), customdata=custom, colorscale=block_colorscale(num_blocks), zmin=0,
-        zmax=max(num_blocks - 1, 1),
-        xgap=1 if cells <= 20000 else 0, ygap=1 if cells <= 20000 else 0,
+        z=z, x=np.arange(c0, c1) if col_window is not None else None, y=np.arange(r0, r1), customdata=custom,
+        colorscale=block_colorscale(num_blocks),
+        zmin=-0.5 if num_blocks <= MAX_CATEGORICAL_BLOCKS else 0,
+        zmax=max(num_blocks, 2) - 0.5 if num_blocks <= MAX_CATEGORICAL_BLOCKS else max(num_blocks - 1, 1),
+        # gaps only where cells are wide enough to show them (with gaps plotly fills cell by cell)
+        xgap=1 if cells <= 20000 and col_window is None else 0, ygap=1 if cells <= 20000 and col_window is None else 0,
         texttemplate="%{z}" if cells <= MAX_TEXT_CELLS else None, textfont=dict(size=FONT - 2),
-        hovertemplate=hover + "<extra></extra>", showscale=showscale,
+        hovertemplate=hover + "<extra></extra>",
+        showscale=showscale and num_blocks > MAX_CATEGORICAL_BLOCKS,   # categorical: the ids are the labels
         colorbar=dict(title=dict(text=tr("physical_block"), side="right"), thickness=14)))
-    if counts is not None:  # entries past a row's count are leftovers or null: outline the valid prefix
+    if counts is not None and col_window is None:  # entries past a row's count: outline the valid prefix
         for r in range(r0, min(num_reqs, r1)):
             n = int(counts[r])
             if 0 < n <= shown and cells <= 20000:
@@ -122,25 +161,25 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
                               line=dict(color="#333", width=1, dash="dot"))
     for r in stale_rows:
         if r0 <= r < r1:
-            fig.add_shape(type="rect", x0=-0.5, x1=shown - 0.5, y0=r - 0.5, y1=r + 0.5,
+            fig.add_shape(type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r - 0.5, y1=r + 0.5,
                           line=dict(color="crimson", width=3))
     p1 = r1 if pad_until is None else max(min(int(pad_until), r1), num_reqs)
     if num_reqs < p1:  # CUDA-graph padded rows
         fig.add_hrect(y0=max(num_reqs, r0) - 0.5, y1=p1 - 0.5, fillcolor="gray", opacity=0.15, line_width=0)
         # the label sits inside the padded band, at its lowest row (the y axis is reversed)
-        fig.add_annotation(x=shown - 0.5, y=p1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
+        fig.add_annotation(x=c1 - 0.5, y=p1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
                            text=tr("padded_rows"), font=dict(size=FONT - 2, color="#333"),
                            bgcolor="rgba(255,255,255,0.75)")
     if max(p1, num_reqs, r0) < r1:  # rows outside this step's batch (V2: left as they were)
         fig.add_hrect(y0=max(p1, num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="white", opacity=0.55, line_width=0)
-        fig.add_annotation(x=shown - 0.5, y=r1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
+        fig.add_annotation(x=c1 - 0.5, y=r1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
                            text=tr("unused_rows"), font=dict(size=FONT - 2, color="#333"),
                            bgcolor="rgba(255,255,255,0.75)")
     if stale_tails and cells <= 20000:
         xs, ys = [], []
         for r, n in stale_tails.items():
             if r0 <= r < r1:
-                for c in range(max(0, int(n)), shown):
+                for c in range(max(c0, int(n)), c1):
                     if bt[r, c] != 0:
                         xs.append(c)
                         ys.append(r)
@@ -148,7 +187,7 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=tr("stale_tail"), showlegend=False,
                                      marker=dict(symbol="x-thin", size=22, line=dict(width=2, color="#555")),
                                      hovertemplate=tr("hover_stale_tail") + "<extra></extra>"))
-    if selected is not None and selected[1] < shown and r0 <= selected[0] < r1:
+    if selected is not None and c0 <= selected[1] < c1 and r0 <= selected[0] < r1:
         _cell_box(fig, selected[1], selected[0])
     n_rows = r1 - r0
     fig.update_yaxes(autorange="reversed", title=row_title or tr("row"), dtick=1 if n_rows <= 32 else None)
@@ -157,14 +196,15 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
         fig.update_yaxes(tickmode="array", tickvals=ticks,
                          ticktext=[f"{r}: {_inert(row_names[r])}" if r < len(row_names) and row_names[r]
                                    else str(r) for r in ticks])
-    fig.update_xaxes(title=tr("column"), dtick=1 if shown <= 40 else None)
+    fig.update_xaxes(title=tr("column"), dtick=1 if c1 - c0 <= 40 else None)
     h = int(min(900, max(320, 90 + 40 * n_rows)))
     return base_layout(fig, title, h)
 
 
 def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, title: str = "",
-                        lang: str = "en") -> go.Figure:
-    """slot_mapping[token]: one marker per token of the step, coloured by its request row."""
+                        lang: str = "en", row_names=None) -> go.Figure:
+    """slot_mapping[token]: one marker per token of the step, coloured by its request row (one
+    trace, one legend entry per request row; ``row_names[r]``, a request id, names it)."""
     tr = _tr(lang)
     tok = tokens["token"].to_numpy()
     slot = tokens["slot"].to_numpy()
@@ -175,11 +215,23 @@ def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, t
                        tokens["offset"].to_numpy()], axis=-1)
     fig = go.Figure()
     local = real & (slot != PAD_SLOT_ID)
-    fig.add_trace(go.Scatter(
-        x=tok[local], y=slot[local], mode="markers", customdata=custom[local], name=tr("written"),
-        marker=dict(size=12 if len(tok) <= 256 else 6, color=row[local], colorscale=row_colorscale(num_reqs),
-                    cmin=-0.5, cmax=max(num_reqs, 1) - 0.5, line=dict(width=1, color="#222")),
-        hovertemplate=tr("hover_token") + "<extra></extra>"))
+    size = 12 if len(tok) <= 256 else 6
+    n_rows = max(num_reqs, int(row.max()) + 1 if real.any() else 0)
+    if n_rows > len(PALETTE):   # a big batch: one trace (a legend of hundreds of rows helps no one)
+        fig.add_trace(go.Scatter(
+            x=tok[local], y=slot[local], mode="markers", customdata=custom[local], name=tr("written"),
+            marker=dict(size=size, color=row[local], colorscale=row_colorscale(num_reqs),
+                        cmin=-0.5, cmax=max(num_reqs, 1) - 0.5, line=dict(width=1, color="#222")),
+            hovertemplate=tr("hover_token") + "<extra></extra>"))
+    # one trace per request row: its colour is the request's everywhere, the legend lists them all
+    for r in range(n_rows if n_rows <= len(PALETTE) else 0):
+        mine = local & (row == r)
+        name = tr("legend_row", r=r) if row_names is None or r >= len(row_names) or not row_names[r] \
+            else f"{r}: {_inert(row_names[r])}"
+        fig.add_trace(go.Scatter(
+            x=tok[mine], y=slot[mine], mode="markers", customdata=custom[mine], name=name, legendgroup=f"row{r}",
+            marker=dict(size=size, color=request_color(r), line=dict(width=1, color="#222")),
+            hovertemplate=tr("hover_token") + "<extra></extra>"))
     pad = ~local
     if pad.any():
         fig.add_trace(go.Scatter(
@@ -194,7 +246,9 @@ def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, t
     fig.update_xaxes(title=tr("token_index"))
     fig.update_yaxes(title=tr("slot"), zeroline=True, zerolinecolor="#bbb", gridcolor="#eee")
     fig.update_layout(legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
-                      clickmode="event+select", dragmode="select")
+                      # a click selects the token (the batch page's on_select): Streamlit turns a click
+                      # into a selection only while the drag mode is not box/lasso select
+                      clickmode="event+select", dragmode="pan")
     return base_layout(fig, title, 360)
 
 
@@ -227,16 +281,22 @@ def slot_buffer_figure(owners: dict, *, geometry: Geometry, num_reqs: int, selec
     # slots written this step: a dot in the corner
     wy, wx = np.nonzero(new)
     if len(wy):
-        fig.add_trace(go.Scatter(x=wx + 0.3, y=blocks[wy] - 0.3, mode="markers", name=tr("written_now"),
-                                 marker=dict(size=7, color="black", symbol="circle"), hoverinfo="skip"))
+        # centred on the cell, round its number: an open square the size of the cell's middle
+        fig.add_trace(go.Scatter(x=wx, y=blocks[wy], mode="markers", name=tr("written_now"),
+                                 marker=dict(size=18, color="black", symbol="square-open", line=dict(width=2)),
+                                 hoverinfo="skip"))
     if selected_slot is not None and selected_slot >= 0:
         b, o = geometry.split_slot(selected_slot)
         if b0 <= b < b0 + nb:
             _cell_box(fig, o, b)
+    legend_rows = range(num_reqs) if 0 < num_reqs <= len(PALETTE) else range(0)
+    for r in legend_rows:   # the legend lists every request row in its colour (no data: a key only)
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=tr("legend_row", r=r),
+                                 marker=dict(size=12, symbol="square", color=request_color(r)), hoverinfo="skip"))
     fig.update_yaxes(autorange="reversed", title=tr("physical_block"), dtick=1 if nb <= 40 else None)
     fig.update_xaxes(title=tr("offset_in_block"), dtick=1 if kbs <= 32 else None)
-    fig.update_layout(showlegend=bool(len(wy)), legend=dict(orientation="h", y=1.02, x=1, xanchor="right",
-                                                            yanchor="bottom"))
+    fig.update_layout(showlegend=bool(len(wy)) or bool(len(legend_rows)),
+                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"))
     return base_layout(fig, title, int(min(1000, max(300, 80 + 26 * nb))))
 
 
@@ -526,9 +586,21 @@ def bench_figure(df, *, x: str, y: str, color: str, title: str, x_title: str, y_
         fig.update_xaxes(title=x_title, type="log")
     else:
         fig.update_xaxes(title=x_title, type="category", categoryorder="array", categoryarray=order)
-    fig.update_yaxes(title=y_title, type="log", gridcolor="#eee")
+    fig.update_yaxes(title=y_title, type="log", gridcolor="#eee", **log_ticks(
+        [v for v in df[y] if v is not None] + [v for v in (floor, floor and goal_x and floor * goal_x) if v]))
     fig.update_layout(legend=dict(orientation="h", y=-0.25))
     return base_layout(fig, title, 440)
+
+
+def log_ticks(values) -> dict:
+    """Tick values 1, 2, 5 x 10^k over ``values``' range (every digit would overlap on a log axis
+    that spans several decades), written in full ("0.5", "20", "5000")."""
+    vals = [float(v) for v in values if v is not None and np.isfinite(v) and v > 0]
+    if not vals:
+        return {}
+    lo, hi = int(np.floor(np.log10(min(vals)))), int(np.ceil(np.log10(max(vals))))
+    ticks = [m * 10.0 ** k for k in range(lo, hi + 1) for m in (1, 2, 5)]
+    return {"tickvals": ticks, "ticktext": [f"{v:g}" for v in ticks]}
 
 
 def sharing_figure(blocks: np.ndarray, ref: np.ndarray, rows: list, *, title: str = "", lang: str = "en",

@@ -405,3 +405,53 @@ def prefix_events(records: list[StepRecord], lang: str = "en") -> pd.DataFrame:
     out = [{"step": r.index, "kind": e["kind"], "what happened": describe_event(e, lang)}
            for r in records for e in r.events if e["kind"] in PREFIX_EVENTS]
     return pd.DataFrame(out, columns=["step", "kind", "what happened"])
+
+
+# --- Step through's figures: built once per (scenario, version, runner, step, language, view) ------
+
+def step_table_figures(scenario: Scenario, records: list[StepRecord], idx: int, lang: str = "en",
+                       after: bool = False) -> dict:
+    """Step through's two tables of step ``idx`` and what their captions name. V1: the CPU block
+    table and the device mirror (before the commit unless ``after``), and the stale rows. V2: the
+    request-state table and the gathered input table (after the gather when ``after``, else
+    before it), the gathered rows and the stale tails. Returns {"cpu", "dev": figures, "stale",
+    "changed", "tails": lists} (read only: a page may share it with other sessions)."""
+    from kvviz.texts.i18n import t
+    from kvviz.views import figures
+
+    rec = records[idx]
+    cols, n_rows, sizes = shown_columns(records), rows_shown(records), table_sizes(scenario.config)
+    out = {"stale": [], "changed": [], "tails": {}}
+    if is_v2(records):
+        out["cpu"] = figures.block_table_heatmap(
+            rec.cpu_tables[0], num_reqs=rec.cpu_tables[0].shape[0], **sizes, counts=rec.num_blocks_per_row[0],
+            lang=lang, max_cols=cols, showscale=False, row_window=state_rows_window(records),
+            row_title=t("figures", "state_index", lang), row_names=state_row_names(rec))
+        dev = rec.device_tables[0] if after else rec.device_before_commit[0]
+        out["changed"] = gather_changed_rows(rec, n_rows, cols)
+        out["tails"] = stale_tails(rec, n_rows, cols, after=after)
+        out["dev"] = figures.block_table_heatmap(
+            dev[:n_rows], num_reqs=rec.num_reqs if after else n_rows, pad_until=rec.num_reqs_padded, **sizes,
+            counts=gathered_counts(rec) if after else None, stale_rows=[] if after else out["changed"],
+            lang=lang, max_cols=cols, showscale=False, row_title=t("figures", "batch_position", lang),
+            row_names=rec.rows if after else None, stale_tails=out["tails"] if after else None)
+    else:
+        out["stale"] = stale_rows(rec, n_rows, cols)
+        out["cpu"] = figures.block_table_heatmap(rec.cpu_tables[0][:n_rows], num_reqs=n_rows, **sizes,
+                                                 counts=rec.num_blocks_per_row[0], lang=lang, max_cols=cols,
+                                                 showscale=False)
+        dev = rec.device_tables[0] if after else rec.device_before_commit[0]
+        out["dev"] = figures.block_table_heatmap(dev[:n_rows], num_reqs=n_rows, **sizes,
+                                                 stale_rows=[] if after else out["stale"], lang=lang,
+                                                 max_cols=cols, showscale=False)
+    return out
+
+
+def step_pool_figures(records: list[StepRecord], idx: int, lang: str = "en", when: str = "after") -> dict:
+    """The free queue and the ref counts of step ``idx`` at ``when`` (POOL_WHEN): {"queue", "refs"}."""
+    from kvviz.views import figures
+
+    rec = records[idx]
+    queue, refs = pool_state(rec, when)
+    return {"queue": figures.free_queue_figure(queue, rec.cached_blocks, lang=lang),
+            "refs": figures.ref_count_figure(refs, queue, rec.cached_blocks, lang=lang)}

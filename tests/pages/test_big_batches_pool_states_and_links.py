@@ -119,7 +119,8 @@ def test_prefixes_page_last_step_and_events(at):
     refs = _plots(at)[1]
     assert _bars_max(refs) < 0.5                            # C finished: nothing is held any more
     chain = at.dataframe[0].value
-    assert (chain["ref count"].dropna() == 0).all() and (chain["held by"] == "").all()
+    held = chain["ref count"][chain["ref count"] != "—"]            # "—": not cached, no count
+    assert (held == 0).all() and (chain["held by"] == "").all()
 
 
 # --- 6. the hash chain lists every cached block --------------------------------------------

@@ -185,6 +185,25 @@ def test_kernel_lab_recorded_run_and_upload(server, page, tmp_path):
     shot(page, "10c_kernel_lab_uploaded")
 
 
+def test_kernel_lab_step_timeline(server, page):
+    """The step timeline (issue 13) from the recorded fused-step run: pick a batch, groups and runner;
+    the bars and their labels show, nothing raises; the goals are whole lines (not a clipped table)."""
+    from playwright.sync_api import expect
+
+    page.goto(server + "/kernel_lab")
+    wait_idle(page)
+    expect(page.get_by_text("One step's metadata").first).to_be_visible()
+    page.get_by_text("V2 (Model Runner V2)", exact=True).click()
+    wait_idle(page)
+    page.get_by_text("4", exact=True).last.click()
+    wait_idle(page)
+    expect(page.get_by_text("separate: 3 launches + an indptr copy").first).to_be_visible()
+    expect(page.locator(".js-plotly-plot").nth(1)).to_contain_text("4 group(s), V2")
+    expect(page.get_by_text("not met", exact=True).first).to_be_visible()
+    no_exception(page)
+    shot(page, "10d_kernel_lab_step_timeline")
+
+
 def test_language_persists_across_pages(server, page):
     from playwright.sync_api import expect
 

@@ -18,8 +18,8 @@ def _plots(at):
 
 def test_home_backend_card_and_links(at):
     assert "kvviz" in at.title[0].value
-    card = _metrics(at)["Device"]
-    assert card in ("CPU, Triton interpreter",) or "compiled" in card
+    card = [m.value for m in at.markdown if m.value.startswith("Device: ")]   # a sentence, never cut short
+    assert card in (["Device: **CPU, Triton interpreter**"],) or "compiled" in card[0]
     assert len(at.get("page_link")) == 10   # every page but home (was 7 before Guided demos, Six notations, Debug dumps)
 
 
@@ -214,7 +214,8 @@ def test_kernel_lab_runs_bench(at):
     at.button(key="lab.run").click().run(timeout=120)
     assert not at.exception
     assert any("measurements" in s.value for s in at.success)
-    assert len(_plots(at)) == 1
+    assert len(_plots(at)) == 2       # the kernel's plot and the step timeline of this run's fused_step rows
+    assert not any("recorded run" in c.value for c in at.caption)
 
 
 def test_kernel_lab_recorded_gpu_run_every_timing(at):
@@ -241,10 +242,42 @@ def test_kernel_lab_recorded_gpu_run_every_timing(at):
         lines = sorted(sh["y0"] for sh in spec["layout"]["shapes"])
         floor = rec["floors"][floor_key]
         assert lines == pytest.approx([floor, 1.5 * floor]), column
-    goals = at.dataframe[-1].value
-    assert goals["met"].any() and not goals["met"].all()
+    goals = [m.value for m in at.markdown if m.value.startswith((":green[**met**]", ":red[**not met**]"))]
+    assert len(goals) == len(rec["goals"]) and any("green" in g for g in goals) and any("red" in g for g in goals)
     at.segmented_control(key="lab.kernel").set_value("kv_write").run()
     assert not at.exception and "shapes" not in json.loads(_plots(at)[0])["layout"]
+
+
+def test_kernel_lab_step_timeline_from_the_recorded_fused_run(at):
+    """On a CPU the lab opens on the full recorded bench, which has no fused_step rows: the step
+    timeline comes from the newest recorded run that has them, and its bars are that run's figures
+    for the batch picked (shape x groups x runner), each timing against its own empty launch."""
+    import json
+
+    from kvviz.gpu.bench import results
+    from kvviz.views.fused_timeline import latest_run_with_fused
+
+    _open(at, "kernel_lab")
+    name, _ = latest_run_with_fused(results.example_runs(), results.load_example_run)
+    rec = json.loads((Path(APP).parent / "examples/bench" / f"{name}.json").read_text())
+    assert any(name in c.value for c in at.caption)
+    at.selectbox(key="lab.tl_shape").set_value("4096x1").run()
+    at.segmented_control(key="lab.tl_groups").set_value(4).run()
+    at.segmented_control(key="lab.tl_runner").set_value("v2").run()
+    assert not at.exception
+    spec = json.loads(_plots(at)[1])
+    assert "4096x1, 4 group(s), V2" in spec["layout"]["title"]["text"]
+    bars = {t["name"]: dict(zip(_array(t["y"]), _array(t["x"]))) for t in spec["data"]}
+    row = {r["variant"]: r for r in rec["rows"] if r["kernel"] == "fused_step" and r["shape"] == "4096x1 G4"}
+    fl = rec["floors"]
+    for label, col, floor in (("event-timed", "us", "empty_us"), ("in a CUDA graph", "graph_us", "empty_graph_us"),
+                              ("host hidden, cold L2", "dev_us", "empty_dev_us")):
+        assert bars["fused: 1 launch"][label] == row["v2 fused"][col]
+        assert bars["separate: 3 launches + an indptr copy"][label] == row["v2 separate"][col]
+        assert bars["empty launch"][label] == fl[floor]
+    at.segmented_control(key="lab.tl_runner").set_value("v1").run()
+    spec = json.loads(_plots(at)[1])
+    assert "separate: 5 launches + an indptr copy" in [t["name"] for t in spec["data"]]   # 4 slot mappings + CSR
 
 
 @pytest.mark.parametrize("text,msg", [("[" * 100000, "nested too deeply"), ("{bad", "not valid JSON"),

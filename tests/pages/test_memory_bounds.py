@@ -5,6 +5,7 @@ dumps are gone, and what all sessions retain returns to the baseline, although e
 import json
 
 import numpy as np
+import pytest
 import streamlit as st
 
 from kvviz.dumps.format import Dump
@@ -109,3 +110,48 @@ def test_a_big_paste_is_parsed_in_the_worker_process_and_a_broken_one_is_one_err
     assert ui._parse_pool()._processes, "the big paste was parsed in this thread, not in the worker"
     at.text_area(key="dumps.paste_b").input("{" + " " * (ui.OFF_THREAD_BYTES + 10)).run()
     assert not at.exception and len(at.error) == 1 and "not valid JSON" in at.error[0].value
+
+
+def test_the_worker_runs_at_a_lower_cpu_priority():
+    import os
+
+    import ui
+
+    assert ui._parse_pool().submit(os.nice, 0).result(timeout=60) >= min(19, os.nice(0) + ui.WORKER_NICE)
+
+
+def test_big_input_wait_is_proportional_to_the_last_big_input():
+    from kvviz.views.dumps import BIG_INPUT_BYTES_PER_S, big_input_wait
+
+    assert big_input_wait(None, 100.0) == 0.0
+    gap = 8_000_000 / BIG_INPUT_BYTES_PER_S
+    assert big_input_wait((100.0, 8_000_000), 100.0) == pytest.approx(gap)
+    assert big_input_wait((100.0, 8_000_000), 100.0 + gap / 2) == pytest.approx(gap / 2)
+    assert big_input_wait((100.0, 8_000_000), 100.0 + gap + 0.01) == 0.0
+
+
+def test_a_tab_pasting_big_dumps_back_to_back_is_paced(monkeypatch):
+    """One tab's second big paste waits for its turn (its bytes / the rate after the first was read);
+    a small paste does not wait, and a big one after the pause is read at once."""
+    import time
+
+    from kvviz.views import dumps as view
+
+    monkeypatch.setattr(view, "BIG_INPUT_BYTES_PER_S", 1e6)        # ~3.5 s after a 3.5 MB paste
+    a_text, b_text = big_dump_json(1), big_dump_json(2)
+    gap = len(a_text) / 1e6
+    at = open_page(app_test(), "dumps")
+    at.radio(key="dumps.source").set_value("upload").run()
+    t0 = time.monotonic()
+    at.text_area(key="dumps.paste_a").input(a_text).run()
+    first = time.monotonic() - t0
+    assert not at.exception and not at.error
+    t0 = time.monotonic()
+    at.text_area(key="dumps.paste_b").input(b_text).run()
+    second = time.monotonic() - t0
+    assert not at.exception and not at.error and _has(at, "dumps.up_dump_b")
+    assert second >= 0.9 * gap, (first, second, gap)
+    time.sleep(gap)                                                  # the turn has come: no wait
+    t0 = time.monotonic()
+    at.text_area(key="dumps.paste_a").input(big_dump_json(3)).run()
+    assert time.monotonic() - t0 < second and not at.error

@@ -1,0 +1,91 @@
+"""Step through's figures are built once for every session (issue 11): a class on one scenario pays
+each step once (``ui.step_figures``, a cross-session cache), and the cache is bounded."""
+import json
+
+import pytest
+import streamlit as st
+
+import ui
+from kvviz.views import scenarios as stepper
+from page_support import app_test, open_page
+
+
+@pytest.fixture
+def builds(monkeypatch):
+    """Count the figure builds (the real builders still run)."""
+    n = {"tables": 0, "pool": 0}
+    real_tables, real_pool = stepper.step_table_figures, stepper.step_pool_figures
+
+    def tables(*a, **k):
+        n["tables"] += 1
+        return real_tables(*a, **k)
+
+    def pool(*a, **k):
+        n["pool"] += 1
+        return real_pool(*a, **k)
+
+    monkeypatch.setattr(stepper, "step_table_figures", tables)
+    monkeypatch.setattr(stepper, "step_pool_figures", pool)
+    st.cache_resource.clear()
+    return n
+
+
+def _plotly_specs(at):
+    return [p.proto.spec for p in at.get("plotly_chart")]
+
+
+def test_two_sessions_on_one_scenario_build_each_step_once(builds):
+    a, b = open_page(app_test(), "step_through"), open_page(app_test(), "step_through")
+    assert builds == {"tables": 1, "pool": 1}            # step 0: built by a, shared with b
+    assert _plotly_specs(a) == _plotly_specs(b) and len(_plotly_specs(a)) == 4
+    for at in (a, b):                                     # both students press Next twice
+        for _ in range(2):
+            at.button(key="step.next").click().run()
+            assert not at.exception, at.exception
+    assert a.session_state["step.idx"] == b.session_state["step.idx"] == 2
+    assert builds == {"tables": 3, "pool": 3}            # steps 1 and 2 built once, for both
+    assert _plotly_specs(a) == _plotly_specs(b)
+    b.toggle(key="step.after_v2").set_value(False).run()  # another view of the same step: its own entry
+    assert builds["tables"] == 4 and not b.exception
+    assert _plotly_specs(a) != _plotly_specs(b)
+
+
+def test_the_shared_figures_match_a_fresh_build_and_are_one_object():
+    st.cache_resource.clear()
+    src, idx = stepper.NAMES[0], 3
+    scenario, records = ui.replay(src, None, None)
+    one = ui.step_figures("tables", src, None, None, idx, "en", True, scenario, records)
+    again = ui.step_figures("tables", src, None, None, idx, "en", True, *ui.replay(src, None, None))
+    assert again is one                                                  # shared, not copied
+    fresh = stepper.step_table_figures(scenario, records, idx, "en", after=True)
+    assert one["cpu"].to_json() == fresh["cpu"].to_json() and one["dev"].to_json() == fresh["dev"].to_json()
+    zh = ui.step_figures("tables", src, None, None, idx, "zh", True, scenario, records)
+    assert zh["cpu"].to_json() != one["cpu"].to_json()
+
+
+def test_a_pasted_scenario_s_figures_are_not_kept():
+    """Figures grow with the scenario: a pasted one's are built for the caller, never cached."""
+    st.cache_resource.clear()
+    text = json.dumps({"config": {"num_blocks": 8, "block_size": 4},
+                       "requests": [{"id": "A", "prompt_len": 6, "max_tokens": 3}]})
+    scenario, records = ui.replay(text, None, None)
+    one = ui.step_figures("pool", text, None, None, 1, "en", "after", scenario, records)
+    two = ui.step_figures("pool", text, None, None, 1, "en", "after", scenario, records)
+    assert one is not two and one["refs"].to_json() == two["refs"].to_json()
+
+
+def test_the_cache_is_bounded(monkeypatch):
+    st.cache_resource.clear()
+    monkeypatch.setattr(stepper, "step_pool_figures", lambda records, idx, lang, when: {"when": when})
+    src = stepper.NAMES[0]
+    scenario, records = ui.replay(src, None, None)
+
+    def get(i):
+        return ui.step_figures("pool", src, None, None, 0, "en", str(i), scenario, records)
+
+    first = get(0)
+    kept = [get(i) for i in range(1, ui.STEP_FIGURES_MAX + 1)]
+    # the newest STEP_FIGURES_MAX entries are the cached objects; the oldest one was dropped
+    assert all(get(i) is kept[i - 1] for i in range(ui.STEP_FIGURES_MAX, 1, -1))
+    again = get(0)
+    assert again == first and again is not first

@@ -1,0 +1,96 @@
+"""The figure builders: colour = request wherever a request is shown (one legend entry per
+request row), physical block ids on a categorical scale with the id written in the cell, the
+slot buffer's "written this step" markers centred in their cells."""
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from kvviz.constants import PAD_SLOT_ID
+from kvviz.core.geometry import Geometry
+from kvviz.views import figures as F
+
+
+def _tokens(rows, slots):
+    n = len(rows)
+    return pd.DataFrame({"token": np.arange(n), "row": rows, "position": np.arange(n), "logical_block": np.zeros(n, int),
+                         "column": np.zeros(n, int), "physical_block": np.array(slots) // 4,
+                         "offset": np.array(slots) % 4, "slot": slots})
+
+
+def _colour_at(scale, z, zmin, zmax):
+    """The colour a plotly colorscale (list of [stop, colour]) gives to value z: the stop interval it falls in."""
+    u = (z - zmin) / (zmax - zmin)
+    for (a, ca), (b, _) in zip(scale, scale[1:]):
+        if a <= u < b:
+            return ca
+    return scale[-1][1]
+
+
+def test_slot_mapping_one_trace_and_legend_entry_per_request():
+    rows = np.array([0, 0, 0, 1, 1, 2, -1])
+    slots = np.array([4, 5, 6, 8, 9, 12, PAD_SLOT_ID])
+    fig = F.slot_mapping_figure(_tokens(rows, slots), num_reqs=3, row_names=["A", "B", ""])
+    req = [t for t in fig.data if t.legendgroup and t.legendgroup.startswith("row")]
+    assert [t.name for t in req] == ["0: A", "1: B", "request row 2"]
+    for r, t in enumerate(req):
+        assert list(t.x) == list(np.nonzero(rows == r)[0]) and list(t.y) == list(slots[rows == r])
+        assert t.marker.color == F.request_color(r) == F.PALETTE[r]
+    assert len({t.marker.color for t in req}) == 3
+    pad = [t for t in fig.data if t.marker.symbol == "x"]
+    assert len(pad) == 1 and list(pad[0].x) == [6]
+    # a click selects a token (batch page): Streamlit keeps clicks selecting only off box/lasso drag
+    assert fig.layout.clickmode == "event+select" and fig.layout.dragmode not in ("select", "lasso")
+
+
+def test_request_colours_agree_between_slots_buffer_and_csr():
+    """Row r is PALETTE[r] in the slot mapping (marker), the slot buffer and the CSR strip
+    (heatmaps over row_colorscale with zmin=-0.5, zmax=n-0.5)."""
+    n = 4
+    scale = F.row_colorscale(n)
+    for r in range(n):
+        assert _colour_at(scale, r, -0.5, n - 0.5) == F.request_color(r)
+
+
+def test_block_ids_on_a_categorical_scale_with_their_ids_written():
+    bt = np.array([[1, 2, 3, 0], [4, 5, 0, 0], [11, 0, 0, 0]], dtype=np.int32)
+    fig = F.block_table_heatmap(bt, num_reqs=3, num_blocks=12, geometry=Geometry(4))
+    heat = fig.data[0]
+    assert np.array_equal(np.asarray(heat.z), bt) and heat.texttemplate == "%{z}"
+    scale = [list(s) for s in heat.colorscale]
+    got = {b: _colour_at(scale, b, heat.zmin, heat.zmax) for b in range(12)}
+    assert got[0] == F.NULL_GRAY
+    assert all(got[b] == F.block_color(b) for b in range(12))
+    # neighbouring small ids are told apart (the continuous ramp drew 1, 2 and 3 in one blue)
+    assert len({got[b] for b in (1, 2, 3, 4, 5)}) == 5
+    # flat bands: the colour does not change inside an id's interval
+    for b in (1, 5, 11):
+        assert _colour_at(scale, b - 0.4, heat.zmin, heat.zmax) == _colour_at(scale, b + 0.4, heat.zmin, heat.zmax)
+    assert heat.showscale is False                            # the ids are the labels
+    assert F.NULL_GRAY not in F.BLOCK_PALETTE and "#f2f2f2" not in F.BLOCK_PALETTE and len(F.BLOCK_PALETTE) >= 20
+
+
+def test_block_colorscale_huge_pool_falls_back_to_a_ramp():
+    stops = F.block_colorscale(F.MAX_CATEGORICAL_BLOCKS + 1)
+    assert len(stops) == 13 and stops[0][1] == F.NULL_GRAY
+    go.Heatmap(z=[[0, 1]], colorscale=stops)                  # plotly accepts it
+    go.Heatmap(z=[[0, 1]], colorscale=F.block_colorscale(12))
+
+
+def test_slot_buffer_written_markers_centred_in_their_cells():
+    geo = Geometry(4)
+    row = np.array([[0, 0, 0, 0], [1, 1, -1, -1], [0, -1, -1, -1]])
+    new = np.array([[False, False, False, True], [False, True, False, False], [True, False, False, False]])
+    owners = {"row": row, "pos": np.where(row >= 0, 3, 0), "new": new, "share": np.zeros(row.shape, int),
+              "first_block": 5}
+    fig = F.slot_buffer_figure(owners, geometry=geo, num_reqs=2)
+    dots = [t for t in fig.data if t.type == "scatter" and t.x[0] is not None]
+    assert len(dots) == 1
+    pts = sorted(zip(dots[0].x, dots[0].y))
+    assert pts == sorted([(3, 5), (1, 6), (0, 7)])           # (offset, block): the cell's centre, exactly
+    assert all(float(x).is_integer() and float(y).is_integer() for x, y in pts)
+    heat = [t for t in fig.data if t.type == "heatmap"][1]
+    scale = [list(s) for s in heat.colorscale]
+    assert _colour_at(scale, 1, heat.zmin, heat.zmax) == F.request_color(1)
+    keys = [t for t in fig.data if t.type == "scatter" and t.x[0] is None]   # the legend: every request row
+    assert [t.name for t in keys] == ["request row 0", "request row 1"]
+    assert [t.marker.color for t in keys] == [F.request_color(0), F.request_color(1)] and fig.layout.showlegend
