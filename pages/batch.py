@@ -34,6 +34,14 @@ def on_preset():
     load(*ex.preset(S["batch.preset"]))
 
 
+# A batch is explored once per server (a class on one preset, or a user going back to a batch, finds
+# it built: the 256 x 2048 preset allocates 524,288 blocks). Shared, read-only objects; up to ~20 MB
+# each for the biggest batches, hence the small bound.
+@st.cache_resource(max_entries=4, ttl=1800, show_spinner=False)
+def _explore(key: str, _rows, _cfg) -> ex.ExploredBatch:
+    return ex.explore(_rows, _cfg)
+
+
 def on_pick_token():
     points = S["batch.slotfig"].selection.points
     if points:
@@ -106,7 +114,7 @@ try:
     S["batch.rows_edited"] = rows
     key = ex.batch_key(rows, cfg)
     if S.get("batch.explored_key") != key:
-        S["batch.explored"], S["batch.explored_key"] = ex.explore(rows, cfg), key
+        S["batch.explored"], S["batch.explored_key"] = _explore(key, rows, cfg), key
     eb = S["batch.explored"]
 except BadInput as e:
     st.error(tr("bad_batch", msg=ui.plain(e)), icon=":material/error:")
@@ -123,91 +131,9 @@ if decoding:
     st.caption(":material/info: " + tr("decode_tokens", rows=", ".join(map(str, decoding[:12]))
                                        + (" …" if len(decoding) > 12 else "")))
 
-# --- pick a token ------------------------------------------------------------------------------
-n_tok = eb.step.num_tokens_padded
-S["batch.tok"] = min(int(S["batch.tok"]), n_tok - 1)
-S["batch.head"] = min(S["batch.head"], cfg.num_kv_heads - 1)
-S["batch.dim"] = min(S["batch.dim"], cfg.head_dim - 1)
-st.subheader(tr("pick"))
-if S["batch.family"] not in CACHE_LAYOUTS:
-    S["batch.family"] = DEFAULT_CACHE_LAYOUT
-p = st.columns([3, 1, 1, 1, 2.4])
-p[0].number_input(tr("token"), 0, n_tok - 1, key="batch.tok")
-p[1].number_input(tr("head"), 0, cfg.num_kv_heads - 1, key="batch.head")
-p[2].number_input(tr("dim"), 0, cfg.head_dim - 1, key="batch.dim")
-p[3].segmented_control(tr("kv"), ["k", "v"], key="batch.kv")
-p[4].selectbox(tr("family"), CACHE_LAYOUTS, format_func=lambda f: tr("fam_" + f), key="batch.family")
-family = S["batch.family"]
-tok = int(S["batch.tok"])
-ch = eb.chain(tok, int(S["batch.head"]), int(S["batch.dim"]), S["batch.kv"] or "k", cache_layout=family)
-m = st.columns(9)
-for col, (label, value) in zip(m, [("m_row", ch["row"]), ("m_pos", ch["position"]),
-                                   ("m_logical", ch["logical_block"]), ("m_column", ch["column"]),
-                                   ("m_physical", ch["physical_block"]), ("m_slot", ch["slot"]),
-                                   ("m_nhd", ch.get("NHD_byte", "—")), ("m_hnd", ch.get("HND_byte", "—"))]):
-    col.metric(tr(label), value)
-# the same numbers in full, copyable (a metric cuts a long one short: "slot 114…")
-st.code(ex.chain_line(ch), language=None)
-st.caption(tr("whose_" + family))
-if ch["slot"] >= 0:
-    st.markdown(tr("chain_text", row=ch["row"], pos=ch["position"], lb=ch["logical_block"], tpb=eb.tokens_per_block,
-                   col=ch["column"], pb=ch["physical_block"], kbs=cfg.kernel_block_size, off=ch["offset"],
-                   slot=ch["slot"]))
-    if v2:
-        st.caption(tr("chain_v2", row=ch["row"], state=int(eb.v2["idx_mapping"][ch["row"]])))
-else:
-    st.markdown(tr("pad_token", kind=ch["kind"]))
-
-# --- the three linked views -------------------------------------------------------------------------
 step = eb.step
-shown = eb.shown_columns()
-selected_cell = (ch["row"], ch["column"]) if ch["slot"] >= 0 else None
-rows_window = ex.table_row_window(step.block_table.shape[0], shown, ch["row"])
-fig_table = figures.block_table_heatmap(step.block_table, num_reqs=step.num_reqs, num_blocks=eb.num_kernel_blocks,
-                                        geometry=cfg.geometry, selected=selected_cell,
-                                        counts=eb.row_kernel_blocks(),
-                                        title=tr("fig_table_v2" if v2 else "fig_table"), lang=ui.lang(),
-                                        max_cols=shown, row_window=rows_window,
-                                        row_title=figures_tr("batch_position") if v2 else None)
-ui.plot(fig_table, "batch.tablefig", "block_table")
-if shown < eb.width:
-    st.caption(tr("table_cols", shown=shown - 1, width=eb.width))
-if rows_window is not None:
-    st.caption(tr("table_rows", r0=rows_window[0], r1=rows_window[1] - 1, rows=step.block_table.shape[0],
-                  row=ch["row"]))
-if v2:  # Model Runner V2: the same ids by request-state index, and the idx_mapping the gather used
-    tables = eb.v2
-    state_row = int(tables["idx_mapping"][ch["row"]]) if ch["slot"] >= 0 else None
-    state_window = ex.table_row_window(tables["state_block_table"].shape[0], shown,
-                                       state_row if state_row is not None else 0)
-    t_state, t_idx = st.columns([3, 1], gap="large")
-    with t_state:
-        fig_state = figures.block_table_heatmap(
-            tables["state_block_table"], num_reqs=tables["state_block_table"].shape[0], num_blocks=eb.num_kernel_blocks,
-            geometry=cfg.geometry, counts=tables["state_num_blocks"],
-            selected=(state_row, ch["column"]) if state_row is not None else None, title=tr("fig_state_v2"),
-            lang=ui.lang(), max_cols=shown, row_window=state_window, row_title=figures_tr("state_index"),
-            row_names=[tr("held_by", row=b) if b is not None else "" for b in eb.state_holders()])
-        ui.plot(fig_state, "batch.statefig", "state_block_table")
-    with t_idx:
-        st.markdown(f"**{tr('idx_title')}**")
-        st.dataframe(eb.idx_mapping_frame(), hide_index=True, height=min(360, 38 + 35 * step.num_reqs))
-    st.caption(tr("v2_note", r=step.num_reqs_padded, idx=ex.short_list(tables["idx_mapping"])))
-
-fig_slots = figures.slot_mapping_figure(eb.tokens, num_reqs=step.num_reqs, selected=tok, title=tr("fig_slots"),
-                                        lang=ui.lang())
-ui.plot(fig_slots, "batch.slotfig", "slot_mapping", on_select=on_pick_token, selection_mode="points")
-
 nkb = eb.num_kernel_blocks
-first, last = eb.buffer_window(ch["physical_block"] if ch["slot"] >= 0 else None)
-owners = eb.slot_owners(first, last)
-fig_buf = figures.slot_buffer_figure(owners, geometry=cfg.geometry, num_reqs=step.num_reqs,
-                                     selected_slot=ch["slot"], title=tr("fig_buffer"), lang=ui.lang())
-ui.plot(fig_buf, "batch.buffig", "slot_buffer")
-if last - first + 1 < nkb:
-    st.caption(tr("buffer_window", a=first, b=last, n=nkb))
-
-# --- kernels on the live backend ---------------------------------------------------------------------
+# --- kernels on the live backend: once per batch (a token change reruns only the fragment below) ---
 st.subheader(tr("kernels"))
 st.caption(tr("kernel_family"))
 label = ui.backend_label()
@@ -219,8 +145,11 @@ if st.button(tr("run"), key="batch.run", icon=":material/play_arrow:") or (
     from kvviz.gpu import harness as backend
 
     try:
+        # timed on a GPU only: in the interpreter a timing repeats every kernel twice (3x the wait)
+        # for a figure that says nothing about kernel speed
         res = ui.run_backend(backend.run_batch, step, layout=S["batch.layout"] or "NHD", dtype=cfg.dtype,
-                             num_kv_heads=cfg.num_kv_heads, head_dim=cfg.head_dim, num_blocks=nkb, timing=True)
+                             num_kv_heads=cfg.num_kv_heads, head_dim=cfg.head_dim, num_blocks=nkb,
+                             timing=label["mode"] != "interpreter")
         S["batch.kernel"] = res
     except (ValueError, RuntimeError) as e:
         S["batch.kernel"] = str(e)
@@ -234,37 +163,150 @@ if S.get("batch.kernel_key") == run_key:
             st.success(tr("all_pass", n=len(res.kernels)), icon=":material/check_circle:")
         else:
             st.error(tr("some_fail", msg=ui.plain("; ".join(res.failures()))), icon=":material/cancel:")
-        st.dataframe(res.rows(), hide_index=True, column_config={
-            "us": st.column_config.NumberColumn("µs", format="%.1f"),
-            "max_error": st.column_config.NumberColumn(format="%.2g")})
-        note = tr("timing_interp") if label["mode"] == "interpreter" else tr("timing_gpu")
-        st.caption(tr("timing_note", dev=ui.device_text(label), note=note))
+        timed = any(r["us"] is not None for r in res.rows())
+        st.dataframe([r if timed else {k: v for k, v in r.items() if k != "us"} for r in res.rows()],
+                     hide_index=True, column_config={
+                         "us": st.column_config.NumberColumn("µs", format="%.1f"),
+                         "max_error": st.column_config.NumberColumn(format="%.2g")})
+        if timed:
+            note = tr("timing_interp") if label["mode"] == "interpreter" else tr("timing_gpu")
+            st.caption(tr("timing_note", dev=ui.device_text(label), note=note))
+        else:
+            st.caption(tr("untimed", dev=ui.device_text(label)))
 else:
     st.info(tr("run_big", n=context_tokens))
 
-# --- downloads and the link ---------------------------------------------------------------------------
-st.subheader(tr("downloads"))
-d = st.columns(6, gap="small")
-with d[0]:
-    ui.download_csv(eb.tokens, "tokens", "batch.dl_tokens", "tokens CSV")
-with d[1]:
-    ui.download_csv(eb.requests, "requests", "batch.dl_reqs", "requests CSV")
-with d[2]:
-    ui.download_json(lambda: eb.to_json(choice.runner), "step", "batch.dl_step", "step JSON")
-with d[3]:
-    ui.download_fig(fig_table, "block_table", "batch.dl_fig_table", "table HTML")
-with d[4]:
-    ui.download_fig(fig_slots, "slot_mapping", "batch.dl_fig_slots", "slots HTML")
-with d[5]:
-    ui.download_fig(fig_buf, "slot_buffer", "batch.dl_fig_buf", "buffer HTML")
-params = {**share.encode_batch(rows, cfg, tok), "lang": ui.lang()}
-if family != DEFAULT_CACHE_LAYOUT:
-    params["cache_layout"] = family
-st.query_params.from_dict(params)
-st.caption(tr("link"))
-st.code(share.query_string(params), language=None)
-lost = share.link_losses(rows)
-if lost:
-    st.warning(tr("link_lossy", groups=ui.plain(", ".join(lost.get("dropped_groups", []))) or "—",
-                  cut=lost.get("rows_cut", 0), max=share.MAX_SHARED_REQS), icon=":material/link_off:")
+# --- the batch on W real DCP ranks (background processes) ---------------------------------------------
+import ui_dcp  # noqa: E402
+from kvviz.views.dcp_ranks import batch_from_step  # noqa: E402
+
+ui_dcp.run_on_ranks("batch", lambda s=step: batch_from_step(s), default_world=cfg.dcp_world_size,
+                    num_kv_heads=cfg.num_kv_heads, head_dim=cfg.head_dim, dtype=cfg.dtype)
+
+# --- the token follower: a fragment, so that picking a token (head, dim, K/V, layout family, a click
+# in the slot mapping) reruns only this part, not the editor, the allocation and the kernels above.
+# Everything it reads comes from the arguments of the last full run; what it sets (the token's
+# widgets, the link) is only read inside it.
+@st.fragment
+def follow_token(eb, cfg, rows, choice):
+    v2 = choice.runner == "v2"
+    # --- pick a token ------------------------------------------------------------------------------
+    n_tok = eb.step.num_tokens_padded
+    S["batch.tok"] = min(int(S["batch.tok"]), n_tok - 1)
+    S["batch.head"] = min(S["batch.head"], cfg.num_kv_heads - 1)
+    S["batch.dim"] = min(S["batch.dim"], cfg.head_dim - 1)
+    st.subheader(tr("pick"))
+    if S["batch.family"] not in CACHE_LAYOUTS:
+        S["batch.family"] = DEFAULT_CACHE_LAYOUT
+    p = st.columns([3, 1, 1, 1, 2.4])
+    p[0].number_input(tr("token"), 0, n_tok - 1, key="batch.tok")
+    p[1].number_input(tr("head"), 0, cfg.num_kv_heads - 1, key="batch.head")
+    p[2].number_input(tr("dim"), 0, cfg.head_dim - 1, key="batch.dim")
+    p[3].segmented_control(tr("kv"), ["k", "v"], key="batch.kv")
+    p[4].selectbox(tr("family"), CACHE_LAYOUTS, format_func=lambda f: tr("fam_" + f), key="batch.family")
+    family = S["batch.family"]
+    tok = int(S["batch.tok"])
+    ch = eb.chain(tok, int(S["batch.head"]), int(S["batch.dim"]), S["batch.kv"] or "k", cache_layout=family)
+    m = st.columns(9)
+    for col, (label, value) in zip(m, [("m_row", ch["row"]), ("m_pos", ch["position"]),
+                                       ("m_logical", ch["logical_block"]), ("m_column", ch["column"]),
+                                       ("m_physical", ch["physical_block"]), ("m_slot", ch["slot"]),
+                                       ("m_nhd", ch.get("NHD_byte", "—")), ("m_hnd", ch.get("HND_byte", "—"))]):
+        col.metric(tr(label), value)
+    # the same numbers in full, copyable (a metric cuts a long one short: "slot 114…")
+    st.code(ex.chain_line(ch), language=None)
+    st.caption(tr("whose_" + family))
+    if ch["slot"] >= 0:
+        st.markdown(tr("chain_text", row=ch["row"], pos=ch["position"], lb=ch["logical_block"], tpb=eb.tokens_per_block,
+                       col=ch["column"], pb=ch["physical_block"], kbs=cfg.kernel_block_size, off=ch["offset"],
+                       slot=ch["slot"]))
+        if v2:
+            st.caption(tr("chain_v2", row=ch["row"], state=int(eb.v2["idx_mapping"][ch["row"]])))
+    else:
+        st.markdown(tr("pad_token", kind=ch["kind"]))
+
+    # --- the three linked views -------------------------------------------------------------------------
+    step = eb.step
+    shown = eb.shown_columns()
+    selected_cell = (ch["row"], ch["column"]) if ch["slot"] >= 0 else None
+    rows_window = ex.table_row_window(step.block_table.shape[0], shown, ch["row"])
+    # a table too big for one figure: a window of rows, and of columns, around the token's cell
+    cols_window = ex.table_col_window(shown, ch["column"]) if rows_window is not None else None
+    fig_table = figures.block_table_heatmap(step.block_table, num_reqs=step.num_reqs, num_blocks=eb.num_kernel_blocks,
+                                            geometry=cfg.geometry, selected=selected_cell,
+                                            counts=eb.row_kernel_blocks(),
+                                            title=tr("fig_table_v2" if v2 else "fig_table"), lang=ui.lang(),
+                                            max_cols=shown, row_window=rows_window, col_window=cols_window,
+                                            row_title=figures_tr("batch_position") if v2 else None)
+    ui.plot(fig_table, "batch.tablefig", "block_table")
+    if cols_window is not None:
+        st.caption(tr("table_cols_window", c0=cols_window[0], c1=cols_window[1] - 1, shown=shown, col=ch["column"]))
+    elif shown < eb.width:
+        st.caption(tr("table_cols", shown=shown - 1, width=eb.width))
+    if rows_window is not None:
+        st.caption(tr("table_rows", r0=rows_window[0], r1=rows_window[1] - 1, rows=step.block_table.shape[0],
+                      row=ch["row"]))
+    if v2:  # Model Runner V2: the same ids by request-state index, and the idx_mapping the gather used
+        tables = eb.v2
+        state_row = int(tables["idx_mapping"][ch["row"]]) if ch["slot"] >= 0 else None
+        state_window = ex.table_row_window(tables["state_block_table"].shape[0], shown,
+                                           state_row if state_row is not None else 0)
+        t_state, t_idx = st.columns([3, 1], gap="large")
+        with t_state:
+            fig_state = figures.block_table_heatmap(
+                tables["state_block_table"], num_reqs=tables["state_block_table"].shape[0],
+                num_blocks=eb.num_kernel_blocks,
+                geometry=cfg.geometry, counts=tables["state_num_blocks"],
+                selected=(state_row, ch["column"]) if state_row is not None else None, title=tr("fig_state_v2"),
+                lang=ui.lang(), max_cols=shown, row_window=state_window, row_title=figures_tr("state_index"),
+                col_window=ex.table_col_window(shown, ch["column"]) if state_window is not None else None,
+                row_names=[tr("held_by", row=b) if b is not None else "" for b in eb.state_holders()])
+            ui.plot(fig_state, "batch.statefig", "state_block_table")
+        with t_idx:
+            st.markdown(f"**{tr('idx_title')}**")
+            st.dataframe(eb.idx_mapping_frame(), hide_index=True, height=min(360, 38 + 35 * step.num_reqs))
+        st.caption(tr("v2_note", r=step.num_reqs_padded, idx=ex.short_list(tables["idx_mapping"])))
+
+    fig_slots = figures.slot_mapping_figure(eb.tokens, num_reqs=step.num_reqs, selected=tok, title=tr("fig_slots"),
+                                            lang=ui.lang())
+    ui.plot(fig_slots, "batch.slotfig", "slot_mapping", on_select=on_pick_token, selection_mode="points")
+
+    nkb = eb.num_kernel_blocks
+    first, last = eb.buffer_window(ch["physical_block"] if ch["slot"] >= 0 else None)
+    owners = eb.slot_owners(first, last)
+    fig_buf = figures.slot_buffer_figure(owners, geometry=cfg.geometry, num_reqs=step.num_reqs,
+                                         selected_slot=ch["slot"], title=tr("fig_buffer"), lang=ui.lang())
+    ui.plot(fig_buf, "batch.buffig", "slot_buffer")
+    if last - first + 1 < nkb:
+        st.caption(tr("buffer_window", a=first, b=last, n=nkb))
+
+    # --- downloads and the link ---------------------------------------------------------------------------
+    st.subheader(tr("downloads"))
+    d = st.columns(6, gap="small")
+    with d[0]:
+        ui.download_csv(eb.tokens, "tokens", "batch.dl_tokens", ui.texts("downloads")("tokens CSV"))
+    with d[1]:
+        ui.download_csv(eb.requests, "requests", "batch.dl_reqs", ui.texts("downloads")("requests CSV"))
+    with d[2]:
+        ui.download_json(lambda: eb.to_json(choice.runner), "step", "batch.dl_step", ui.texts("downloads")("step JSON"))
+    with d[3]:
+        ui.download_fig(fig_table, "block_table", "batch.dl_fig_table", ui.texts("downloads")("table HTML"))
+    with d[4]:
+        ui.download_fig(fig_slots, "slot_mapping", "batch.dl_fig_slots", ui.texts("downloads")("slots HTML"))
+    with d[5]:
+        ui.download_fig(fig_buf, "slot_buffer", "batch.dl_fig_buf", ui.texts("downloads")("buffer HTML"))
+    params = {**share.encode_batch(rows, cfg, tok), "lang": ui.lang()}
+    if family != DEFAULT_CACHE_LAYOUT:
+        params["cache_layout"] = family
+    st.query_params.from_dict(params)
+    st.caption(tr("link"))
+    st.code(share.query_string(params), language=None)
+    lost = share.link_losses(rows)
+    if lost:
+        st.warning(tr("link_lossy", groups=ui.plain(", ".join(lost.get("dropped_groups", []))) or "—",
+                      cut=lost.get("rows_cut", 0), max=share.MAX_SHARED_REQS), icon=":material/link_off:")
+    ui.keep(*[f"batch.{k}" for k in WIDGETS])
+
+
+follow_token(eb, cfg, rows, choice)
 ui.keep(*[f"batch.{k}" for k in WIDGETS])

@@ -73,8 +73,12 @@ with left:
                        el=a["element_offset"]))
         st.caption(tr("strides", family=family, layout=lay, shape_text=gm.shape_text, shape=gm.shape,
                       strides=gm.strides))
-with right:
-    st.subheader(tr("decode"))
+
+
+# The decoder is a fragment: typing a byte offset (or switching the layout it is read in) reruns only
+# this part, not the geometry, the picker and the memory pictures. It reads only its arguments.
+@st.fragment
+def decoder(geo: dict, family: str):
     q = st.columns(2)
     q[0].text_input(tr("byte"), key="lay.byte", max_chars=lay_vm.MAX_BYTE_CHARS, help=tr("byte_help"))
     q[1].segmented_control(tr("decode_as"), list(geo), key="lay.as")
@@ -94,6 +98,12 @@ with right:
             st.dataframe([dec], hide_index=True)
         except ValueError as e:
             st.error(tr("bad_byte", msg=ui.plain(e)), icon=":material/error:")
+    ui.keep("lay.byte", "lay.as")
+
+
+with right:
+    st.subheader(tr("decode"))
+    decoder(geo, family)
     st.subheader(tr("changes_title"))
     st.markdown(tr("changes"))
 ui.keep(*DEFAULTS)

@@ -10,6 +10,21 @@ from kvviz.errors import BadInput
 
 tr = ui.texts("pcie")
 S = st.session_state
+
+
+# The figures depend only on the step's shape and the language: built once per server for each (a
+# class trying the same sizes, or a user going back to a value, gets them at once). Shared objects:
+# read only (the page only draws them and offers them as HTML).
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _figures(shape: traffic.StepShape, lang: str, titles: tuple) -> tuple:
+    parts = {s: traffic.step_bytes(shape, s) for s in traffic.STRATEGIES}
+    stacked = figures.stacked_bytes(parts, title=titles[0], lang=lang)
+    sweeps = []
+    for (field, title, xt, here) in titles[1]:
+        df = traffic.sweep(shape, field, traffic.sweep_values(field, here))
+        sweeps.append((field, df, figures.bytes_lines(df, x=field, title=title, x_title=xt, lang=lang, marker_x=here)))
+    return stacked, sweeps
+
 DEFAULTS = {"pcie.reqs": 64, "pcie.ctx": 2048, "pcie.bs": 16, "pcie.len": 32768, "pcie.q": 1, "pcie.host": False}
 ui.restore(DEFAULTS)
 
@@ -40,26 +55,23 @@ with left:
     st.dataframe(comp, hide_index=True, column_config={s: st.column_config.NumberColumn(format="%d")
                                                        for s in traffic.STRATEGIES})
     ui.download_csv(comp, "bytes_per_table", "pcie.dl_comp")
-with right:
-    parts = {s: traffic.step_bytes(shape, s) for s in traffic.STRATEGIES}
-    fig_s = figures.stacked_bytes(parts, title=tr("stacked"), lang=ui.lang())
-    ui.plot(fig_s, "pcie.stacked", "bytes_by_strategy")
-    ui.download_fig(fig_s, "bytes_by_strategy", "pcie.dl_fig_stacked", "figure HTML")
-
-sweeps = [("num_reqs", tr("vs_batch"), tr("num_reqs"), shape.num_reqs),
+sweeps = (("num_reqs", tr("vs_batch"), tr("num_reqs"), shape.num_reqs),
           ("context_len", tr("vs_context"), tr("context"), shape.context_len),
-          ("block_size", tr("vs_block"), tr("block_size"), shape.block_size)]
+          ("block_size", tr("vs_block"), tr("block_size"), shape.block_size))
+fig_s, swept = _figures(shape, ui.lang(), (tr("stacked"), sweeps))
+with right:
+    ui.plot(fig_s, "pcie.stacked", "bytes_by_strategy")
+    ui.download_fig(fig_s, "bytes_by_strategy", "pcie.dl_fig_stacked", ui.texts("downloads")("figure HTML"))
+
 cols = st.columns(3)
-for col, (field, title, xt, here) in zip(cols, sweeps):
-    df = traffic.sweep(shape, field, traffic.sweep_values(field, here))
+for col, (field, df, fig) in zip(cols, swept):
     with col:
-        fig = figures.bytes_lines(df, x=field, title=title, x_title=xt, lang=ui.lang(), marker_x=here)
         ui.plot(fig, f"pcie.sweep_{field}", f"bytes_vs_{field}")
         d = st.columns(2)
         with d[0]:
             ui.download_csv(df, f"bytes_vs_{field}", f"pcie.dl_{field}")
         with d[1]:
-            ui.download_fig(fig, f"bytes_vs_{field}", f"pcie.dl_fig_{field}", "figure HTML")
+            ui.download_fig(fig, f"bytes_vs_{field}", f"pcie.dl_fig_{field}", ui.texts("downloads")("figure HTML"))
 
 st.subheader(tr("measured"))
 sizes = traffic.strategy_totals(shape)
@@ -76,4 +88,4 @@ table = traffic.model_vs_measured(sizes, measured, tr("no_gpu_cell" if label["mo
                                                      else "not_measured_cell"))
 st.dataframe(table, hide_index=True)
 st.caption(tr("model_note", g=traffic.MODEL_GBPS, l=traffic.MODEL_LATENCY_US))
-ui.download_csv(table, "model_vs_measured", "pcie.dl_measured", "model vs measured CSV")
+ui.download_csv(table, "model_vs_measured", "pcie.dl_measured", ui.texts("downloads")("model vs measured CSV"))
