@@ -8,6 +8,7 @@ import ui
 
 ui.ensure_app_shell()
 from kvviz.views import dumps as view
+from kvviz.views import frames
 from kvviz.errors import BadInput
 
 tr = ui.texts("dumps")
@@ -21,7 +22,19 @@ ui.restore({f"dumps.{k}": default for k, default in WIDGETS.items()})  # widgets
 
 # Parsed uploads (and their digests, names, errors) live in this session's state only while the
 # page shows them: leaving the "upload" source or this page drops them (at most two per session).
-UPLOAD_STATE = [f"dumps.{k}_{s}" for k in ("up_dump", "up_name", "digest", "err") for s in "ab"]
+UPLOAD_STATE = [f"dumps.{k}_{s}" for k in ("up_dump", "up_name", "digest", "err", "pasted", "cleared") for s in "ab"]
+
+
+def take_paste(s: str) -> None:
+    """A big paste (view.CLEAR_PASTE_BYTES or more) is taken out of its box as soon as it changes: the
+    box is emptied, so the browser does not send megabytes back on every later rerun; this run reads
+    the taken text once (``dumps.pasted_<s>``, dropped after) and keeps the parsed dump and its digest.
+    A small paste stays in the box, to be edited."""
+    text = S.get(f"dumps.paste_{s}") or ""
+    if len(text) >= view.CLEAR_PASTE_BYTES:
+        S[f"dumps.pasted_{s}"] = text.encode()
+        S[f"dumps.cleared_{s}"] = len(text)
+        S[f"dumps.paste_{s}"] = ""
 
 
 def keep():
@@ -57,10 +70,17 @@ def load_side(side: str, data: bytes, name: str) -> None:
         else:   # the previous dump stays
             S[f"dumps.err_{s}"] = error
         S[f"dumps.digest_{s}"] = digest   # parsed (or refused) once per content
+
+
+def side_notes(side: str) -> None:
+    """What the side's last input left: its error (the dump loaded before stays), a cleared paste."""
+    s = side.lower()
     if f"dumps.err_{s}" in S:
         st.error(tr("bad_input", side=side, msg=ui.plain(S[f"dumps.err_{s}"])), icon=":material/error:")
         if S.get(f"dumps.up_dump_{s}") is not None:
             st.caption(tr("kept_previous", name=ui.plain(S[f"dumps.up_name_{s}"])))
+    if S.get(f"dumps.cleared_{s}"):
+        st.caption(tr("paste_cleared", mb=f"{S[f'dumps.cleared_{s}'] / 1e6:.1f}"))
 
 
 st.title(tr("title"))
@@ -114,10 +134,20 @@ try:
         for side, col in zip("AB", st.columns(2)):
             with col:
                 up = st.file_uploader(tr("upload", side=side), type=["npz", "json"], key=f"dumps.up_{side.lower()}")
-                text = st.text_area(tr("paste", side=side), key=f"dumps.paste_{side.lower()}", height=120)
-                data, name = (up.getvalue(), up.name) if up is not None else (text.encode(), tr("pasted"))
+                text = st.text_area(tr("paste", side=side), key=f"dumps.paste_{side.lower()}", height=120,
+                                    on_change=take_paste, args=(side.lower(),))
+                taken = S.pop(f"dumps.pasted_{side.lower()}", None)     # a big paste, read this run only
+                if up is not None:
+                    data, name = up.getvalue(), up.name
+                else:
+                    data, name = (taken if taken is not None else text.encode()), tr("pasted")
+                    if text.strip():   # a small paste in the box: no note about an earlier big one
+                        S.pop(f"dumps.cleared_{side.lower()}", None)
+                    elif taken is None and not S.get(f"dumps.cleared_{side.lower()}"):
+                        S.pop(f"dumps.err_{side.lower()}", None)   # the box emptied: its error goes too
                 if up is not None or data.strip():
                     load_side(side, data, name)
+                side_notes(side)
         dumps = [(side, S[f"dumps.up_name_{side.lower()}"], S[f"dumps.up_dump_{side.lower()}"])
                  for side in "AB" if S.get(f"dumps.up_dump_{side.lower()}") is not None]
 except BadInput as e:
@@ -149,18 +179,17 @@ for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
         first = view.first_finding(f)
         st.error(tr("first_wrong" if first.row is not None else "no_row", row=first.row, check=first.check,
                     msg=first.text(lang)) + "  \n" + tr("n_findings", n=len(f)), icon=":material/error:")
-FINDING_COLS = {k: st.column_config.TextColumn(tr("col_" + k), width="medium") for k in ("check", "title", "concept")}
-FINDING_COLS.update(row=st.column_config.NumberColumn(tr("col_row"), width="small"),
-                    index=st.column_config.NumberColumn(tr("col_index"), width="small"),
-                    message=st.column_config.TextColumn(tr("col_message"), width="large"))
 for side, name, d in dumps:
     f = found[side]
     if not f:
         continue
     st.markdown(f"**{tr('findings_of', side=side, name=ui.plain(name))}**")
-    st.dataframe(view.findings_frame(f, lang), hide_index=True, column_config=FINDING_COLS,
-                 column_order=["row", "check", "title", "message", "index"], key=f"dumps.findings_{side}",
-                 height=view.frame_height(len(f), 400))
+    # an HTML table: the long messages wrap at the page's width (a data grid cut them off)
+    shown = view.findings_table(f, lang, {k: tr("col_" + k) for k in view.FINDING_TABLE_COLUMNS})
+    with st.container(height=min(440, 60 + 90 * len(shown)) if len(shown) > 4 else "content", border=False):
+        st.table(shown)
+    if len(shown) < len(f):
+        st.caption(tr("findings_cut", shown=len(shown), n=len(f)))
     concepts = list(view.concepts_of(f, lang).values())
     for col, concept in zip(st.columns(len(concepts)), concepts):
         with col.expander(tr("concept_label", name=concept["name"]), icon=":material/school:"):
@@ -175,6 +204,13 @@ st.segmented_control(tr("table"), view.TABLES, format_func=lambda x: tr("table."
 table = view.table_choice(S["dumps.table"])
 size = view.shown_size([d for _, _, d in dumps], table)
 zero = view.hidden_columns_are_zero([d for _, _, d in dumps], table, size[1])
+rows = cols = None   # the whole shown part, or (by default, when it is big) a window around the first wrong row
+if size[0] > view.WINDOW_ROWS or size[1] > view.WINDOW_COLS:
+    st.toggle(tr("all_rows", n=size[0], w=size[1]), key="dumps.all_rows",
+              help=tr("all_rows_help", r=view.WINDOW_ROWS, c=view.WINDOW_COLS))
+    if not S["dumps.all_rows"]:
+        rows, cols = view.focus_window(dumps, found, table, size)
+        st.caption(tr("window_rows", r0=rows[0], r1=rows[1] - 1, c0=cols[0], c1=cols[1] - 1, n=size[0], w=size[1]))
 for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
     frame = view.table_frame(d, table, view.first_wrong_row(found[side]), size)
     with col:
@@ -184,7 +220,8 @@ for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
             st.write(tr("no_table"))
             continue
         marks = view.cell_marks(d, table, view.other_dump(dumps, side), size)
-        st.dataframe(view.styled(frame, marks), key=f"dumps.table_{side}", height=view.frame_height(len(frame), 600))
+        n_rows = len(frame) if rows is None else rows[1] - rows[0]
+        st.dataframe(view.window(frame, marks, rows, cols), key=f"dumps.table_{side}", height=view.frame_height(n_rows, 600))
         cut = view.cut_counts(frame, d, table)
         if cut:
             st.caption(tr("shown_zero" if zero else "shown", **cut))
@@ -203,9 +240,11 @@ if res is not None:
             st.caption(tr("only_in", side=side, tables=tables))
         if res.differences:
             st.caption(tr("n_diff", n=len(res.differences)))
-            st.dataframe(view.diff_frame(res), hide_index=True, key="dumps.diff",
+            diff = frames.no_none(view.diff_frame(res))      # a cell a difference has no value for: "—"
+            diff = diff.astype({c: str for c in diff.columns if diff[c].dtype == object})   # one type a column
+            st.dataframe(diff, hide_index=True, key="dumps.diff",
                          height=view.frame_height(len(res.differences), 500),
-                         column_config={k: tr("col_" + k) for k in ("table", "row", "col", "a", "b")})
+                         column_config={k: tr("col_" + k) for k in ("table", "row", "col", "token", "index", "a", "b")})
 
 # --- downloads -------------------------------------------------------------------------------------------
 st.subheader(tr("downloads"))

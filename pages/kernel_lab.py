@@ -11,6 +11,16 @@ from kvviz.views import figures, frames, fused_timeline
 from kvviz.errors import BadInput
 
 tr = ui.texts("kernel_lab")
+MAIN_COLUMNS = ["variant", "shape", "us", "x_empty", "graph_us", "dev_us", "dev_warm_us", "gbps", "picked"]
+COLS = {k: st.column_config.Column(tr("col." + k)) for k in
+        ("kernel", "variant", "shape", "us", "x_empty", "graph_us", "dev_us", "dev_warm_us", "gbps", "picked", "bytes",
+         "x_bytes", "graph_x_empty", "dev_x_empty", "dev_warm_x_empty", "host_us", "of_copy_bw")}
+
+
+def recorded(text) -> str:
+    """A text a bench file carries (its note, its goals: English, as recorded) as a code span: shown
+    as it is, never read as markdown, and marked as the file's words rather than the page's."""
+    return "`" + " ".join(str(text).split()).replace("`", "'") + "`" if str(text).strip() else ""
 S = st.session_state
 label = ui.backend_label()
 # on a CPU the page opens on the recorded H200 run (the interpreter's timings say little); on a GPU, on Run
@@ -78,7 +88,9 @@ else:
 
 df = pd.DataFrame(res["rows"])
 st.success(tr("done", n=len(df), dev=ui.device_text(res["label"]), date=ui.plain(res["date"])), icon=":material/check_circle:")
-st.caption(ui.plain(res["note"]))
+if ui.lang() != "en":
+    st.caption(tr("as_recorded"))
+st.caption(recorded(res["note"]))
 st.caption(tr("floors", e=res["floors"]["empty_us"], c=res["floors"]["copy_gbps"]))
 if res["floors"].get("empty_dev_us"):
     st.caption(tr("floors_more", g=res["floors"].get("empty_graph_us"), d=res["floors"]["empty_dev_us"],
@@ -98,7 +110,15 @@ fig = figures.bench_figure(sub, x="shape", y=timing, color="variant", title=tr("
                            floor=floor, floor_label=tr("floor_line", e=floor),
                            goal_x=goal_x, goal_label=tr("goal_line", x=goal_x))
 ui.plot(fig, "lab.fig", "bench")
-st.dataframe(frames.no_none(df), hide_index=True)      # a timing a kernel was not measured by: "—", not None
+# the picked kernel's main columns fit the page; its other columns in a second table of the same rows
+# (columns no row of this kernel was measured by are left out; the CSV below holds every column)
+measured = [c for c in sub.columns if sub[c].notna().any()]
+main = [c for c in MAIN_COLUMNS if c in measured]
+st.caption(tr("table_of", kernel=pick))
+st.dataframe(frames.no_none(sub[main]), hide_index=True, column_config=COLS)   # not measured: "—", not None
+rest = [c for c in measured if c not in main and c != "kernel"]
+if rest and st.toggle(tr("more_columns", n=len(rest)), key="lab.more_columns"):
+    st.dataframe(frames.no_none(sub[["variant", "shape", *rest]]), hide_index=True, column_config=COLS)
 
 # one step's metadata: the fused launch against the separate ones (this result's fused_step rows,
 # else the newest recorded run that has them)
@@ -130,7 +150,7 @@ if res.get("goals"):   # one line a goal, wrapped: nothing cut off (the text com
     st.subheader(tr("goals"))
     for g in res["goals"]:
         mark = f":green[**{tr('goal_met')}**]" if g.get("met") else f":red[**{tr('goal_not_met')}**]"
-        st.markdown(f"{mark} · {ui.plain(g.get('goal', ''))} — {ui.plain(g.get('figure', ''))}")
+        st.markdown(f"{mark} · {recorded(g.get('goal', ''))} — {recorded(g.get('figure', ''))}")
 d = st.columns(3)
 with d[0]:
     ui.download_csv(df, "bench", "lab.dl_csv")

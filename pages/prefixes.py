@@ -63,7 +63,7 @@ with right:
 # the two tables full width: every cached block (where it came from, who holds it), every event
 st.subheader(tr("chain"))
 st.caption(tr("chain_help", when=st_tr("when_" + when)))
-chain = stepper.hash_chain_frame(scenario, records, int(S["pre.idx"]), when)
+chain = stepper.hash_chain_frame(scenario, records, int(S["pre.idx"]), when, lang=ui.lang())
 # widths that fit the main column at 1280 px in every language; no value shows as "—", not None
 CHAIN_WIDTHS = {"physical block": 85, "hash": 80, "parent hash": 95, "tokens": 150, "request": 75, "block": 60,
                 "cached at step": 80, "held by": 70, "ref count": 50, "in prefix cache": 60}

@@ -45,7 +45,7 @@ ui.restore_scenario_link("step", stepper.NAMES, stepper.NAMES[0], 0)
 st.title(tr("title"))
 intro = st.empty()
 intro.markdown(tr("intro"))
-top = st.columns([2, 1.3, 1.7, 3])
+top = st.columns([1.9, 1.7, 1.7, 2.7])   # wide enough for "main (newest)" at 1280 px
 top[0].selectbox(tr("scenario"), stepper.NAMES, key="step.sc", disabled="step.custom" in S)
 choice = ui.version_runner("step", (top[1], top[2]))
 with top[3].expander(tr("custom")):
@@ -54,9 +54,8 @@ with top[3].expander(tr("custom")):
     st.text_area("JSON", key="step.custom_text", height=160,
                  value=S.get("step.custom", '{"config": {"num_blocks": 8, "block_size": 4}, '
                                             '"requests": [{"id": "A", "prompt_len": 6, "max_tokens": 3}]}'))
-    b = st.columns(2)
-    b[0].button(tr("load"), on_click=load_custom, key="step.load")
-    b[1].button(tr("unload"), on_click=unload_custom, key="step.unload", disabled="step.custom" not in S)
+    st.button(tr("load"), on_click=load_custom, key="step.load")      # one under the other: never clipped
+    st.button(tr("unload"), on_click=unload_custom, key="step.unload", disabled="step.custom" not in S)
 if S.get("step.custom_error"):
     st.error(tr("bad_scenario", msg=ui.plain(S["step.custom_error"])), icon=":material/error:")
 source = S.get("step.custom", S["step.sc"])
@@ -77,6 +76,8 @@ else:   # a user's scenario: its own text, as text
     st.caption(ui.plain(scenario.description))
 
 S["step.n"] = len(records)
+# the step's tables keep their English keys (tests, CSV); the headers are the page's language
+COLS = {k: st.column_config.Column(tr("col." + k)) for k in stepper.STEP_TABLE_COLUMNS}
 
 
 @st.fragment
@@ -84,7 +85,7 @@ def steps(source, scenario, records, v2):
     """Everything a step shows, from Back / Next / the slider on: a press reruns only this part of
     the page (the selectors, the custom-scenario box and the replay above are not redrawn)."""
     S["step.idx"] = max(0, min(int(S["step.idx"]), len(records) - 1))
-    nav = st.columns([1, 1, 6])
+    nav = st.columns([1.5, 1.5, 5])
     nav[0].button(tr("back"), icon=":material/skip_previous:", on_click=move, args=(-1,), key="step.back",
                   disabled=S["step.idx"] == 0, use_container_width=True)
     nav[1].button(tr("next"), icon=":material/skip_next:", on_click=move, args=(1,), key="step.next",
@@ -99,7 +100,9 @@ def steps(source, scenario, records, v2):
             icon=":material/info:")
 
     left, right = st.columns([3, 2], gap="large")
-    with left:
+    with left:   # the toggle above the two tables: its label has the left column's whole width
+        after = st.toggle(tr("show_after_v2" if v2 else "show_after"), key="step.after_v2" if v2 else "step.after",
+                          value=v2)
         t1, t2 = st.columns(2)
 
     def figures_of(part, option):    # a built-in scenario's: built once for every session (ui.step_figures)
@@ -107,8 +110,6 @@ def steps(source, scenario, records, v2):
                                scenario, records)
 
     if v2:  # Model Runner V2: the request-state table by state index, the gathered input table, idx_mapping
-        with t2:
-            after = st.toggle(tr("show_after_v2"), key="step.after_v2", value=True)
         figs = figures_of("tables", after)
         fig_cpu, changed, tails = figs["cpu"], figs["changed"], figs["tails"]
         with t1:
@@ -121,12 +122,7 @@ def steps(source, scenario, records, v2):
             st.caption(tr("gathered_rows", rows=", ".join(map(str, changed))) if changed else tr("no_gathered_rows"))
             if after and tails:
                 st.caption(tr("stale_tails", rows=", ".join(map(str, tails))))
-            st.markdown(f"**{tr('idx_mapping')}**")
-            st.dataframe(stepper.idx_mapping_frame(rec), hide_index=True)
-            st.caption(tr("idx_caption", idx=list(rec.idx_mapping)))
     else:
-        with t2:
-            after = st.toggle(tr("show_after"), key="step.after")
         figs = figures_of("tables", after)
         fig_cpu, stale = figs["cpu"], figs["stale"]
         with t1:
@@ -150,11 +146,16 @@ def steps(source, scenario, records, v2):
         events = stepper.events_frame(rec.events, ui.lang())
         for _, e in events.iterrows():
             st.markdown(f"- `{e['kind']}` {ui.plain(e['what happened'])}")
-        st.subheader(tr("scheduled"))
-        st.dataframe(stepper.scheduled_rows(rec), hide_index=True)
-        st.subheader(tr("requests"))
-        reqs = stepper.requests_frame(rec)
-        st.dataframe(reqs, hide_index=True)
+    # the step's tables at the page's full width (in the narrow right column their last columns hid)
+    if v2:
+        st.markdown(f"**{tr('idx_mapping')}**")
+        st.dataframe(stepper.idx_mapping_frame(rec), hide_index=True, column_config=COLS)
+        st.caption(tr("idx_caption", idx=list(rec.idx_mapping)))
+    st.subheader(tr("scheduled"))
+    st.dataframe(stepper.scheduled_rows(rec), hide_index=True, column_config=COLS)
+    st.subheader(tr("requests"))
+    st.dataframe(stepper.requests_frame(rec), hide_index=True, column_config=COLS)
+    with st.container(horizontal=True):
         ui.download_json(lambda: step_to_json(rec, cfg), f"step_{rec.index}", "step.dl_json", ui.texts("downloads")("step JSON"))
         ui.download_csv(events, f"events_{rec.index}", "step.dl_events", ui.texts("downloads")("events CSV"))
         ui.download_fig(fig_cpu, f"cpu_table_{rec.index}", "step.dl_fig", ui.texts("downloads")("table HTML"))

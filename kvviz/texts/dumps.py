@@ -7,17 +7,17 @@ STRINGS = {
                     "FlashInfer page table, ref counts and the free queue. The checker tests every invariant "
                     "and names the **first wrong row**. Capture one from a broken run (`kvviz.dumps.capture`, "
                     "`python -m kvviz check`), or inject a classic bug into the simulator, and compare it "
-                    "with a healthy one. Format: README.md (Table dumps).",
+                    "with a healthy one. Format: README.md, section `Table dumps`.",
               "zh": "一个转储保存某一步的全部表：block_table 及其设备镜像、slot_mapping、FlashInfer 页表、"
                     "引用计数和空闲队列。检查器逐条检验不变量，并指出**第一个出错的行**。可以从出错的运行中"
                     "采集转储（`kvviz.dumps.capture`、`python -m kvviz check`），也可以向模拟器注入经典 bug，"
-                    "再与正常的转储对比。格式见 README.md (Table dumps)。",
+                    "再与正常的转储对比。格式见 README.md 的 `Table dumps` 一节。",
               "es": "Un volcado guarda las tablas de un paso: block_table, su copia en el dispositivo, "
                     "slot_mapping, la tabla de páginas de FlashInfer, los contadores de referencias y la cola "
                     "libre. El verificador comprueba cada invariante y señala la **primera fila errónea**. "
                     "Captura uno de una ejecución defectuosa (`kvviz.dumps.capture`, `python -m kvviz check`) o "
                     "inyecta un error clásico en el simulador, y compáralo con uno sano. Formato: "
-                    "README.md (Table dumps)."},
+                    "README.md, sección `Table dumps`."},
     "source": {"en": "Where the dumps come from", "zh": "转储来源", "es": "Origen de los volcados"},
     "src.bug": {"en": "Inject a bug", "zh": "注入 bug", "es": "Inyectar un error"},
     "src.sim": {"en": "Two simulator steps", "zh": "两个模拟器步骤", "es": "Dos pasos del simulador"},
@@ -60,6 +60,10 @@ STRINGS = {
                "es": "Volcado {side} (.npz o .json)"},
     "paste": {"en": "…or paste dump {side} as JSON", "zh": "……或以 JSON 粘贴转储 {side}",
               "es": "…o pega el volcado {side} como JSON"},
+    "paste_cleared": {"en": "The pasted text ({mb} MB) was read and taken out of the box, so that it is not sent "
+                            "again on every click.",
+                      "zh": "粘贴的文本（{mb} MB）已读取并从输入框中移除，以免每次点击都重新发送。",
+                      "es": "El texto pegado ({mb} MB) se leyó y se quitó del cuadro para no reenviarlo en cada clic."},
     "pasted": {"en": "the pasted JSON", "zh": "粘贴的 JSON", "es": "el JSON pegado"},
     "bad_input": {"en": "Dump {side} was not loaded: {msg}.", "zh": "转储 {side} 未能加载：{msg}。",
                   "es": "No se cargó el volcado {side}: {msg}."},
@@ -116,12 +120,25 @@ STRINGS = {
     "col_title": {"en": "what is wrong", "zh": "问题", "es": "qué está mal"},
     "col_row": {"en": "row", "zh": "行", "es": "fila"},
     "col_index": {"en": "index", "zh": "索引", "es": "índice"},
+    "col_token": {"en": "token", "zh": "token", "es": "token"},
     "col_concept": {"en": "concept", "zh": "概念", "es": "concepto"},
     "col_message": {"en": "message", "zh": "说明", "es": "mensaje"},
+    "findings_cut": {"en": "The first {shown} of {n} findings; the downloads below hold all of them.",
+                     "zh": "显示前 {shown} 条发现（共 {n} 条）；下面的下载包含全部。",
+                     "es": "Las primeras {shown} de {n} hallazgos; las descargas de abajo los contienen todos."},
     "concept_label": {"en": "Concept broken: {name}", "zh": "被破坏的概念：{name}", "es": "Concepto roto: {name}"},
     "checks_fired": {"en": "Checks that fired:", "zh": "触发的检查：", "es": "Comprobaciones que fallaron:"},
     # --- tables
     "tables": {"en": "Tables side by side", "zh": "并排比较表", "es": "Tablas lado a lado"},
+    "all_rows": {"en": "Draw the whole {n} × {w} part", "zh": "绘制完整的 {n} × {w} 部分", "es": "Dibujar toda la parte de {n} × {w}"},
+    "all_rows_help": {"en": "By default each table draws {r} rows × {c} columns around the first wrong row (the same "
+                            "cells on both sides); the differences below list every cell that differs.",
+                      "zh": "默认每张表只绘制第一个出错行附近的 {r} 行 × {c} 列（两边相同的单元格）；下面的差异列表列出所有不同的单元格。",
+                      "es": "Por defecto cada tabla dibuja {r} filas × {c} columnas alrededor de la primera fila errónea "
+                            "(las mismas celdas en los dos lados); las diferencias de abajo listan cada celda distinta."},
+    "window_rows": {"en": "Rows {r0}–{r1}, columns {c0}–{c1} of the {n} × {w} shown, around the first wrong row.",
+                    "zh": "显示的 {n} × {w} 中的第 {r0}–{r1} 行、第 {c0}–{c1} 列，位于第一个出错行附近。",
+                    "es": "Filas {r0}–{r1}, columnas {c0}–{c1} de las {n} × {w} mostradas, alrededor de la primera fila errónea."},
     "legend": {"en": "Yellow: differs from the other dump. Red: the device mirror differs from the CPU table in a "
                      "live row (stale). Grey: padded rows (\"pad\") and unused rows (\"·\"). ⚠ marks the first "
                      "wrong row. Column n: blocks the row counts (num_blocks_per_row).",

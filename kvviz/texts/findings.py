@@ -230,7 +230,7 @@ STRINGS = {
               "row was not cleared, and a commit of the padded rows (as a dummy run does) hands those ids to "
               "the kernel.",
         "zh": "填充行 {r} 在 CPU 表中仍计入 {n} 个块（第 {c} 列是块 {b}）；这一行腾空后没有清零，"
-              "一旦提交填充行（dummy run 就会这样做），这些块 id 就会交给 kernel。",
+              "一旦提交填充行（空跑就会这样做），这些块 id 就会交给 kernel。",
         "es": "La fila de relleno {r} todavía cuenta {n} bloque(s) en la tabla de la CPU (bloque {b} en la "
               "columna {c}); la fila que se vació no se limpió, y un commit de las filas de relleno (como hace "
               "una ejecución dummy) entrega esos ids al kernel."},
@@ -240,7 +240,7 @@ STRINGS = {
               "commit that copies this row (a dummy run commits its padded rows) hands those ids to the kernel.",
         "zh": "第 {r} 行不是活跃行（num_reqs 为 {live}），却在 CPU 表中仍计入 {n} 个块（第 {c} 列是块 {b}）；"
               "当前的 vLLM 会清空每一个腾出的行（clear_row、move_row），之后一旦有提交复制这一行"
-              "（dummy run 会提交它的填充行），这些块 id 就会交给 kernel。",
+              "（空跑会提交它的填充行），这些块 id 就会交给 kernel。",
         "es": "La fila {r} no está viva (num_reqs es {live}) pero todavía cuenta {n} bloque(s) en la tabla de la "
               "CPU (bloque {b} en la columna {c}); el vLLM actual limpia cada fila que vacía (clear_row, "
               "move_row), y un commit posterior que copie esta fila (una ejecución dummy confirma sus filas de "

@@ -25,4 +25,8 @@ STRINGS = {
               "prompt de sistema que las solicitudes terminadas dejaron libres pero en caché (y desaloja uno más para "
               "asignar el suyo).",
     },
+    # the part of a cached block's token span (the prefixes page's hash chain)
+    "span.prompt": {"en": "prompt", "zh": "提示词", "es": "prompt"},
+    "span.prompt_output": {"en": "prompt + output", "zh": "提示词 + 输出", "es": "prompt + salida"},
+    "span.output": {"en": "output", "zh": "输出", "es": "salida"},
 }

@@ -56,7 +56,7 @@ def widget_defaults() -> dict:
     return {"source": SOURCES[0], "bug": next(iter(BUGS)), "sim_sc": next(iter(sim_sources())),
             "fault": NO_FAULT, "step_a": 0, "step_b": 1, "group": 0, "a_healthy": True,
             "ex_a": examples[0], "ex_b": examples[min(1, len(examples) - 1)], "table": TABLES[0],
-            "profile": AUTO_PROFILE}
+            "profile": AUTO_PROFILE, "all_rows": False}
 
 
 @lru_cache(maxsize=16)
@@ -343,6 +343,45 @@ MARK_STYLE = {1: "background-color: #ffd54f; color: #000", 2: "background-color:
               3: "color: #9e9e9e", 4: "color: #c8c8c8"}
 
 
+CLEAR_PASTE_BYTES = 256 * 1024   # a paste this big is read once and taken out of its box (the page)
+WINDOW_ROWS, WINDOW_COLS = 16, 24   # each table window drawn by default (a toggle draws all of the shown part)
+
+
+def focus_window(dumps: list[tuple], found: dict, table: str, size: tuple[int, int],
+                 rows: int = WINDOW_ROWS, cols: int = WINDOW_COLS) -> tuple[tuple[int, int], tuple[int, int]]:
+    """((lo, hi) rows, (lo, hi) columns) of the shown part (``size``) that both sides draw by
+    default: ``rows`` rows from two above the first wrong row of either dump (else the first row
+    where a cell is marked: different from the other dump, or stale), and ``cols`` columns from
+    four left of the first marked cell in those rows. Both sides get the same window, so they stay
+    comparable cell by cell. Styling costs per cell and per column (issue 11): 16 x 24 is a tenth
+    of the cells of 64 x 64."""
+    n, w = size
+    marks = [m for m in (cell_marks(d, table, other_dump(dumps, side), size) for side, _, d in dumps) if m is not None]
+    hot = [(m == 1) | (m == 2) for m in marks]
+    wrong = [r for r in (first_wrong_row(found.get(s, [])) for s, _, _ in dumps) if r is not None and r < n]
+    if wrong:
+        focus = min(wrong)
+    else:
+        focus = min((int(np.flatnonzero(h.any(axis=1))[0]) for h in hot if h.any()), default=0)
+    r0 = max(0, min(focus - 2, n - rows)) if n > rows else 0
+    r1 = min(n, r0 + rows)
+    hit = [np.flatnonzero(h[r0:r1].any(axis=0)) for h in hot]
+    fc = min((int(c[0]) for c in hit if c.size), default=0)
+    c0 = max(0, min(fc - 4, w - cols)) if w > cols else 0
+    return (r0, r1), (c0, min(w, c0 + cols))
+
+
+def window(frame: pd.DataFrame, marks: np.ndarray, rows: tuple[int, int] | None = None,
+           cols: tuple[int, int] | None = None):
+    """The styled table window of ``frame``: rows [lo, hi) and table columns [lo, hi) of it (default:
+    all; the leading "n" column always stays), what the page hands to ``st.dataframe``."""
+    extra = frame.shape[1] - marks.shape[1]
+    r0, r1 = rows if rows is not None else (0, frame.shape[0])
+    c0, c1 = cols if cols is not None else (0, marks.shape[1])
+    frame = frame.iloc[r0:r1, list(range(extra)) + list(range(extra + c0, extra + c1))]
+    return styled(frame, marks[r0:r1, c0:c1])
+
+
 def styled(frame: pd.DataFrame, marks: np.ndarray):
     """Colour the table's cells by ``marks`` (the leading "n" column stays plain)."""
     extra = frame.shape[1] - marks.shape[1]
@@ -350,7 +389,11 @@ def styled(frame: pd.DataFrame, marks: np.ndarray):
     def style(_):
         return pd.DataFrame([[""] * extra + [MARK_STYLE.get(int(m), "") for m in row] for row in marks],
                             index=frame.index, columns=frame.columns)
-    return frame.style.apply(style, axis=None)
+    # cell_ids=False: only the styled cells carry an id, so Streamlit rewrites the display values of
+    # the styled columns only (with ids on every cell it rewrote every column: most of the cost)
+    from pandas.io.formats.style import Styler
+
+    return Styler(frame, cell_ids=False).apply(style, axis=None)
 
 
 # --- findings ---------------------------------------------------------------------------------
@@ -378,6 +421,20 @@ def findings_frame(findings: list[Finding], lang: str = DEFAULT_LANG) -> pd.Data
                          for f in findings],
                         columns=["check", "title", "row", "index", "concept", "message"]
                         ).astype({"row": "Int64", "index": "Int64"})
+
+
+FINDING_TABLE_COLUMNS = ("row", "check", "title", "message", "index")
+FINDINGS_SHOWN = 200       # rows of the findings table on the page (the downloads hold every finding)
+
+
+def findings_table(findings: list[Finding], lang: str = DEFAULT_LANG, labels: dict | None = None) -> pd.DataFrame:
+    """The page's findings table: row, check, title, message, index (at most FINDINGS_SHOWN lines),
+    a missing row or index shown as "—", the columns named by ``labels`` (key -> header), indexed
+    by the row so that no bare 0..n index column is drawn."""
+    frame = findings_frame(findings[:FINDINGS_SHOWN], lang)[list(FINDING_TABLE_COLUMNS)]
+    frame = frame.astype(object).where(frame.notna(), "—")
+    frame = frame.rename(columns=labels or {})
+    return frame.set_index(frame.columns[0])
 
 
 def findings_csv_frame(findings: list[Finding]) -> pd.DataFrame:

@@ -206,6 +206,12 @@ def stale_rows(rec: StepRecord, num_rows: int, cols: int, gid: int = 0) -> list[
     return [int(r) for r in range(num_rows) if (cpu[r, :cols] != dev[r, :cols]).any()]
 
 
+# every column key of the step's tables (scheduled_rows, requests_frame, idx_mapping_frame): the page
+# labels each one in its language (kvviz.texts.step_through "col.<key>")
+STEP_TABLE_COLUMNS = ("batch position", "state index", "request", "kind", "tokens", "computed before", "seq_len",
+                      "row", "state", "prompt", "output", "computed", "blocks", "parent", "preempted", "num_blocks")
+
+
 def scheduled_rows(rec: StepRecord) -> list[dict]:
     """What the step scheduled, one request a line (under V2 its row is the batch position, and
     its request-state index follows)."""
@@ -337,10 +343,13 @@ HASH_CHAIN_COLUMNS = ["physical block", "hash", "parent hash", "tokens", "reques
 
 
 def hash_chain_frame(scenario: Scenario, records: list[StepRecord], index: int, when: str = "after",
-                     gid: int = 0) -> pd.DataFrame:
+                     gid: int = 0, lang: str = "en") -> pd.DataFrame:
     """Every block in the prefix cache at step ``index`` (hash = H(parent hash, tokens); the request
     whose ``cache`` event registered it, which of its blocks and tokens; who holds it now and its ref
-    count), then the full prompt blocks of live requests whose hash is not cached (yet)."""
+    count), then the full prompt blocks of live requests whose hash is not cached (yet). The part
+    of a block's token span ("prompt", "output") is in ``lang``."""
+    from kvviz.texts.i18n import t
+
     rec = records[index]
     geo = scenario.config.geometry
     _, refs = pool_state(rec, when)
@@ -356,8 +365,8 @@ def hash_chain_frame(scenario: Scenario, records: list[StepRecord], index: int, 
 
     def span(i, prompt_len):
         lo, hi = geo.tokens_held(i), geo.tokens_held(i + 1) - 1
-        part = "prompt" if hi < prompt_len else ("prompt + output" if lo < prompt_len else "output")
-        return f"{lo}–{hi} ({part})"
+        part = "prompt" if hi < prompt_len else ("prompt_output" if lo < prompt_len else "output")
+        return f"{lo}–{hi} ({t('scenarios', 'span.' + part, lang)})"
 
     out = []
     for b, short in sorted(rec.cached_blocks.items()):

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kvviz.views import dumps as view
@@ -21,9 +22,14 @@ def at(at):
     return at
 
 
+def finding_tables(at, lang: str = "en") -> list:
+    """The findings tables shown (A's first), as frames with their headers in ``lang``."""
+    return [tb.value for tb in at.table if t("dumps", "col_title", lang) in tb.value.columns]
+
+
 def findings(at) -> list[list[str]]:
     """The check ids of each findings table shown (A's first)."""
-    return [df.value["check"].tolist() for df in at.dataframe if "title" in df.value.columns]
+    return [tb[t("dumps", "col_check", "en")].tolist() for tb in finding_tables(at)]
 
 
 def first_callouts(at) -> list[str]:
@@ -197,8 +203,9 @@ def test_finding_messages_follow_the_language(at):
     (callout,) = [e.value for e in at.error if f"`{first.check}`" in e.value]
     assert first.message not in callout and first.text("zh") in callout
     assert re.search(r"[\u4e00-\u9fff]", first.text("zh"))
-    (table,) = [df.value for df in at.dataframe if "title" in df.value.columns]
-    assert first.message not in table["message"].tolist() and first.text("zh") in table["message"].tolist()
+    (table,) = finding_tables(at, "zh")
+    msgs = table[t("dumps", "col_message", "zh")].tolist()
+    assert first.message not in msgs and first.text("zh") in msgs
     # the downloads keep the English messages of `kvviz check`
     assert view.findings_csv_frame([first])["message"][0] == first.message
 
@@ -305,3 +312,74 @@ def test_view_tables_and_diff():
     assert load_dump_bytes(view.npz_bytes(b)).to_json() == b.to_json()
     md = view.concept_checks_markdown([("pad-row", "Padded row", "Why."), ("pad-slot", "Pad slot", "Because.")])
     assert md == "- `pad-row` **Padded row**: Why.\n- `pad-slot` **Pad slot**: Because."
+
+
+def _wide_dump(seed: int, rows: int = 64, width: int = 200, wrong_row: int | None = None):
+    """A dump of ``rows`` x ``width`` live rows (every block held), row ``wrong_row`` stale at column 30."""
+    import numpy as np
+
+    from kvviz.dumps.format import Dump
+
+    bt = np.arange(1, rows * width + 1, dtype=np.int32).reshape(rows, width)
+    cnt = np.full(rows, width, dtype=np.int32)
+    dev = bt.copy()
+    if wrong_row is not None:
+        dev[wrong_row, 30] += 1
+    bt[seed % rows, width - 1] = 0
+    cnt[seed % rows] -= 1
+    return Dump(block_size=16, num_blocks=rows * width + 1, num_reqs=rows, block_table=bt, num_blocks_per_row=cnt,
+                block_table_device=dev, num_reqs_padded=rows)
+
+
+def test_table_window_is_around_the_first_wrong_row_and_keeps_its_marks():
+    """Issue 11: the styled windows draw WINDOW_ROWS x WINDOW_COLS cells by default, the same cells on
+    both sides, from just above the first wrong row and left of its marked cell; the marks inside
+    are the ones of the whole table, and the Styler colours only the marked cells."""
+    a, b = _wide_dump(0, wrong_row=40), _wide_dump(1)
+    dumps = [("A", "a", a), ("B", "b", b)]
+    found = {s: view.check_dump(d) for s, _, d in dumps}
+    size = view.shown_size([a, b], "block_table")
+    assert size == (view.MAX_SHOWN_ROWS, view.MAX_SHOWN_COLS)
+    (r0, r1), (c0, c1) = view.focus_window(dumps, found, "block_table", size)
+    assert view.first_wrong_row(found["A"]) == 40 and view.first_wrong_row(found["B"]) is None
+    assert (r0, r1) == (38, 38 + view.WINDOW_ROWS)            # two rows above the first wrong row
+    assert (c0, c1) == (26, 26 + view.WINDOW_COLS)            # four columns left of its stale cell (30)
+    frame = view.table_frame(a, "block_table", view.first_wrong_row(found["A"]), size)
+    marks = view.cell_marks(a, "block_table", b, size)
+    styler = view.window(frame, marks, (r0, r1), (c0, c1))
+    shown = styler.data
+    assert list(shown.columns) == ["n"] + [str(c) for c in range(c0, c1)]
+    assert list(shown.index) == list(frame.index[r0:r1])
+    assert (shown.iloc[:, 1:].to_numpy() == a.block_table[r0:r1, c0:c1]).all()
+    styler._compute()
+    styled_cells = {(r, c) for (r, c), css in styler.ctx.items() if css}
+    want = {(r, c + 1) for r, c in zip(*np.nonzero(marks[r0:r1, c0:c1]))}
+    assert styled_cells == want and want                 # every marked cell, and only those
+    # the whole table on demand: every shown cell
+    assert view.window(frame, marks).data.shape == frame.shape
+
+
+def test_big_paste_is_read_once_and_taken_out_of_the_box(at):
+    """Issue 11: a paste of CLEAR_PASTE_BYTES or more is parsed, then the box is emptied (the browser
+    no longer re-sends it on each rerun); the dump, its findings and a bad one's error stay."""
+    text = json.dumps(_wide_dump(0, rows=64, width=400, wrong_row=3).to_json())
+    assert len(text) >= view.CLEAR_PASTE_BYTES
+    at.radio(key="dumps.source").set_value("upload").run()
+    at.text_area(key="dumps.paste_a").input(text).run()
+    assert not at.exception and not at.error[:0]
+    assert at.text_area(key="dumps.paste_a").value == ""
+    assert at.session_state["dumps.up_dump_a"].num_reqs == 64 and "dumps.pasted_a" not in at.session_state
+    assert any("taken out of the box" in c.value for c in at.caption)
+    assert len(findings(at)) == 1
+    at.selectbox(key="dumps.profile").set_value(at.selectbox(key="dumps.profile").options[-1]).run()
+    assert not at.exception and at.session_state["dumps.up_dump_a"].num_reqs == 64   # not re-sent, still there
+    # a big broken paste: one error, kept across reruns, and the earlier dump is still the one shown
+    at.text_area(key="dumps.paste_a").input(text[:-10]).run()            # still big, cut short
+    errors = lambda: [e.value for e in at.error if e.value.startswith("Dump A was not loaded")]  # noqa: E731
+    assert len(errors()) == 1 and at.text_area(key="dumps.paste_a").value == ""
+    at.run()
+    assert len(errors()) == 1 and at.session_state["dumps.up_dump_a"].num_reqs == 64
+    # a small paste stays in its box, to be edited
+    small = json.dumps(make_dump("pad_swap").to_json())
+    at.text_area(key="dumps.paste_b").input(small).run()
+    assert at.text_area(key="dumps.paste_b").value == small and len(findings(at)) == 2

@@ -69,3 +69,17 @@ def test_page_helpers_of_the_prefixes_scenario():
     assert stepper.shared_blocks(blocks, ref) == [1, 2]      # A and B share the system prompt's blocks
     with pytest.raises(BadInput, match="no step"):
         stepper.require_steps([])
+
+
+def test_hash_chain_token_spans_follow_the_language():
+    """The part of a block's token span (prompt / output) is in the page's language; the numbers stay."""
+    from kvviz.views import scenarios as stepper
+
+    sc = stepper.load("prefixes")
+    recs = stepper.replay(sc)
+    idx = next(i for i, r in enumerate(recs) if r.cached_blocks)
+    spans = {lang: stepper.hash_chain_frame(sc, recs, idx, lang=lang)["tokens"].tolist() for lang in ("en", "zh", "es")}
+    assert any(s.endswith("(prompt)") for s in spans["en"])
+    assert any(s.endswith("(提示词)") for s in spans["zh"]) and not any("prompt" in s for s in spans["zh"])
+    strip = lambda xs: [x.split(" (")[0] for x in xs]  # noqa: E731
+    assert strip(spans["en"]) == strip(spans["zh"]) == strip(spans["es"])
