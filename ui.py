@@ -127,10 +127,74 @@ def backend_label() -> dict:
     return backend.device_label()
 
 
+OFF_THREAD_KERNELS = ("run_batch", "run_csr")   # kvviz.gpu.harness checks a page runs for its batch
+KERNEL_RESULTS_MAX = 32
+
+
+@st.cache_resource
+def _kernel_pool():
+    """One worker process for the Triton interpreter's kernel checks, shared by every session: the
+    interpreter is seconds of numpy under the GIL, which here would stall every other session's
+    script run; there it takes the CPU the server leaves idle (niced), one check at a time."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=os.nice, initargs=(WORKER_NICE,))
+
+
+@st.cache_resource
+def kernel_results() -> dict:
+    """Checks already run, shared by every session: {digest of (kernel, batch, options): result},
+    the newest KERNEL_RESULTS_MAX, plus counters ("pool": runs in the worker, "shared": reuses)."""
+    return {"results": {}, "pool": 0, "shared": 0, "lock": threading.Lock()}
+
+
+def _kernel_key(fn, args, kwargs) -> str | None:
+    import hashlib
+    import pickle
+
+    if kwargs.get("seed") is not None:           # an explicit seed asks for exactly that run
+        return None
+    try:
+        blob = pickle.dumps((fn.__module__, fn.__name__, args, sorted(kwargs.items())), protocol=5)
+    except Exception:  # noqa: BLE001 - not picklable: run it here, uncached
+        return None
+    return hashlib.sha256(blob).hexdigest()
+
+
 def run_backend(fn, *args, **kwargs):
-    """Call a kvviz.gpu.harness / kvviz.gpu.bench function under the process-wide lock."""
-    with _backend_lock():
-        return fn(*args, **kwargs)
+    """Call a kvviz.gpu.harness / kvviz.gpu.bench function. In the Triton interpreter the batch
+    checks (``OFF_THREAD_KERNELS``) run in the shared kernel worker process, and a batch already
+    checked for any session is answered from ``kernel_results`` (a check draws its own random K/V:
+    any run of it is as good as another). Everything else runs here under the process-wide lock."""
+    off_thread = (getattr(fn, "__module__", "") == "kvviz.gpu.harness" and fn.__name__ in OFF_THREAD_KERNELS
+                  and backend_label().get("mode") == "interpreter")
+    key = _kernel_key(fn, args, kwargs) if off_thread else None
+    if key is None:
+        with _backend_lock():
+            return fn(*args, **kwargs)
+    shared = kernel_results()
+    with shared["lock"]:
+        hit = shared["results"].get(key)
+        if hit is not None:
+            shared["shared"] += 1
+            return hit
+    from concurrent.futures import TimeoutError as FutureTimeout
+    from concurrent.futures.process import BrokenProcessPool
+
+    try:
+        with st.spinner(texts("app")("kernel_worker")):
+            res = _kernel_pool().submit(fn, *args, **kwargs).result(timeout=600)
+    except (BrokenProcessPool, FutureTimeout) as e:   # the worker died or hung: a fresh one next time
+        _kernel_pool.clear()
+        raise RuntimeError(f"the kernel worker process failed ({type(e).__name__})") from None
+    with shared["lock"]:
+        shared["pool"] += 1
+        shared["results"][key] = res
+        while len(shared["results"]) > KERNEL_RESULTS_MAX:
+            shared["results"].pop(next(iter(shared["results"])))
+    return res
 
 
 def device_text(label: dict) -> str:

@@ -1,6 +1,9 @@
 """Navigation titles and the sidebar."""
 STRINGS = {
     "language": {"en": "Language", "zh": "语言", "es": "Idioma"},
+    "kernel_worker": {"en": "Running the kernels in the Triton interpreter (a worker process shared by every session)…",
+                      "zh": "正在 Triton 解释器中运行内核（所有会话共用的一个工作进程）…",
+                      "es": "Ejecutando los kernels en el intérprete de Triton (un proceso de trabajo compartido por todas las sesiones)…"},
     "nav_home": {"en": "Home", "zh": "首页", "es": "Inicio"},
     "nav_batch": {"en": "Batch & mapping", "zh": "批次与映射", "es": "Lote y mapeo"},
     "nav_step": {"en": "Step through", "zh": "逐步执行", "es": "Paso a paso"},
