@@ -69,7 +69,7 @@ st.title(tr("title"))
 st.markdown(tr("intro"))
 
 # --- the batch -------------------------------------------------------------------------------
-c = st.columns([3, 1, 1, 1, 1, 1, 1, 1.6])
+c = st.columns([3, 1, 1, 1, 1, 1, 1])
 c[0].selectbox(tr("preset"), ex.PRESETS, format_func=lambda p: tr("p_" + p), key="batch.preset",
                on_change=on_preset, index=None, placeholder=tr("p_default"))
 c[1].number_input(tr("block_size"), 1, 1024, key="batch.bs")
@@ -78,10 +78,12 @@ c[3].number_input(tr("num_blocks"), 2, 1 << 20, key="batch.nb")
 c[4].number_input(tr("max_model_len"), 1, 1 << 18, key="batch.len")
 c[5].number_input(tr("dcp_world"), 1, 16, key="batch.dcp")
 c[6].number_input(tr("dcp_rank"), 0, 15, key="batch.rank")
-c[7].toggle(tr("cudagraph"), key="batch.cg", help=tr("cudagraph_help"))
-vr = st.columns([1.3, 1.7, 5])
+# the version and runner selectors get room for "main (la más nueva)"; the CUDA-graph toggle its own
+# column, with the runner note under it (a label squeezed into the sizes' row is cut at 1280 px)
+vr = st.columns([2, 2, 3])
 choice = ui.version_runner("batch", (vr[0], vr[1]))
 v2 = choice.runner == "v2"
+vr[2].toggle(tr("cudagraph"), key="batch.cg", help=tr("cudagraph_help"))
 with vr[2]:
     ui.runner_note(choice, choice.runner)
 with st.expander(tr("geometry")):
@@ -116,16 +118,23 @@ try:
     if S.get("batch.explored_key") != key:
         S["batch.explored"], S["batch.explored_key"] = _explore(key, rows, cfg), key
     eb = S["batch.explored"]
-except BadInput as e:
-    st.error(tr("bad_batch", msg=ui.plain(e)), icon=":material/error:")
+except ex.KeyedBadInput as e:
+    st.error(tr("bad_batch", msg=tr(e.key, **e.fields)), icon=":material/error:")
+    ui.keep(*[f"batch.{k}" for k in WIDGETS])
+    st.stop()
+except BadInput as e:   # the core's sentence (English, bounded): a code span, the page's words around it
+    msg = " ".join(str(e).split())[:400].replace("`", "'")
+    st.error(f"{tr('bad_batch_code')} `{msg}`", icon=":material/error:")
     ui.keep(*[f"batch.{k}" for k in WIDGETS])
     st.stop()
 
-for w in eb.warnings[:6]:
-    st.caption(":material/info: " + ui.plain(w))
+for key, fields in eb.notes[:6]:
+    st.caption(":material/info: " + tr(key, **fields))
 st.subheader(tr("allocated"))
+# short labels (the long name is each column's tooltip): all eleven columns fit 1280 px without scrolling
 st.dataframe(eb.requests, hide_index=True, height=min(320, 38 + 35 * len(eb.requests)),
-             column_config={c: st.column_config.Column(tr("rcol_" + c)) for c in eb.requests.columns})
+             column_config={c: st.column_config.Column(tr("rshort_" + c), help=tr("rcol_" + c))
+                            for c in eb.requests.columns})
 decoding = ex.rows_past_prompt(eb.rows)
 if decoding:
     st.caption(":material/info: " + tr("decode_tokens", rows=", ".join(map(str, decoding[:12]))
@@ -164,10 +173,17 @@ if S.get("batch.kernel_key") == run_key:
         else:
             st.error(tr("some_fail", msg=ui.plain("; ".join(res.failures()))), icon=":material/cancel:")
         timed = any(r["us"] is not None for r in res.rows())
-        st.dataframe([r if timed else {k: v for k, v in r.items() if k != "us"} for r in res.rows()],
+        # the table holds the short fields; each kernel's detail (a long sentence) is listed under it,
+        # wrapped, instead of a column cut at the table's edge
+        krows = res.rows(ui.lang())
+        st.dataframe([{k: v for k, v in r.items() if k != "detail" and (timed or k != "us")} for r in krows],
                      hide_index=True, column_config={
+                         "kernel": st.column_config.TextColumn(tr("kcol_kernel")),
+                         "passed": st.column_config.CheckboxColumn(tr("kcol_passed")),
                          "us": st.column_config.NumberColumn("µs", format="%.1f"),
-                         "max_error": st.column_config.NumberColumn(format="%.2g")})
+                         "max_error": st.column_config.NumberColumn(tr("kcol_max_error"), format="%.2g")})
+        st.caption(tr("kernel_details"))
+        st.code("\n".join(f"{r['kernel']}: {r['detail']}" for r in krows), language=None, wrap_lines=True)
         if timed:
             note = tr("timing_interp") if label["mode"] == "interpreter" else tr("timing_gpu")
             st.caption(tr("timing_note", dev=ui.device_text(label), note=note))
@@ -198,23 +214,28 @@ def follow_token(eb, cfg, rows, choice):
     st.subheader(tr("pick"))
     if S["batch.family"] not in CACHE_LAYOUTS:
         S["batch.family"] = DEFAULT_CACHE_LAYOUT
-    p = st.columns([3, 1, 1, 1, 2.4])
+    p = st.columns([2.4, 1, 1, 1, 2])
     p[0].number_input(tr("token"), 0, n_tok - 1, key="batch.tok")
     p[1].number_input(tr("head"), 0, cfg.num_kv_heads - 1, key="batch.head")
     p[2].number_input(tr("dim"), 0, cfg.head_dim - 1, key="batch.dim")
     p[3].segmented_control(tr("kv"), ["k", "v"], key="batch.kv")
-    p[4].selectbox(tr("family"), CACHE_LAYOUTS, format_func=lambda f: tr("fam_" + f), key="batch.family")
+    # the option is the family's name (fits the box); what each one is, in the tooltip and the caption below
+    p[4].selectbox(tr("family"), CACHE_LAYOUTS, key="batch.family",
+                   help="\n\n".join(f"- {tr('fam_' + f)}" for f in CACHE_LAYOUTS))
     family = S["batch.family"]
     tok = int(S["batch.tok"])
     ch = eb.chain(tok, int(S["batch.head"]), int(S["batch.dim"]), S["batch.kv"] or "k", cache_layout=family)
-    m = st.columns(9)
+    m = [*st.columns(4), *st.columns(4)]   # two rows of four: labels and big numbers in full at 1280 px
     for col, (label, value) in zip(m, [("m_row", ch["row"]), ("m_pos", ch["position"]),
                                        ("m_logical", ch["logical_block"]), ("m_column", ch["column"]),
                                        ("m_physical", ch["physical_block"]), ("m_slot", ch["slot"]),
                                        ("m_nhd", ch.get("NHD_byte", "—")), ("m_hnd", ch.get("HND_byte", "—"))]):
         col.metric(tr(label), value)
     # the same numbers in full, copyable (a metric cuts a long one short: "slot 114…")
-    st.code(ex.chain_line(ch), language=None)
+    names = {"row": "m_row", "position": "m_pos", "logical block": "m_logical", "column": "m_column",
+             "physical block": "m_physical", "slot": "m_slot", "NHD byte": "m_nhd", "HND byte": "m_hnd"}
+    st.code(ex.chain_line(ch, {k: tr(v) for k, v in names.items()} if ui.lang() != "en" else None),
+            language=None, wrap_lines=True)
     st.caption(tr("whose_" + family))
     if ch["slot"] >= 0:
         st.markdown(tr("chain_text", row=ch["row"], pos=ch["position"], lb=ch["logical_block"], tpb=eb.tokens_per_block,
@@ -251,7 +272,7 @@ def follow_token(eb, cfg, rows, choice):
         state_row = int(tables["idx_mapping"][ch["row"]]) if ch["slot"] >= 0 else None
         state_window = ex.table_row_window(tables["state_block_table"].shape[0], shown,
                                            state_row if state_row is not None else 0)
-        t_state, t_idx = st.columns([3, 1], gap="large")
+        t_state, t_idx = st.columns([2, 1], gap="medium")
         with t_state:
             fig_state = figures.block_table_heatmap(
                 tables["state_block_table"], num_reqs=tables["state_block_table"].shape[0],
@@ -264,7 +285,13 @@ def follow_token(eb, cfg, rows, choice):
             ui.plot(fig_state, "batch.statefig", "state_block_table")
         with t_idx:
             st.markdown(f"**{tr('idx_title')}**")
-            st.dataframe(eb.idx_mapping_frame(), hide_index=True, height=min(360, 38 + 35 * step.num_reqs))
+            st.dataframe(eb.idx_mapping_frame(), hide_index=True, height=min(360, 38 + 35 * step.num_reqs),
+                         column_config={
+                             "batch position": st.column_config.NumberColumn(tr("icol_position"),
+                                                                             help=tr("icol_position_help")),
+                             "state index": st.column_config.NumberColumn(tr("icol_state"), help=tr("icol_state_help")),
+                             "num_blocks": st.column_config.NumberColumn(tr("icol_blocks"),
+                                                                         help=tr("icol_blocks_help"))})
         st.caption(tr("v2_note", r=step.num_reqs_padded, idx=ex.short_list(tables["idx_mapping"])))
 
     fig_slots = figures.slot_mapping_figure(eb.tokens, num_reqs=step.num_reqs, selected=tok, title=tr("fig_slots"),
@@ -282,7 +309,7 @@ def follow_token(eb, cfg, rows, choice):
 
     # --- downloads and the link ---------------------------------------------------------------------------
     st.subheader(tr("downloads"))
-    d = st.columns(6, gap="small")
+    d = [*st.columns(3, gap="small"), *st.columns(3, gap="small")]   # labels in full at 1280 px
     with d[0]:
         ui.download_csv(eb.tokens, "tokens", "batch.dl_tokens", ui.texts("downloads")("tokens CSV"))
     with d[1]:

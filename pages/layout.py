@@ -60,10 +60,10 @@ with left:
     st.subheader(tr("pick"))
     p = st.columns(5)
     p[0].segmented_control("K/V", ["k", "v"], key="lay.kv")
-    p[1].number_input("block", 0, S["lay.blocks"] - 1, key="lay.block")
-    p[2].number_input("offset", 0, S["lay.bs"] - 1, key="lay.off")
-    p[3].number_input("head", 0, S["lay.heads"] - 1, key="lay.head")
-    p[4].number_input("dim", 0, S["lay.dim"] - 1, key="lay.d")
+    p[1].number_input(tr("p_block"), 0, S["lay.blocks"] - 1, key="lay.block", help=tr("p_block_help"))
+    p[2].number_input(tr("p_offset"), 0, S["lay.bs"] - 1, key="lay.off", help=tr("p_offset_help"))
+    p[3].number_input(tr("p_head"), 0, S["lay.heads"] - 1, key="lay.head", help=tr("p_head_help"))
+    p[4].number_input(tr("p_dim"), 0, S["lay.dim"] - 1, key="lay.d", help=tr("p_dim_help"))
     addresses = lay_vm.picked_addresses(geo, S["lay.block"], S["lay.off"], S["lay.head"], S["lay.d"],
                                         S["lay.kv"] or "k")
     picked = {lay: a["byte_offset"] for lay, a in addresses.items()}
@@ -95,17 +95,24 @@ def decoder(geo: dict, family: str):
         try:
             dec = geo[as_layout].decode(byte)
             st.caption(tr("byte_read", dec=byte, hex=hex(byte), family=family, layout=as_layout))
-            st.dataframe([dec], hide_index=True)
+            # the decoded coordinates, one line; short headers (the field names in the tooltips) so
+            # all seven columns show at once
+            st.dataframe([dec], hide_index=True, column_config={
+                "kv": st.column_config.TextColumn("K/V"),
+                "block": st.column_config.NumberColumn(tr("d_block"), help="block"),
+                "offset_in_block": st.column_config.NumberColumn(tr("d_offset"), help="offset_in_block"),
+                "byte_in_element": st.column_config.NumberColumn(tr("d_byte"), help="byte_in_element")})
         except ValueError as e:
             st.error(tr("bad_byte", msg=ui.plain(e)), icon=":material/error:")
     ui.keep("lay.byte", "lay.as")
 
 
 with right:
-    st.subheader(tr("decode"))
-    decoder(geo, family)
     st.subheader(tr("changes_title"))
     st.markdown(tr("changes"))
+# the decoder under both columns, at the page's width: its seven columns fit there at 1280 px
+st.subheader(tr("decode"))
+decoder(geo, family)
 ui.keep(*DEFAULTS)
 
 if geo["NHD"].total_elements <= lay_vm.MAX_PICTURE:

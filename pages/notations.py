@@ -56,27 +56,27 @@ st.markdown("  \n".join(notes))
 unified = nt.LLAMA_KV_UNIFIED_DEFAULT
 forms = nt.all_forms(c, page_size, kv_unified=unified)
 names = list(nt.NOTATIONS)
-for start in (0, 2, 4):
-    cols = st.columns(2, gap="medium")
-    for col, name in zip(cols, names[start:start + 2]):
-        with col.container(border=True):
-            st.subheader(nt.NOTATIONS[name][0])
-            if name == "llamacpp":   # llama.cpp's own layout switch; its default is off
-                unified = st.toggle(tr("kv_unified"), value=nt.LLAMA_KV_UNIFIED_DEFAULT,
-                                    key="notations_kv_unified", help=tr("kv_unified_help"))
-                forms[name] = nt.convert(c, name, page_size, kv_unified=unified)
-            form = forms[name]
-            st.caption(tr(description_key(name, form)))
-            for note in notation_notes(name, form, ui.lang()):
-                st.caption(note)
-            if isinstance(form, Exception):
-                st.warning(tr("not_representable", why=str(form)))
-                continue
-            assert form.address(i, pos) == slot
-            st.markdown(f"**{tr('lookup')}:** {lookup_text(name, form, i, pos, ui.lang())}")
-            for label, df, marks in tables(name, form, i, pos, ui.lang()):
-                st.caption(f"`{label}`")
-                st.dataframe(styled(df, marks), width="stretch")
+# one engine a row, at the page's width: a window of nine array entries with its row labels does not
+# fit half the page at 1280 px (it scrolled sideways, hiding the token's cell)
+for name in names:
+    with st.container(border=True):
+        st.subheader(nt.NOTATIONS[name][0])
+        if name == "llamacpp":   # llama.cpp's own layout switch; its default is off
+            unified = st.toggle(tr("kv_unified"), value=nt.LLAMA_KV_UNIFIED_DEFAULT,
+                                key="notations_kv_unified", help=tr("kv_unified_help"))
+            forms[name] = nt.convert(c, name, page_size, kv_unified=unified)
+        form = forms[name]
+        st.caption(tr(description_key(name, form)))
+        for note in notation_notes(name, form, ui.lang()):
+            st.caption(note)
+        if isinstance(form, Exception):
+            st.warning(tr("not_representable", why=str(form)))
+            continue
+        assert form.address(i, pos) == slot
+        st.markdown(f"**{tr('lookup')}:** {lookup_text(name, form, i, pos, ui.lang())}")
+        for label, df, marks in tables(name, form, i, pos, ui.lang()):
+            st.caption(f"`{label}`")
+            st.dataframe(styled(df, marks), width="stretch")
 
 st.subheader(tr("roundtrip"))
 st.caption(tr("roundtrip_help"))

@@ -16,14 +16,24 @@ S = st.session_state
 # class trying the same sizes, or a user going back to a value, gets them at once). Shared objects:
 # read only (the page only draws them and offers them as HTML).
 @st.cache_resource(max_entries=64, show_spinner=False)
-def _figures(shape: traffic.StepShape, lang: str, titles: tuple) -> tuple:
-    parts = {s: traffic.step_bytes(shape, s) for s in traffic.STRATEGIES}
+def _figures(shape: traffic.StepShape, lang: str, titles: tuple, names: tuple) -> tuple:
+    # names: the strategies and the tables in the page's language, as (original, shown) pairs
+    strategy, table = dict(names[0]), dict(names[1])
+    parts = {strategy[s]: {table.get(k, k): v for k, v in traffic.step_bytes(shape, s).items()}
+             for s in traffic.STRATEGIES}
     stacked = figures.stacked_bytes(parts, title=titles[0], lang=lang)
     sweeps = []
     for (field, title, xt, here) in titles[1]:
         df = traffic.sweep(shape, field, traffic.sweep_values(field, here))
-        sweeps.append((field, df, figures.bytes_lines(df, x=field, title=title, x_title=xt, lang=lang, marker_x=here)))
+        shown = df.rename(columns=strategy)
+        sweeps.append((field, df, figures.bytes_lines(shown, x=field, title=title, x_title=xt, lang=lang,
+                                                      marker_x=here)))
     return stacked, sweeps
+
+
+# the strategies and tables in the page's language (the CSV downloads keep the English names)
+STRATEGY = dict(zip(traffic.STRATEGIES, (tr("s_full"), tr("s_prefix"), tr("s_dirty"), tr("s_dirty_prefix"))))
+TABLE = {"block table": tr("t_block_table"), "positions": tr("t_positions"), "total": tr("t_total")}
 
 DEFAULTS = {"pcie.reqs": 64, "pcie.ctx": 2048, "pcie.bs": 16, "pcie.len": 32768, "pcie.q": 1, "pcie.host": False}
 ui.restore(DEFAULTS)
@@ -49,19 +59,19 @@ st.info(tr("width", w=shape.width, t=shape.width * shape.kbs, u=shape.pages_per_
            n=shape.num_reqs), icon=":material/straighten:")
 
 comp = traffic.components_frame(shape)
-left, right = st.columns([2, 3], gap="large")
-with left:
-    st.subheader(tr("components"))
-    st.dataframe(comp, hide_index=True, column_config={s: st.column_config.NumberColumn(format="%d")
-                                                       for s in traffic.STRATEGIES})
-    ui.download_csv(comp, "bytes_per_table", "pcie.dl_comp")
+# the table takes the page's whole width (five columns do not fit beside the figure at 1280 px)
+st.subheader(tr("components"))
+shown = comp.assign(table=comp["table"].map(lambda k: TABLE.get(k, k)))
+st.dataframe(shown, hide_index=True, column_config={
+    "table": st.column_config.TextColumn(tr("col_table")),
+    **{s: st.column_config.NumberColumn(STRATEGY[s], format="%d") for s in traffic.STRATEGIES}})
+ui.download_csv(comp, "bytes_per_table", "pcie.dl_comp")
 sweeps = (("num_reqs", tr("vs_batch"), tr("num_reqs"), shape.num_reqs),
           ("context_len", tr("vs_context"), tr("context"), shape.context_len),
           ("block_size", tr("vs_block"), tr("block_size"), shape.block_size))
-fig_s, swept = _figures(shape, ui.lang(), (tr("stacked"), sweeps))
-with right:
-    ui.plot(fig_s, "pcie.stacked", "bytes_by_strategy")
-    ui.download_fig(fig_s, "bytes_by_strategy", "pcie.dl_fig_stacked", ui.texts("downloads")("figure HTML"))
+fig_s, swept = _figures(shape, ui.lang(), (tr("stacked"), sweeps), (tuple(STRATEGY.items()), tuple(TABLE.items())))
+ui.plot(fig_s, "pcie.stacked", "bytes_by_strategy")
+ui.download_fig(fig_s, "bytes_by_strategy", "pcie.dl_fig_stacked", ui.texts("downloads")("figure HTML"))
 
 cols = st.columns(3)
 for col, (field, df, fig) in zip(cols, swept):
@@ -86,6 +96,10 @@ if S.get("pcie.measured") and S["pcie.measured"][0] == sizes:
     measured = S["pcie.measured"][1]
 table = traffic.model_vs_measured(sizes, measured, tr("no_gpu_cell" if label["mode"] == "interpreter"
                                                      else "not_measured_cell"))
-st.dataframe(table, hide_index=True)
+st.dataframe(table.assign(strategy=table["strategy"].map(STRATEGY)), hide_index=True, column_config={
+    "strategy": st.column_config.TextColumn(tr("col_strategy")),
+    "bytes": st.column_config.NumberColumn(tr("col_bytes"), format="%d"),
+    "model µs": st.column_config.NumberColumn(tr("col_model"), format="%.1f"),
+    "measured µs": st.column_config.TextColumn(tr("col_measured"))})
 st.caption(tr("model_note", g=traffic.MODEL_GBPS, l=traffic.MODEL_LATENCY_US))
 ui.download_csv(table, "model_vs_measured", "pcie.dl_measured", ui.texts("downloads")("model vs measured CSV"))

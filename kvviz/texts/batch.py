@@ -228,4 +228,46 @@ STRINGS = {
                  "zh": "在 V2 下，批次位置 {row} 是请求状态行 {state} 的副本（idx_mapping[{row}] = {state}）。",
                  "es": "Con V2, la posición {row} del lote es una copia de la fila de estado {state} "
                        "(idx_mapping[{row}] = {state})."},
+    # short column labels of the per-request table (the long names above are their tooltips)
+    "rshort_row": {"en": "row", "zh": "行", "es": "fila"},
+    "rshort_prompt_len": {"en": "prompt", "zh": "提示词", "es": "prompt"},
+    "rshort_computed": {"en": "computed", "zh": "已计算", "es": "calculados"},
+    "rshort_cache_hit_tokens": {"en": "cache hits", "zh": "缓存命中", "es": "en caché"},
+    "rshort_computed_eff": {"en": "effective", "zh": "实际", "es": "efectivos"},
+    "rshort_new_tokens": {"en": "new", "zh": "本步", "es": "nuevos"},
+    "rshort_seq_len": {"en": "seq len", "zh": "序列长", "es": "secuencia"},
+    "rshort_prefix_group": {"en": "group", "zh": "前缀组", "es": "grupo"},
+    "rshort_num_blocks": {"en": "blocks", "zh": "块数", "es": "bloques"},
+    "rshort_blocks": {"en": "block ids", "zh": "块 id", "es": "ids de bloque"},
+    "rshort_shared_blocks": {"en": "shared", "zh": "共享块", "es": "compartidos"},
+    # the kernel results table and its details
+    "kcol_kernel": {"en": "kernel", "zh": "内核", "es": "kernel"},
+    "kcol_passed": {"en": "passed", "zh": "通过", "es": "correcto"},
+    "kcol_max_error": {"en": "max error", "zh": "最大误差", "es": "error máx."},
+    "kernel_details": {"en": "What each kernel checked:", "zh": "每个内核检查了什么：",
+                       "es": "Qué comprobó cada kernel:"},
+    # V2's idx_mapping table
+    "icol_position": {"en": "position", "zh": "批次位置", "es": "posición"},
+    "icol_position_help": {"en": "batch position (request row)", "zh": "批次位置（请求行）",
+                           "es": "posición en el lote (fila de petición)"},
+    "icol_state": {"en": "state", "zh": "状态索引", "es": "estado"},
+    "icol_state_help": {"en": "request-state index (idx_mapping)", "zh": "请求状态索引（idx_mapping）",
+                        "es": "índice de estado de la petición (idx_mapping)"},
+    "icol_blocks": {"en": "blocks", "zh": "块数", "es": "bloques"},
+    "icol_blocks_help": {"en": "kernel blocks of that state row (num_blocks)", "zh": "该状态行的内核块数（num_blocks）",
+                         "es": "bloques de kernel de esa fila de estado (num_blocks)"},
+    # notes and errors of the allocation, built from the core's fields in the page's language
+    "note_prefix_hit": {"en": "row {row}: {hit} tokens found in the prefix cache, so computed is {eff}, not {asked}",
+                        "zh": "第 {row} 行：在前缀缓存中找到 {hit} 个 token，因此已计算为 {eff}，而不是 {asked}",
+                        "es": "fila {row}: {hit} tokens encontrados en la caché de prefijos, así que los calculados "
+                              "son {eff}, no {asked}"},
+    "err_pool_small": {"en": "the pool is too small: row {row} needs {need} more block(s) of {bs} tokens but only "
+                             "{free} of {total} are free (block 0 is the null block); raise the pool size",
+                       "zh": "块池太小：第 {row} 行还需要 {need} 个块（每块 {bs} 个 token），但 {total} 个块中只有 "
+                             "{free} 个空闲（块 0 是空块）；请增大池的大小",
+                       "es": "el pool es demasiado pequeño: la fila {row} necesita {need} bloque(s) más de {bs} tokens, "
+                             "pero solo {free} de {total} están libres (el bloque 0 es el bloque nulo); aumenta el "
+                             "tamaño del pool"},
+    "bad_batch_code": {"en": "This batch cannot be built:", "zh": "无法构建该批次：",
+                       "es": "No se puede construir este lote:"},
 }

@@ -27,7 +27,7 @@ STRINGS = {
                       "zh": "rank 的数量：本机为 1 到 {top}。它必须等于该批次的 DCP world size（{declared}）。",
                       "es": "El número de rangos: de 1 a {top} en esta máquina. Debe ser igual al tamaño de "
                             "mundo DCP del lote ({declared})."},
-    "ui.run": {"en": "Run on {w} ranks", "zh": "在 {w} 个 rank 上运行", "es": "Ejecutar en {w} rangos"},
+    "ui.run": {"en": "Run on {w} rank(s)", "zh": "在 {w} 个 rank 上运行", "es": "Ejecutar en {w} rango(s)"},
     "ui.stop": {"en": "Stop", "zh": "停止", "es": "Detener"},
     "ui.running": {"en": "{w} ranks running ({backend}) · {s:.0f} s", "zh": "{w} 个 rank 正在运行（{backend}）· {s:.0f} 秒",
                    "es": "{w} rangos en marcha ({backend}) · {s:.0f} s"},

@@ -43,7 +43,7 @@ STRINGS = {
                           "`{line}`. Elige la primera opción del control de familia para volver a seguir a vLLM."},
     "history": {"en": "vLLM pull requests that changed this backend's cache up to {version}: {prs}",
                 "zh": "截至 {version}，改变该后端缓存的 vLLM 拉取请求：{prs}",
-                "es": "Pull requests de vLLM que cambiaron la caché de este backend hasta {version}: {prs}"},
+                "es": "PR de vLLM que cambiaron la caché de este backend hasta {version}: {prs}"},
     "nhd_only_backend": {"en": "vLLM {version}'s {backend} backend ignores VLLM_KV_CACHE_LAYOUT=HND: its cache is NHD "
                                "whatever the setting, so only NHD is shown.",
                          "zh": "vLLM {version} 的 {backend} 后端忽略 VLLM_KV_CACHE_LAYOUT=HND：无论如何设置，其缓存都是 NHD，"
@@ -167,4 +167,17 @@ STRINGS = {
                       "después de la K de la misma fila (flashinfer_packed) o justo después de la K de "
                       "todas las cabezas del mismo token (flex_interleaved). Elige la correcta para leer bytes reales "
                       "de vLLM: el mismo (bloque, desplazamiento, cabeza, dim) tiene otra dirección en cada una."},
+    # the element picker's inputs (short: five of them share half the page) and the decoder's columns
+    "p_block": {"en": "block", "zh": "块", "es": "bloque"},
+    "p_block_help": {"en": "physical block id", "zh": "物理块 id", "es": "id del bloque físico"},
+    "p_offset": {"en": "offset", "zh": "偏移", "es": "despl."},
+    "p_offset_help": {"en": "token offset in the block", "zh": "token 在块内的偏移",
+                      "es": "desplazamiento del token dentro del bloque"},
+    "p_head": {"en": "head", "zh": "头", "es": "cabeza"},
+    "p_head_help": {"en": "KV head", "zh": "KV 头", "es": "cabeza KV"},
+    "p_dim": {"en": "dim", "zh": "维", "es": "dim"},
+    "p_dim_help": {"en": "index in the head dimension", "zh": "头维度中的下标", "es": "índice en la dimensión de la cabeza"},
+    "d_block": {"en": "block", "zh": "块", "es": "bloque"},
+    "d_offset": {"en": "offset", "zh": "块内偏移", "es": "despl."},
+    "d_byte": {"en": "byte in element", "zh": "元素内字节", "es": "byte del elemento"},
 }

@@ -41,4 +41,17 @@ STRINGS = {
     "model_note": {"en": "Model: {l} µs + bytes at {g} GB/s (pinned host memory).",
                    "zh": "模型：{l} µs + 以 {g} GB/s 传输字节（锁页主机内存）。",
                    "es": "Modelo: {l} µs + bytes a {g} GB/s (memoria del host fijada)."},
+    # the four strategies (traffic.STRATEGIES, in that order) and the tables' labels
+    "s_full": {"en": "full width (vLLM)", "zh": "整行宽度（vLLM）", "es": "ancho completo (vLLM)"},
+    "s_prefix": {"en": "valid prefix only", "zh": "仅有效前缀", "es": "solo el prefijo válido"},
+    "s_dirty": {"en": "dirty rows only", "zh": "仅变化的行", "es": "solo filas cambiadas"},
+    "s_dirty_prefix": {"en": "dirty rows, valid prefix", "zh": "变化的行，有效前缀", "es": "filas cambiadas, prefijo válido"},
+    "col_table": {"en": "table", "zh": "表", "es": "tabla"},
+    "col_strategy": {"en": "strategy", "zh": "策略", "es": "estrategia"},
+    "col_bytes": {"en": "bytes", "zh": "字节", "es": "bytes"},
+    "col_model": {"en": "model µs", "zh": "模型 µs", "es": "µs del modelo"},
+    "col_measured": {"en": "measured µs", "zh": "实测 µs", "es": "µs medidos"},
+    "t_block_table": {"en": "block table", "zh": "块表", "es": "tabla de bloques"},
+    "t_positions": {"en": "positions", "zh": "positions（位置）", "es": "positions (posiciones)"},
+    "t_total": {"en": "total", "zh": "合计", "es": "total"},
 }

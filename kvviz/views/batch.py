@@ -125,6 +125,7 @@ class ExploredBatch:
     width: int                        # table width in kernel blocks
     num_kernel_blocks: int            # num_blocks * blocks per manager block
     warnings: list[str] = field(default_factory=list)
+    notes: list[tuple[str, dict]] = field(default_factory=list)   # the warnings as (text key, fields)
 
     @property
     def bpk(self) -> int:
@@ -308,6 +309,16 @@ class _Allocation:
     hits: list[int]                   # prefix-cache hit tokens per row
     computed: list[int]               # computed tokens per row, raised to the cache hit
     warnings: list[str]
+    notes: list[tuple[str, dict]] = field(default_factory=list)   # the warnings as (text key, fields)
+
+
+class KeyedBadInput(BadInput):
+    """A BadInput that also carries a text key of kvviz/texts/batch.py and its fields, so that a page
+    says it in its own language (``str()`` stays the English sentence for the CLI and the JSON)."""
+
+    def __init__(self, message: str, key: str, **fields):
+        super().__init__(message)
+        self.key, self.fields = key, fields
 
 
 def _allocate(rows: list[RequestRow], c: BatchConfig) -> _Allocation:
@@ -317,7 +328,7 @@ def _allocate(rows: list[RequestRow], c: BatchConfig) -> _Allocation:
     shared_len = {g: min(r.prompt_len for r in rows if r.prefix_group == g) for g in groups}
     mgr = KVCacheManager(c.num_blocks, c.block_size, enable_caching=bool(groups),
                          dcp_world_size=c.dcp_world_size)
-    out = _Allocation(mgr, [], [], [], [])
+    out = _Allocation(mgr, [], [], [], [], [])
     for i, r in enumerate(rows):
         total = r.computed + r.new_tokens
         prompt = _prompt(i, r, shared_len)
@@ -331,15 +342,18 @@ def _allocate(rows: list[RequestRow], c: BatchConfig) -> _Allocation:
         req.num_computed_tokens = 0
         if mgr.allocate_slots(req, total - n_hit, hit_blocks, n_hit) is None:
             need = geo.blocks_for(total) - len(hit_blocks[0])
-            raise BadInput(f"the pool is too small: row {i} needs {need} more block(s) of "
-                           f"{geo.virtual_block_size} tokens but only {mgr.pool.num_free} of "
-                           f"{c.num_blocks} are free (block 0 is the null block); raise the pool size")
+            raise KeyedBadInput(f"the pool is too small: row {i} needs {need} more block(s) of "
+                                f"{geo.virtual_block_size} tokens but only {mgr.pool.num_free} of "
+                                f"{c.num_blocks} are free (block 0 is the null block); raise the pool size",
+                                "err_pool_small", row=i, need=need, bs=geo.virtual_block_size,
+                                free=mgr.pool.num_free, total=c.num_blocks)
         out.block_ids.append(mgr.block_ids(req.req_id)[0])
         out.hits.append(n_hit)
         eff = max(r.computed, n_hit)
         if eff > r.computed:
             out.warnings.append(f"row {i}: {n_hit} tokens found in the prefix cache, so computed is "
                                 f"{eff}, not {r.computed}")
+            out.notes.append(("note_prefix_hit", {"row": i, "hit": n_hit, "eff": eff, "asked": r.computed}))
         out.computed.append(eff)
     return out
 
@@ -382,14 +396,16 @@ def _requests_frame(rows: list[RequestRow], alloc: _Allocation, seq_lens: list[i
     })
 
 
-def chain_line(ch: dict) -> str:
+def chain_line(ch: dict, names: dict[str, str] | None = None) -> str:
     """The picked token's chain in one copyable line, every number in full, e.g. "row 3 · position
     2047 · logical block 127 · column 127 · physical block 11462 · slot 183407 · NHD byte 9390592 ·
-    HND byte 9388544" (what a padding token lacks is left out)."""
+    HND byte 9388544" (what a padding token lacks is left out). ``names``: the labels in another
+    language, by their English name ("row", "logical block", ...); a missing one stays English."""
     parts = [("row", ch.get("row")), ("position", ch.get("position")), ("logical block", ch.get("logical_block")),
              ("column", ch.get("column")), ("physical block", ch.get("physical_block")), ("slot", ch.get("slot")),
              ("NHD byte", ch.get("NHD_byte")), ("HND byte", ch.get("HND_byte"))]
-    return " · ".join(f"{name} {value}" for name, value in parts if value is not None)
+    names = names or {}
+    return " · ".join(f"{names.get(name, name)} {value}" for name, value in parts if value is not None)
 
 
 def rows_past_prompt(rows: list[RequestRow]) -> list[int]:
@@ -410,7 +426,7 @@ def explore(rows: list[RequestRow], config: BatchConfig) -> ExploredBatch:
     ref = np.asarray(alloc.manager.pool.ref_counts(), dtype=np.int64)
     return ExploredBatch(c, list(rows), step, _requests_frame(rows, alloc, seq_lens, q_lens, ref),
                          _token_frame(step), alloc.block_ids, ref, width,
-                         c.num_blocks * c.geometry.blocks_per_kv_block, alloc.warnings)
+                         c.num_blocks * c.geometry.blocks_per_kv_block, alloc.warnings, alloc.notes)
 
 
 def token_frame(step: StepInputs) -> pd.DataFrame:

@@ -57,7 +57,7 @@ pytestmark = [pytest.mark.browser, needs_chromium()]
 
 SIZES = [(1440, 900), (1280, 720)]
 # Pages other work is restructuring now (issue 12): checked, findings listed in artifacts, not failed.
-OPEN_PAGES = {"batch", "step_through", "layout", "pcie", "kernel_lab", "notations", "dumps"}
+OPEN_PAGES: set[str] = set()
 MAX_RECORD_COLUMNS = 14   # a grid with more columns is an array view, meant to scroll sideways
 PAGE_PATHS = ["" if i == 0 else path.split("/")[-1].removesuffix(".py") for i, (path, _, _) in enumerate(PAGES)]
 BAD_WORD = re.compile(r"(?<![\w.])(None|nan|NaN)(?![\w(])")
@@ -205,7 +205,13 @@ def english_words(text: str) -> list[str]:
 
 def findings(page, lang: str) -> list[dict]:
     bad = []
-    for f in page.evaluate(PROBE % MAX_RECORD_COLUMNS):
+    got = page.evaluate(PROBE % MAX_RECORD_COLUMNS)
+    if any(f["kind"] == "grid" for f in got):
+        # a grid caught re-mounting (its canvas replaced after a layout change, seen on a loaded
+        # machine): settle and look once more; a grid that never draws is still reported
+        _settle(page)
+        got = page.evaluate(PROBE % MAX_RECORD_COLUMNS)
+    for f in got:
         if f["kind"] == "words":
             if lang != "en":
                 bad += [{"kind": "english", "where": f["where"], "text": w} for w in english_words(f["text"])]
@@ -274,6 +280,8 @@ def test_every_page_nothing_cut_no_none(server, tab, lang):
     # to artifacts/sweep_open_<lang>.txt, not asserted, until they are fixed; every other page must be clean
     open_ = [p for p in problems if p.split(" ")[0] in OPEN_PAGES]
     SHOTS.parent.mkdir(parents=True, exist_ok=True)
-    (SHOTS.parent / f"sweep_open_{lang}.txt").write_text("\n".join(open_) + "\n", encoding="utf-8")
+    # a developer's subset (SWEEP_PAGES=a,b) writes its own file: the whole sweep's list stays as it was
+    out = f"sweep_open_{lang}.txt" if not only else f"sweep_open_{lang}.{'+'.join(only)}.txt"
+    (SHOTS.parent / out).write_text("\n".join(open_) + "\n", encoding="utf-8")
     problems = [p for p in problems if p not in open_]
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems)
