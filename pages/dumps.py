@@ -90,8 +90,7 @@ source = S["dumps.source"]
 if source == "upload":
     ui.own_while_shown("dumps.py", UPLOAD_STATE)
 else:   # the uploader and the paste boxes are not drawn: what they held goes
-    for k in UPLOAD_STATE:
-        S.pop(k, None)
+    ui.drop(UPLOAD_STATE)
 
 # --- the dumps: [(side, name, dump)] ----------------------------------------------------------------
 try:

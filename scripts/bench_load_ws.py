@@ -244,23 +244,37 @@ def big_dump_json(seed: int, rows: int, width: int = 2048) -> str:
     return json.dumps(big_dump(seed, rows, width).to_json())
 
 
-async def hostile(url, args, t_end, out, texts):
+def source_state(s: Session, source: str):
+    """The WidgetState choosing ``source`` (a key of ``kvviz.views.dumps.SOURCES``) in the Debug dumps
+    page's source radio, as the last run of ``s`` drew it."""
     from streamlit.proto.WidgetStates_pb2 import WidgetState
 
     from kvviz.texts.i18n import t
 
+    label = t("dumps", "src." + source, "en")
+    rid, radio = s.widget("dumps.source")
+    assert label in list(radio.options), (label, list(radio.options))
+    return WidgetState(id=rid, string_value=label)
+
+
+async def open_upload(s: Session):
+    """Open the Debug dumps page in ``s`` and switch its source to Upload: (the source's
+    WidgetState, paste box A's widget id, paste box B's)."""
+    await s.rerun()
+    src = source_state(s, "upload")
+    await s.rerun([src])
+    return src, s.widget("dumps.paste_a")[0], s.widget("dumps.paste_b")[0]
+
+
+async def hostile(url, args, t_end, out, texts):
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
     rec = {"student": "hostile", "page": "dumps", "lat": [], "errors": 0, "bytes": 0, "pastes": 0}
     out.append(rec)
     s = Session(url, "dumps", {"lang": "en"}, args.timeout)
-    upload_label = t("dumps", "src.upload", "en")
     try:
         await s.connect()
-        await s.rerun()
-        rid, radio = s.widget("dumps.source")
-        assert upload_label in list(radio.options), (upload_label, list(radio.options))
-        src = WidgetState(id=rid, string_value=upload_label)
-        await s.rerun([src])
-        ida, idb = s.widget("dumps.paste_a")[0], s.widget("dumps.paste_b")[0]
+        src, ida, idb = await open_upload(s)
         box = {ida: "", idb: ""}
         k = 0
         while time.time() < t_end:
@@ -278,9 +292,7 @@ async def hostile(url, args, t_end, out, texts):
                 await s.close()
                 s = Session(url, "dumps", {"lang": "en"}, args.timeout)
                 await s.connect()
-                await s.rerun()
-                await s.rerun([src])
-                ida, idb = s.widget("dumps.paste_a")[0], s.widget("dumps.paste_b")[0]
+                src, ida, idb = await open_upload(s)
                 box = {ida: "", idb: ""}
     finally:
         rec["exceptions"] = s.exceptions[:3]
