@@ -70,11 +70,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server() -> tuple[subprocess.Popen, str]:
+def start_server(opts=()) -> tuple[subprocess.Popen, str]:
+    """``streamlit run app.py`` on a free port (the load and browser benches' server), with
+    ``--OPTION VALUE`` for each ``OPTION=VALUE`` in ``opts``; (process, url) once it is healthy."""
     port = _free_port()
     env = {**os.environ, "TRITON_INTERPRET": os.environ.get("TRITON_INTERPRET", "1")}
+    extra = [a for o in opts for a in ("--" + o.split("=", 1)[0], o.split("=", 1)[1])]
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+                             "--server.port", str(port), "--browser.gatherUsageStats", "false", *extra],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_load import (Sampler, _free_port, big_dump, cpu_seconds, machine_cpu, pct, rss_bytes,  # noqa: E402,F401
+from bench_load import (Sampler, _free_port, big_dump, start_server, cpu_seconds, machine_cpu, pct, rss_bytes,  # noqa: E402,F401
                         tree, write_json)
 
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
@@ -162,28 +162,6 @@ class Session:
     def fragment_of(self, key: str) -> str:
         """The st.fragment the widget ``key`` was drawn in ("" when none, or fragments are off)."""
         return self.fragments.get(self.widget(key)[0], "") if self.use_fragments else ""
-
-
-def start_server(opts=()):
-    """``streamlit run app.py`` on a free port, with ``--OPTION VALUE`` for each ``OPTION=VALUE``."""
-    import subprocess
-    import urllib.request
-
-    port = _free_port()
-    env = {**os.environ, "TRITON_INTERPRET": os.environ.get("TRITON_INTERPRET", "1")}
-    extra = [a for o in opts for a in ("--" + o.split("=", 1)[0], o.split("=", 1)[1])]
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--browser.gatherUsageStats", "false", *extra],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(600):
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
-                return proc, url
-        except OSError:
-            time.sleep(0.2)
-    proc.terminate()
-    raise SystemExit("streamlit did not become healthy")
 
 
 # --- the students ------------------------------------------------------------------------------------------
