@@ -1,5 +1,6 @@
 """Shared pieces of the real-browser tests: a streamlit server per test module, Debian's
 chromium driven by Playwright, waiting for a rerun to finish, full-page screenshots."""
+import contextlib
 import os
 import socket
 import subprocess
@@ -24,12 +25,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
+@contextlib.contextmanager
+def serve(*extra_args: str):
+    """``streamlit run app.py`` on a free port (with ``extra_args``), healthy: (url, process); stopped
+    at the end, killed if it does not stop."""
     port = _free_port()
     env = {**os.environ, "TRITON_INTERPRET": os.environ.get("TRITON_INTERPRET", "1")}
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+                             "--server.port", str(port), "--browser.gatherUsageStats", "false", *extra_args],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -41,10 +44,20 @@ def server():
                 time.sleep(0.2)
         else:
             pytest.fail("streamlit did not become healthy")
-        yield url
+        yield url, proc
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with serve() as (url, _):
+        yield url
 
 
 @pytest.fixture(scope="module")

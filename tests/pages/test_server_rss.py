@@ -10,15 +10,12 @@ second class then must not add more than ROUND_GROWTH_MAX_MB; today it does (+60
 that check is an xfail until it is fixed, the others fail the test."""
 import asyncio
 import importlib.util
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+
+from browser_support import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.browser, pytest.mark.slow]   # a real server: out of the quick runs, as the browser tests
@@ -40,39 +37,11 @@ def _bench():
     return mod
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server_proc():
-    """``streamlit run app.py`` (as browser_support.server, no file watcher): (url, its pid)."""
-    port = _free_port()
-    env = {**os.environ, "TRITON_INTERPRET": os.environ.get("TRITON_INTERPRET", "1")}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--browser.gatherUsageStats", "false",
-                             "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(300):
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=1).read() == b"ok":
-                    break
-            except OSError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("streamlit did not become healthy")
+    """``streamlit run app.py`` (browser_support.serve, no file watcher): (url, its pid)."""
+    with serve("--server.fileWatcherType", "none") as (url, proc):
         yield url, proc.pid
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
 
 
 def _mb(bench, pid) -> float:
