@@ -304,10 +304,42 @@ def pool_view(prefix: str, rec):
 
 # --- output ------------------------------------------------------------------------------------
 
-def plot(fig, key: str, name: str, **kwargs):
-    """A plotly chart with a PNG button (modebar) named ``name``."""
+_LIVE_JS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static", "live_chart.js")
+
+
+@st.cache_resource
+def _live_chart():
+    """The live chart component (static/live_chart.js): a keyed chart keeps its <div> across
+    reruns and is updated in place with ``Plotly.react`` (st.plotly_chart remounts a chart whenever
+    its figure changes: ~250 ms of browser CPU per chart and interaction)."""
+    from kvviz.views.live_chart import ensure_plotly_js
+
+    ensure_plotly_js(os.path.dirname(_LIVE_JS))
+    with open(_LIVE_JS, encoding="utf-8") as f:
+        js = f.read()
+    return st.components.v2.component("kvviz_live_chart", js=js, isolate_styles=False)
+
+
+def plot(fig, key: str, name: str, on_select=None, height: str | None = None):
+    """A plotly chart with a PNG button (modebar) named ``name``, drawn by the live chart component
+    (updated in place across reruns: ``key`` must name the same chart from one rerun to the next).
+    ``on_select``: called when a point is clicked; :func:`picked_points` then reads the point.
+    ``height="stretch"``: the chart fills the height its container gives it."""
+    from kvviz.views.live_chart import chart_payload
+
     cfg = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
-    return st.plotly_chart(fig, key=key, config=cfg, **kwargs)
+    payload = chart_payload(fig, cfg, clicks=on_select is not None)
+    payload["fill"] = height == "stretch"
+    kwargs = {"on_select_change": on_select} if on_select is not None else {}
+    return _live_chart()(key=key, data=payload, height="stretch" if payload["fill"] else "content", **kwargs)
+
+
+def picked_points(key: str) -> list[dict]:
+    """The points clicked on chart ``key`` in the rerun this click caused (dicts with
+    ``curve_number``, ``point_index``, ``x``, ``y``, ``customdata``); [] if none."""
+    value = st.session_state.get(key)
+    event = value.get("select") if hasattr(value, "get") else None
+    return list(event.get("points") or []) if hasattr(event, "get") else []
 
 
 def download_fig(fig, name: str, key: str, label: str = "HTML"):

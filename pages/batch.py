@@ -43,7 +43,7 @@ def _explore(key: str, _rows, _cfg) -> ex.ExploredBatch:
 
 
 def on_pick_token():
-    points = S["batch.slotfig"].selection.points
+    points = ui.picked_points("batch.slotfig")
     if points:
         S["batch.tok"] = int(points[0]["x"])
 
@@ -296,7 +296,7 @@ def follow_token(eb, cfg, rows, choice):
 
     fig_slots = figures.slot_mapping_figure(eb.tokens, num_reqs=step.num_reqs, selected=tok, title=tr("fig_slots"),
                                             lang=ui.lang())
-    ui.plot(fig_slots, "batch.slotfig", "slot_mapping", on_select=on_pick_token, selection_mode="points")
+    ui.plot(fig_slots, "batch.slotfig", "slot_mapping", on_select=on_pick_token)
 
     nkb = eb.num_kernel_blocks
     first, last = eb.buffer_window(ch["physical_block"] if ch["slot"] >= 0 else None)

@@ -259,7 +259,7 @@ def interactions(n: int):
     ]
 
 
-NO_PLOTLY = re.compile(r"/static/js/PlotlyChart\.[^/]*\.js")
+NO_PLOTLY = re.compile(r"/static/js/PlotlyChart\.[^/]*\.js|/app/static/vendor/plotly\.min\.js")
 
 
 def run(url: str, n: int, only: set[str] | None, server_pid: int | None, no_plotly: bool = False) -> list[dict]:

@@ -36,3 +36,33 @@ def plotly_array(v):
     if isinstance(v, dict) and "bdata" in v:
         return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"])).tolist()
     return list(v)
+
+
+def is_chart(node) -> bool:
+    """An element of the app's live plotly chart (``ui.plot``: a keyed st.components.v2 component)."""
+    return getattr(node, "type", "") == "bidi_component" and "live_chart" in getattr(node.proto, "component_name", "")
+
+
+def chart_figure(node) -> dict:
+    """The plotly figure dict one live chart element draws."""
+    import json
+
+    from kvviz.views.live_chart import payload_figure
+
+    return payload_figure(json.loads(node.proto.json))
+
+
+def chart_nodes(at: AppTest) -> list:
+    return [e for e in at.get("bidi_component") if is_chart(e)]
+
+
+def chart_figures(at: AppTest) -> list[dict]:
+    """Every live chart's figure dict on the page, in page order."""
+    return [chart_figure(e) for e in chart_nodes(at)]
+
+
+def chart_specs(at: AppTest) -> list[str]:
+    """Every live chart's figure as compact JSON text (about the size of what travels)."""
+    import json
+
+    return [json.dumps(f, separators=(",", ":")) for f in chart_figures(at)]

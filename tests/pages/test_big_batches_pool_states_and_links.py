@@ -10,11 +10,11 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 
 from kvviz.views import scenarios as stepper
 
-from page_support import APP, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
+from page_support import chart_figures, chart_specs, APP, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
 
 
 def _plots(at):
-    return [json.loads(p.proto.spec) for p in at.get("plotly_chart")]
+    return chart_figures(at)
 
 
 # --- 1. FlashInfer CSR after the 256 x 2048-block preset ---------------------------------------
@@ -29,8 +29,8 @@ def test_csr_page_after_big_batch_is_light_and_fast(at):
     table, csr = _plots(at)[:2]
     outlines = [s for s in table["layout"].get("shapes", []) if s.get("line", {}).get("width") == 4]
     assert len(outlines) == 1 and (outlines[0]["x0"], outlines[0]["x1"]) == (-0.5, 2047.5)   # one, over all pages
-    assert len(at.get("plotly_chart")[1].proto.spec) < 500_000  # 8.4 MB before
-    assert len(at.get("plotly_chart")[0].proto.spec) < 1_500_000  # 4.4 MB before: a window of rows
+    assert len(chart_specs(at)[1]) < 500_000  # 8.4 MB before
+    assert len(chart_specs(at)[0]) < 1_500_000  # 4.4 MB before: a window of rows
     assert "indices[" in csr["layout"]["title"]["text"] and "524288" in csr["layout"]["title"]["text"]
     assert all(t.get("texttemplate") in (None, "") for t in csr["data"])   # no per-cell text on big strips
     # the repack check waits for a button on the CPU interpreter
@@ -209,14 +209,14 @@ def test_batch_page_big_table_draws_a_window_that_follows_the_token(at):
     _open(at, "batch")
     at.selectbox(key="batch.preset").set_value("big").run()
     assert not at.exception
-    spec = at.get("plotly_chart")[0].proto.spec
+    spec = chart_specs(at)[0]
     assert len(spec) < 1_500_000
     ys = _array(json.loads(spec)["data"][0]["y"])
     assert ys[0] == 0 and len(ys) == 48
     assert any("Rows 0–47 of" in c.value for c in at.caption)
     at.number_input(key="batch.tok").set_value(200).run()
     assert not at.exception
-    fig = json.loads(at.get("plotly_chart")[0].proto.spec)
+    fig = chart_figures(at)[0]
     ys = _array(fig["data"][0]["y"])
     row = [c.value for c in at.caption if "around row" in c.value][0]
     picked = int(row.split("around row ")[1].split()[0])

@@ -30,11 +30,11 @@ def test_batch(server, page):
 
     page.goto(server + "/batch")
     wait_idle(page)
-    page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
+    page.wait_for_selector('.kv-live-chart .main-svg', timeout=60_000)
     set_number(page, "Token of the step (or click a marker in the slot mapping)", 12)
     expect(page.get_by_text("slot = 4 × 4 + 2 = 18")).to_be_visible(timeout=30_000)
     # the gathered input table, slot mapping, slot buffer and V2's request-state table (default: main, V2)
-    assert page.locator('[data-testid="stPlotlyChart"]').count() == 4
+    assert page.locator('.kv-live-chart').count() == 4
     no_exception(page)
     shot(page, "02_batch_token12")
     set_number(page, "Pool size (blocks)", 5)
@@ -100,7 +100,7 @@ def test_step_through_runner_v2(server, page):
 def test_prefixes(server, page):
     page.goto(server + "/prefixes?sc=prefixes&step=2")
     wait_idle(page)
-    page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
+    page.wait_for_selector('.kv-live-chart .main-svg', timeout=60_000)
     no_exception(page)
     shot(page, "06_prefixes_step2")
 

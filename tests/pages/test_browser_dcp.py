@@ -45,7 +45,7 @@ def _run_and_wait(page, lang: str, w: int = 2):
 
 def _figure(page, name: str):
     """The caches figure alone (its chart element), saved as a PNG."""
-    chart = page.locator('[data-testid="stPlotlyChart"]').filter(has_text=re.compile(r"rank 1|rango 1"))
+    chart = page.locator('.kv-live-chart').filter(has_text=re.compile(r"rank 1|rango 1"))
     chart.last.scroll_into_view_if_needed()
     page.wait_for_timeout(800)
     SHOTS.mkdir(parents=True, exist_ok=True)

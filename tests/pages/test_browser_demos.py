@@ -32,8 +32,8 @@ def _no_error(page):
 
 
 def _charts(page):
-    page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg')
-    return page.locator('[data-testid="stPlotlyChart"]').count()
+    page.wait_for_selector('.kv-live-chart .main-svg')
+    return page.locator('.kv-live-chart').count()
 
 
 @pytest.mark.parametrize("lang,key", PLAN)

@@ -20,10 +20,10 @@ MEASURE = """() => {
   const box = s => { const e = document.querySelector(s); if (!e) return null; const r = e.getBoundingClientRect();
                      return {top: r.top, bottom: r.bottom, height: r.height}; };
   const main = document.querySelector('[data-testid=stMain]');
-  return {fig: box('.st-key-demos_presenter_fig [data-testid=stPlotlyChart]'),
+  return {fig: box('.st-key-demos_presenter_fig .kv-live-chart'),
           svg: box('.st-key-demos_presenter_fig .main-svg'),
           title: box('[data-testid=stMain] h2'), next: box('.st-key-demos_next button'),
-          charts: document.querySelectorAll('[data-testid=stPlotlyChart]').length,
+          charts: document.querySelectorAll('.kv-live-chart').length,
           scroll: [main.scrollHeight, main.clientHeight], vh: window.innerHeight,
           text: main.innerText};
 }"""
@@ -44,7 +44,7 @@ def test_presenter_fits_the_screen(server, tab, demo, step, lang):
         tab.set_viewport_size({"width": w, "height": h})
         tab.goto(f"{server}/demos?demo={demo}&step={step}&lang={lang}&presenter=1")
         wait_idle(tab)
-        tab.wait_for_selector('.st-key-demos_presenter_fig [data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
+        tab.wait_for_selector('.st-key-demos_presenter_fig .kv-live-chart .main-svg', timeout=60_000)
         tab.wait_for_timeout(600)
         SHOTS.mkdir(parents=True, exist_ok=True)
         tab.screenshot(path=str(SHOTS / f"presenter_fit_{demo}_step{step}_{lang}_{w}x{h}.png"))

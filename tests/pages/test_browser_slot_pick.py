@@ -1,9 +1,6 @@
 """Real browser: on the Batch page, clicking a marker of the slot-mapping chart selects that token
-(plotly's selection event -> ``on_pick_token`` -> the token box), checked in chromium.
-
-Streamlit 1.67 makes a click select a point only while the figure's drag mode is not box or lasso
-select (then it sets ``clickmode="event"``, and a click only deselects): the figure used
-``dragmode="select"`` and clicking did nothing; it now leaves drag to pan."""
+(plotly's click event in the live chart -> a trigger value -> ``on_pick_token`` -> the token box),
+checked in chromium. The figure leaves drag to pan: a click is a click."""
 import pytest
 
 from browser_support import browser, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
@@ -17,11 +14,12 @@ def test_click_a_slot_marker_selects_its_token(server, browser):
     try:
         page.goto(f"{server}/batch?lang=en")
         wait_idle(page)
-        chart = page.locator('[class*="slotfig"] [data-testid="stPlotlyChart"]').first
+        chart = page.locator('[class*="slotfig"] .kv-live-chart').first
         chart.wait_for(timeout=60_000)
         box = page.get_by_label(t("batch", "token", "en"), exact=True)
         before = int(box.input_value())
         points = chart.locator(".scatterlayer .point")
+        points.first.wait_for(timeout=60_000)      # plotly.js draws after the element is there
         assert points.count() > 3
         # a marker other than the selected token's: the x of a point is its token index
         target = None

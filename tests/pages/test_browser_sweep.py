@@ -72,7 +72,7 @@ PROBE = r"""
   const roots = [...document.querySelectorAll('[data-testid=stMain], [data-testid=stSidebar]')].filter(seen);
   // 1. words None / nan in the rendered text (innerText skips what is not rendered)
   for (const r of roots) out.push({kind: 'text', where: r.getAttribute('data-testid'), text: r.innerText});
-  for (const t of document.querySelectorAll('[data-testid=stPlotlyChart] svg text')) if (seen(t)) out.push({kind: 'text', where: 'plotly', text: t.textContent});
+  for (const t of document.querySelectorAll('.kv-live-chart svg text')) if (seen(t)) out.push({kind: 'text', where: 'plotly', text: t.textContent});
   // 1b. the words of the page outside code spans / blocks (for the one-language check)
   const words = [];
   for (const r of roots) {
@@ -83,7 +83,7 @@ PROBE = r"""
       if (n.textContent.trim()) words.push(n.textContent);
     }
   }
-  for (const t of document.querySelectorAll('[data-testid=stPlotlyChart] svg text')) if (seen(t)) words.push(t.textContent);
+  for (const t of document.querySelectorAll('.kv-live-chart svg text')) if (seen(t)) words.push(t.textContent);
   for (const th of document.querySelectorAll('[data-testid=stDataFrame] table[role=grid] th')) words.push(th.textContent);
   out.push({kind: 'words', where: 'page', text: words.join('\n')});
   // 2. CSS ellipsis actually in use, 3. metric values not all shown, 4. strings cut with "…"

@@ -8,7 +8,6 @@ batch, and a rank killed mid-run, give exactly one st.error and no traceback, no
 """
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from page_support import app_test, open_page, plotly_array
+from page_support import chart_figures, app_test, open_page, plotly_array
 
 RUN_TIMEOUT = 240
 
@@ -68,7 +67,7 @@ def _alive(pid: int) -> bool:
 def _caches(at) -> dict:
     """Read the W caches back from the plotly figure: per rank (subplot), the (request, position)
     of every filled cell."""
-    figs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    figs = chart_figures(at)
     fig = next(f for f in figs if any("rank 0 ·" in (a.get("text") or "") for a in f["layout"].get("annotations", [])))
     titles = [a["text"] for a in fig["layout"]["annotations"] if re.match(r"rank \d+ ·", a.get("text") or "")]
     ranks: dict[int, list[tuple[int, int]]] = {}

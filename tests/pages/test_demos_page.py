@@ -1,6 +1,5 @@
 """AppTest: every demo plays to its end and back in each language, presenter mode included,
 and a link to a step restores it (links are untrusted: bad values fall back safely)."""
-import json
 from pathlib import Path
 
 import pytest
@@ -9,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 from kvviz.views import demo_catalogue as demos
 from kvviz.views.demos import presenter_screens, screens_for
 from kvviz.texts.i18n import LANGS, t
+from page_support import chart_figure, chart_nodes, is_chart
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -40,8 +40,8 @@ def _charts(node, path=()):
     """(column path, figure title) of every plotly chart under ``node``, in page order; the path
     holds the index of each ``st.columns`` column the chart sits in."""
     out = []
-    if getattr(node, "type", "") == "plotly_chart":
-        spec = json.loads(node.proto.spec)
+    if is_chart(node):
+        spec = chart_figure(node)
         title = (spec["layout"].get("title") or {}).get("text", "").replace("<br>", " — ")
         return [(path, title, spec)]
     children = getattr(node, "children", None)
@@ -96,7 +96,7 @@ def test_play_every_demo_in_every_language(key):
         at.toggle(key="demos_presenter").set_value(True).run()   # back, in presenter mode
         assert not at.exception
         for _ in range(len(presenter_screens(screens_for(key, n - 1, lang)))):   # every screen
-            assert len(at.get("plotly_chart")) == 1                               # one figure each
+            assert len(chart_nodes(at)) == 1                               # one figure each
             _click(at, "demos_fig_next")
         for s in range(n - 2, -1, -1):
             _click(at, "demos_prev")

@@ -5,7 +5,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from page_support import APP, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
+from page_support import chart_specs, APP, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
 
 
 def _metrics(at):
@@ -13,7 +13,7 @@ def _metrics(at):
 
 
 def _plots(at):
-    return [p.proto.spec for p in at.get("plotly_chart")]
+    return chart_specs(at)
 
 
 def test_home_backend_card_and_links(at):

@@ -14,11 +14,11 @@ from kvviz.views import figures
 from kvviz.views.figures import HILITE
 
 from browser_support import needs_chromium, no_exception, page, server, wait_idle  # noqa: F401 - fixtures
-from page_support import open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
+from page_support import chart_figures, chart_specs, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
 
 
 def _plots(at):
-    return [json.loads(p.proto.spec) for p in at.get("plotly_chart")]
+    return chart_figures(at)
 
 
 def test_table_col_window_bounds():
@@ -60,7 +60,7 @@ def test_big_batch_token_change_sends_a_small_window(at):
     assert not at.exception
     chain = {m.label: int(m.value) for m in at.metric if m.value.lstrip("-").isdigit()}
     row, col = chain["row"], chain["table column"]
-    specs = [p.proto.spec for p in at.get("plotly_chart")]
+    specs = chart_specs(at)
     assert len(specs[0]) < 250_000 and len(specs[-1]) < 250_000
     table = json.loads(specs[0])["data"][0]
     xs, ys = _array(table["x"]), _array(table["y"])
@@ -130,14 +130,14 @@ def test_token_fragment_updates_link_chain_and_figures(server, page):  # noqa: F
 
     page.goto(server + "/batch")
     wait_idle(page)
-    page.wait_for_selector('[data-testid="stPlotlyChart"] .main-svg', timeout=60_000)
+    page.wait_for_selector('.kv-live-chart .main-svg', timeout=60_000)
     box = page.get_by_label("Token of the step (or click a marker in the slot mapping)", exact=True)
     box.fill("12")
     box.press("Enter")
     expect(page.get_by_text("slot = 4 × 4 + 2 = 18")).to_be_visible(timeout=30_000)
     wait_idle(page)
     page.wait_for_function("() => location.search.includes('tok=12')", timeout=30_000)
-    assert page.locator('[data-testid="stPlotlyChart"]').count() == 4
+    assert page.locator('.kv-live-chart').count() == 4
     # a batch edit after the fragment's run is a full rerun: the link keeps the token and the new size
     nb = page.get_by_label("Pool size (blocks)", exact=True)
     nb.fill("40")

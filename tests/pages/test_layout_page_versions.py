@@ -2,12 +2,11 @@
 family (the newest release's, packed, by default), the family control can override them, and the
 page says which family is in effect and why. Expected byte offsets are computed here with numpy on
 each family's physical shape, independently of kvviz.core.layout."""
-import json
 
 import numpy as np
 import pytest
 
-from page_support import open_page
+from page_support import chart_figures, open_page
 
 # the page's default cache: 2 blocks x 4 slots x 2 KV heads x head dim 4, fp16; the picked element is
 # K of block 1, offset 2, head 1, dim 0
@@ -42,7 +41,7 @@ def _captions(at):
 
 
 def _plots(at):
-    return [json.loads(p.proto.spec) for p in at.get("plotly_chart")]
+    return chart_figures(at)
 
 
 def _set(at, key, value):

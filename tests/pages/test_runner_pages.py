@@ -6,7 +6,7 @@ import json
 import pytest
 
 from kvviz.texts.i18n import LANGS, t
-from page_support import app_test, open_page
+from page_support import chart_figures, chart_nodes, app_test, open_page
 
 PAGES = ("batch", "step_through", "prefixes", "csr")
 PREFIX = {"batch": "batch", "step_through": "step", "prefixes": "pre", "csr": "csr"}
@@ -16,8 +16,7 @@ def _texts(at):
     """Every markdown-ish text and every plotly title / axis title of the page."""
     out = [e.value for kind in ("markdown", "caption", "info", "warning", "error", "success")
            for e in at.get(kind)]
-    for p in at.get("plotly_chart"):
-        spec = json.loads(p.proto.spec)
+    for spec in chart_figures(at):
         lay = spec["layout"]
         out.append(str(lay.get("title", {}).get("text", "")))
         out.append(str(lay.get("yaxis", {}).get("title", {}).get("text", "")))
@@ -58,7 +57,7 @@ def _assert_v2(at, page, lang):
         idx = [f for f in _frames(at) if "state index" in f.columns][0]
         assert list(idx["state index"]) == [4, 3, 2, 1, 0]           # R-1-i from the LIFO free list
         assert _has(at, "idx_mapping = [4, 3, 2, 1, 0]")
-        assert len(at.get("plotly_chart")) == 4
+        assert len(chart_nodes(at)) == 4
     elif page == "step_through":
         assert _has(at, tr("step_through", "state_table")) and _has(at, tr("step_through", "input_after"))
         assert _has(at, tr("step_through", "idx_mapping")) and _has(at, tr("figures", "state_index"))
@@ -77,7 +76,7 @@ def _assert_v1(at, page, lang, version="main"):
     assert not _has(at, "idx_mapping = [")
     if page == "batch":
         assert _has(at, tr("batch", "fig_table")) and not _has(at, tr("batch", "fig_state_v2"))
-        assert len(at.get("plotly_chart")) == 3
+        assert len(chart_nodes(at)) == 3
     elif page == "step_through":
         assert _has(at, tr("step_through", "cpu")) and _has(at, tr("step_through", "dev_before"))
         assert not _has(at, tr("step_through", "state_table"))

@@ -7,7 +7,7 @@ import streamlit as st
 
 import ui
 from kvviz.views import scenarios as stepper
-from page_support import app_test, open_page
+from page_support import chart_specs, app_test, open_page
 
 
 @pytest.fixture
@@ -31,7 +31,7 @@ def builds(monkeypatch):
 
 
 def _plotly_specs(at):
-    return [p.proto.spec for p in at.get("plotly_chart")]
+    return chart_specs(at)
 
 
 def test_two_sessions_on_one_scenario_build_each_step_once(builds):

@@ -1,0 +1,59 @@
+"""What the app's live chart component receives for one plotly figure.
+
+The figure goes as one JSON text per trace plus the layout, so the browser can tell which traces
+did not change between two reruns (equal text) and hand those to ``Plotly.react`` as the same
+objects: then only what changed is redrawn. The look follows plotly's white template (the figures
+set their own fonts and colours), the same whichever renderer draws the figure.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.io.json import to_json_plotly
+
+
+@lru_cache(maxsize=1)
+def _white_template() -> dict:
+    return pio.templates["plotly_white"].to_plotly_json()
+
+
+def chart_payload(fig, config: dict | None = None, *, clicks: bool = False) -> dict:
+    """``{"traces": [json text per trace], "layout": json text, "config": {...}, "clicks": bool}``.
+    ``fig``: a plotly Figure or its dict. A layout without a template of its own gets the white
+    one; ``clicks``: the browser reports a click on a point (curve, index, x, y, customdata)."""
+    spec = fig.to_plotly_json() if isinstance(fig, go.Figure) else dict(fig)
+    layout = dict(spec.get("layout") or {})
+    template = layout.get("template")
+    if not template or template == pio.templates["plotly"].to_plotly_json():
+        layout["template"] = _white_template()
+    return {"traces": [to_json_plotly(t) for t in spec.get("data") or []],
+            "layout": to_json_plotly(layout),
+            "config": dict(config or {}),
+            "clicks": bool(clicks)}
+
+
+def payload_figure(payload: dict) -> dict:
+    """The plotly figure dict a payload describes (for tests and downloads)."""
+    return {"data": [json.loads(t) for t in payload["traces"]], "layout": json.loads(payload["layout"])}
+
+
+def ensure_plotly_js(static_dir: str) -> str:
+    """Put the pinned plotly package's own ``plotly.min.js`` at ``static_dir/vendor/`` (served by
+    the app as ``app/static/vendor/plotly.min.js``), unless an identical-sized copy is there.
+    Written atomically; returns its path."""
+    import os
+
+    import plotly
+
+    from kvviz.files import atomic_write_bytes
+
+    src = os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js")
+    dst = os.path.join(static_dir, "vendor", "plotly.min.js")
+    if not (os.path.isfile(dst) and os.path.getsize(dst) == os.path.getsize(src)):
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        with open(src, "rb") as f:
+            atomic_write_bytes(dst, f.read())
+    return dst

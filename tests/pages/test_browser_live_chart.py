@@ -1,0 +1,43 @@
+"""Real browser: the app's charts are updated in place (issue 12, speed where it is felt).
+
+A token change on the Batch page must not remount its four charts (st.plotly_chart did: a new
+<div> and a full Plotly.newPlot per chart and interaction): the same DOM nodes stay, plotly.js is
+the copy the app serves itself, and what changed is drawn — the selection box moves to the new
+token's cell, the slot chart's highlighted marker follows."""
+import pytest
+
+from browser_support import needs_chromium, no_exception, page, server, wait_idle  # noqa: F401 - fixtures
+from kvviz.texts.i18n import t
+
+pytestmark = [pytest.mark.browser, needs_chromium()]
+
+MARK = """() => [...document.querySelectorAll('.kv-live-chart')].map((d, i) => {
+  if (!d.dataset.kvMark) d.dataset.kvMark = 'chart' + i;
+  return {mark: d.dataset.kvMark, rev: d.dataset.kvRev || null,
+          shapes: JSON.stringify((d.layout && d.layout.shapes || []).map(s => [s.x0, s.x1, s.y0, s.y1]))};
+})"""
+
+
+def _settled(page):
+    wait_idle(page)
+    page.wait_for_timeout(600)   # plotly.js draws after the rerun's last delta
+
+
+def test_a_token_change_updates_the_charts_in_place(server, page):
+    page.goto(f"{server}/batch?lang=en")
+    wait_idle(page)
+    page.wait_for_selector(".kv-live-chart .main-svg", timeout=60_000)
+    _settled(page)
+    src = page.evaluate("() => [...document.scripts].map(s => s.src).filter(s => s.includes('plotly'))")
+    assert any(s.endswith("/app/static/vendor/plotly.min.js") for s in src), src
+    before = page.evaluate(MARK)
+    assert len(before) == 4 and all(b["rev"] for b in before)
+    box = page.get_by_label(t("batch", "token", "en"), exact=True)
+    box.fill(str(int(box.input_value()) + 7))
+    box.press("Enter")
+    _settled(page)
+    after = page.evaluate(MARK)
+    no_exception(page)
+    assert [a["mark"] for a in after] == [b["mark"] for b in before]      # the same nodes: no remount
+    assert any(int(a["rev"]) > int(b["rev"]) for a, b in zip(after, before))   # redrawn in place
+    assert after[0]["shapes"] != before[0]["shapes"]                        # the table's selection moved
