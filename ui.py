@@ -119,16 +119,44 @@ def release_other_pages(page: str) -> None:
 
 
 def drop(keys) -> None:
-    """Pop ``keys`` from session state; when any held something, run a full garbage collection. The
-    server runs without Streamlit's post-run collection (``runner.postScriptGC`` off for a classroom's
-    latency), so big uploads caught in reference cycles (a run's widgets and callbacks) would otherwise
-    wait for Python's own, late, collector; dropping big state is rare, so its cost is paid rarely."""
-    import gc
-
+    """Pop ``keys`` from session state; when any held something, run a full garbage collection once
+    this run has ended. The server runs without Streamlit's post-run collection (``runner.postScriptGC``
+    off for a classroom's latency), and a page's run is a reference cycle (its functions hold its
+    globals) that the widgets and deferred downloads it drew keep alive until the end of the next run:
+    collected during this run, the last run's uploads would wait for Python's own, late, collector
+    (measured after a class of 5: +63 MB collected in the run, +4 MB after it). Dropping big state is
+    rare, so its cost is paid rarely, and not in the student's rerun."""
     dropped = [st.session_state.pop(key, None) for key in keys]
     if any(v is not None for v in dropped):
         del dropped
+        _collect_after(threading.current_thread())
+
+
+def _collect_after(thread, wait_s: float = 30.0) -> None:
+    """A full collection once ``thread`` (a session's script thread: it ends when its runs do) has
+    ended, or after ``wait_s`` (a session rerunning on and on)."""
+    import gc
+
+    def collect():
+        thread.join(wait_s)
         gc.collect()
+
+    threading.Thread(target=collect, name="ui.drop collect", daemon=True).start()
+
+
+def take_paste(prefix: str, s: str, min_bytes: int) -> None:
+    """``on_change`` of paste box ``{prefix}.paste_{s}``: a paste of ``min_bytes`` or more is taken out
+    of the box (emptied, so the browser does not send it back on every rerun) into
+    ``{prefix}.pasted_{s}`` (bytes, for this run to read once) and its size into ``{prefix}.cleared_{s}``;
+    a small paste stays in the box, to be edited. Here, not in the page: Streamlit keeps every widget's last callback for the session's life (even
+    once the widget is gone, and 120 s past the tab's close), and a callback defined in a page script
+    keeps that script's whole run alive, the pasted text and the parsed dumps with it (issue 11:
+    ~12 MB a session after it switched away, tests/pages/test_server_rss.py)."""
+    text = st.session_state.get(f"{prefix}.paste_{s}") or ""
+    if len(text) >= min_bytes:
+        st.session_state[f"{prefix}.pasted_{s}"] = text.encode()
+        st.session_state[f"{prefix}.cleared_{s}"] = len(text)
+        st.session_state[f"{prefix}.paste_{s}"] = ""
 
 
 def lang() -> str:
@@ -320,18 +348,57 @@ def _live_chart():
     return st.components.v2.component("kvviz_live_chart", js=js, isolate_styles=False)
 
 
-def plot(fig, key: str, name: str, on_select=None, height: str | None = None):
+def chart_config(name: str) -> dict:
+    return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
+
+
+def plot(fig, key: str, name: str, on_select=None, height: str | None = None, overlay: dict | None = None):
     """A plotly chart with a PNG button (modebar) named ``name``, drawn by the live chart component
     (updated in place across reruns: ``key`` must name the same chart from one rerun to the next).
-    ``on_select``: called when a point is clicked; :func:`picked_points` then reads the point.
-    ``height="stretch"``: the chart fills the height its container gives it."""
-    from kvviz.views.live_chart import chart_payload
+    ``fig``: a figure, or a payload made once (:func:`payload_once`); ``overlay``: traces and shapes
+    added on top (a selection). ``on_select``: called when a point is clicked; :func:`picked_points`
+    then reads the point. ``height="stretch"``: the chart fills the height its container gives it."""
+    from kvviz.views.live_chart import chart_payload, with_overlay
 
-    cfg = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
-    payload = chart_payload(fig, cfg, clicks=on_select is not None)
+    if isinstance(fig, dict) and "traces" in fig:
+        payload = dict(fig, config=chart_config(name), clicks=on_select is not None)
+    else:
+        payload = chart_payload(fig, chart_config(name), clicks=on_select is not None)
+    payload = with_overlay(payload, overlay)
     payload["fill"] = height == "stretch"
     kwargs = {"on_select_change": on_select} if on_select is not None else {}
     return _live_chart()(key=key, data=payload, height="stretch" if payload["fill"] else "content", **kwargs)
+
+
+_PAYLOADS: dict = {}      # id(owner) -> OrderedDict(key -> payload); an entry goes with its owner
+_PAYLOADS_LOCK = threading.Lock()
+PAYLOADS_PER_OWNER = 48
+
+
+def payload_once(owner, key: tuple, build):
+    """The chart payload of figure ``build()``, made once per ``owner`` (a shared, cached object such
+    as an explored batch: the payloads live as long as it does) and ``key``; the last
+    PAYLOADS_PER_OWNER are kept. Shared between sessions: never mutate what this returns."""
+    import weakref
+    from collections import OrderedDict
+
+    from kvviz.views.live_chart import chart_payload
+
+    with _PAYLOADS_LOCK:
+        mine = _PAYLOADS.get(id(owner))
+        if mine is None:
+            mine = _PAYLOADS[id(owner)] = OrderedDict()
+            weakref.finalize(owner, _PAYLOADS.pop, id(owner), None)
+        hit = mine.get(key)
+        if hit is not None:
+            mine.move_to_end(key)
+            return hit
+    payload = chart_payload(build())
+    with _PAYLOADS_LOCK:
+        mine[key] = payload
+        while len(mine) > PAYLOADS_PER_OWNER:
+            mine.popitem(last=False)
+    return payload
 
 
 def picked_points(key: str) -> list[dict]:

@@ -253,13 +253,17 @@ def follow_token(eb, cfg, rows, choice):
     rows_window = ex.table_row_window(step.block_table.shape[0], shown, ch["row"])
     # a table too big for one figure: a window of rows, and of columns, around the token's cell
     cols_window = ex.table_col_window(shown, ch["column"]) if rows_window is not None else None
-    fig_table = figures.block_table_heatmap(step.block_table, num_reqs=step.num_reqs, num_blocks=eb.num_kernel_blocks,
-                                            geometry=cfg.geometry, selected=selected_cell,
-                                            counts=eb.row_kernel_blocks(),
-                                            title=tr("fig_table_v2" if v2 else "fig_table"), lang=ui.lang(),
-                                            max_cols=shown, row_window=rows_window, col_window=cols_window,
-                                            row_title=figures_tr("batch_position") if v2 else None)
-    ui.plot(fig_table, "batch.tablefig", "block_table")
+    # each figure is built once per batch (and window, language) without the selection; a token
+    # change adds only the selection on top (figures.*_selection: what the figure would add itself)
+    lang = ui.lang()
+    fig_table = ui.payload_once(eb, ("table", lang, v2, shown, rows_window, cols_window), lambda: figures.block_table_heatmap(
+        step.block_table, num_reqs=step.num_reqs, num_blocks=eb.num_kernel_blocks, geometry=cfg.geometry,
+        counts=eb.row_kernel_blocks(), title=tr("fig_table_v2" if v2 else "fig_table"), lang=lang,
+        max_cols=shown, row_window=rows_window, col_window=cols_window,
+        row_title=figures_tr("batch_position") if v2 else None))
+    drawn_rows = rows_window or (0, step.block_table.shape[0])
+    ui.plot(fig_table, "batch.tablefig", "block_table",
+            overlay=figures.table_selection(selected_cell, rows=drawn_rows, cols=cols_window or (0, shown)))
     if cols_window is not None:
         st.caption(tr("table_cols_window", c0=cols_window[0], c1=cols_window[1] - 1, shown=shown, col=ch["column"]))
     elif shown < eb.width:
@@ -274,15 +278,17 @@ def follow_token(eb, cfg, rows, choice):
                                            state_row if state_row is not None else 0)
         t_state, t_idx = st.columns([2, 1], gap="medium")
         with t_state:
-            fig_state = figures.block_table_heatmap(
-                tables["state_block_table"], num_reqs=tables["state_block_table"].shape[0],
-                num_blocks=eb.num_kernel_blocks,
-                geometry=cfg.geometry, counts=tables["state_num_blocks"],
-                selected=(state_row, ch["column"]) if state_row is not None else None, title=tr("fig_state_v2"),
-                lang=ui.lang(), max_cols=shown, row_window=state_window, row_title=figures_tr("state_index"),
-                col_window=ex.table_col_window(shown, ch["column"]) if state_window is not None else None,
-                row_names=[tr("held_by", row=b) if b is not None else "" for b in eb.state_holders()])
-            ui.plot(fig_state, "batch.statefig", "state_block_table")
+            state_cols = ex.table_col_window(shown, ch["column"]) if state_window is not None else None
+            fig_state = ui.payload_once(eb, ("state", lang, shown, state_window, state_cols), lambda: (
+                figures.block_table_heatmap(
+                    tables["state_block_table"], num_reqs=tables["state_block_table"].shape[0],
+                    num_blocks=eb.num_kernel_blocks, geometry=cfg.geometry, counts=tables["state_num_blocks"],
+                    title=tr("fig_state_v2"), lang=lang, max_cols=shown, row_window=state_window,
+                    row_title=figures_tr("state_index"), col_window=state_cols,
+                    row_names=[tr("held_by", row=b) if b is not None else "" for b in eb.state_holders()])))
+            ui.plot(fig_state, "batch.statefig", "state_block_table", overlay=figures.table_selection(
+                (state_row, ch["column"]) if state_row is not None else None,
+                rows=state_window or (0, tables["state_block_table"].shape[0]), cols=state_cols or (0, shown)))
         with t_idx:
             st.markdown(f"**{tr('idx_title')}**")
             st.dataframe(eb.idx_mapping_frame(), hide_index=True, height=min(360, 38 + 35 * step.num_reqs),
@@ -294,16 +300,17 @@ def follow_token(eb, cfg, rows, choice):
                                                                          help=tr("icol_blocks_help"))})
         st.caption(tr("v2_note", r=step.num_reqs_padded, idx=ex.short_list(tables["idx_mapping"])))
 
-    fig_slots = figures.slot_mapping_figure(eb.tokens, num_reqs=step.num_reqs, selected=tok, title=tr("fig_slots"),
-                                            lang=ui.lang())
-    ui.plot(fig_slots, "batch.slotfig", "slot_mapping", on_select=on_pick_token)
+    fig_slots = ui.payload_once(eb, ("slots", lang), lambda: figures.slot_mapping_figure(
+        eb.tokens, num_reqs=step.num_reqs, title=tr("fig_slots"), lang=lang))
+    ui.plot(fig_slots, "batch.slotfig", "slot_mapping", on_select=on_pick_token,
+            overlay=figures.slot_selection(eb.tokens, tok, lang))
 
     nkb = eb.num_kernel_blocks
     first, last = eb.buffer_window(ch["physical_block"] if ch["slot"] >= 0 else None)
-    owners = eb.slot_owners(first, last)
-    fig_buf = figures.slot_buffer_figure(owners, geometry=cfg.geometry, num_reqs=step.num_reqs,
-                                         selected_slot=ch["slot"], title=tr("fig_buffer"), lang=ui.lang())
-    ui.plot(fig_buf, "batch.buffig", "slot_buffer")
+    fig_buf = ui.payload_once(eb, ("buffer", lang, first, last), lambda: figures.slot_buffer_figure(
+        eb.slot_owners(first, last), geometry=cfg.geometry, num_reqs=step.num_reqs, title=tr("fig_buffer"), lang=lang))
+    ui.plot(fig_buf, "batch.buffig", "slot_buffer", overlay=figures.buffer_selection(
+        ch["slot"], geometry=cfg.geometry, first_block=first, num_blocks=last - first + 1))
     if last - first + 1 < nkb:
         st.caption(tr("buffer_window", a=first, b=last, n=nkb))
 

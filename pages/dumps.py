@@ -25,18 +25,6 @@ ui.restore({f"dumps.{k}": default for k, default in WIDGETS.items()})  # widgets
 UPLOAD_STATE = [f"dumps.{k}_{s}" for k in ("up_dump", "up_name", "digest", "err", "pasted", "cleared") for s in "ab"]
 
 
-def take_paste(s: str) -> None:
-    """A big paste (view.CLEAR_PASTE_BYTES or more) is taken out of its box as soon as it changes: the
-    box is emptied, so the browser does not send megabytes back on every later rerun; this run reads
-    the taken text once (``dumps.pasted_<s>``, dropped after) and keeps the parsed dump and its digest.
-    A small paste stays in the box, to be edited."""
-    text = S.get(f"dumps.paste_{s}") or ""
-    if len(text) >= view.CLEAR_PASTE_BYTES:
-        S[f"dumps.pasted_{s}"] = text.encode()
-        S[f"dumps.cleared_{s}"] = len(text)
-        S[f"dumps.paste_{s}"] = ""
-
-
 def keep():
     ui.keep(*[f"dumps.{k}" for k in WIDGETS])
 
@@ -133,8 +121,10 @@ try:
         for side, col in zip("AB", st.columns(2)):
             with col:
                 up = st.file_uploader(tr("upload", side=side), type=["npz", "json"], key=f"dumps.up_{side.lower()}")
+                # a big paste is taken out of its box once read; the callback is ui's: one defined in this
+                # script would keep this run (the paste, the parsed dumps) alive as long as the session
                 text = st.text_area(tr("paste", side=side), key=f"dumps.paste_{side.lower()}", height=120,
-                                    on_change=take_paste, args=(side.lower(),))
+                                    on_change=ui.take_paste, args=("dumps", side.lower(), view.CLEAR_PASTE_BYTES))
                 taken = S.pop(f"dumps.pasted_{side.lower()}", None)     # a big paste, read this run only
                 if up is not None:
                     data, name = up.getvalue(), up.name

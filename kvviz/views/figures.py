@@ -103,9 +103,51 @@ def _inert(name) -> str:
     return str(name)[:32].replace("<", "‹").replace(">", "›")
 
 
+def cell_box(x, y) -> dict:
+    """The selection box around cell (x, y) of a heatmap, as a layout shape."""
+    return dict(type="rect", x0=x - 0.5, x1=x + 0.5, y0=y - 0.5, y1=y + 0.5, line=dict(HILITE))
+
+
 def _cell_box(fig, x, y, row=None, col=None):
-    fig.add_shape(type="rect", x0=x - 0.5, x1=x + 0.5, y0=y - 0.5, y1=y + 0.5, line=HILITE,
-                  row=row, col=col)
+    if row is None and col is None:
+        fig.add_shape(**cell_box(x, y))
+    else:
+        fig.add_shape(type="rect", x0=x - 0.5, x1=x + 0.5, y0=y - 0.5, y1=y + 0.5, line=HILITE,
+                      row=row, col=col)
+
+
+# --- selections as overlays: what a figure adds for its selected cell, token or slot. The batch page
+# builds each figure once per batch without a selection and adds only these per token change (the
+# figure functions add the very same shapes and traces when given a selection).
+
+def table_selection(selected, *, rows: tuple[int, int], cols: tuple[int, int]) -> dict:
+    """``block_table_heatmap``'s selection: a box on (row, column) if it is inside the drawn window."""
+    if selected is None or not (cols[0] <= selected[1] < cols[1] and rows[0] <= selected[0] < rows[1]):
+        return {"traces": [], "shapes": []}
+    return {"traces": [], "shapes": [cell_box(selected[1], selected[0])]}
+
+
+def slot_selection(tokens, selected: int | None, lang: str = "en") -> dict:
+    """``slot_mapping_figure``'s selection: a ring on the token's marker and a dotted line at it."""
+    if selected is None or not 0 <= selected < len(tokens):
+        return {"traces": [], "shapes": []}
+    x = tokens["token"].to_numpy()[selected]
+    y = tokens["slot"].to_numpy()[selected]
+    ring = dict(type="scatter", x=[x], y=[y], mode="markers", name=_tr(lang)("selected"),
+                marker=dict(size=26, symbol="circle-open", color="black", line=dict(width=4)), hoverinfo="skip")
+    line = dict(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="y domain",
+                line=dict(color="black", width=1, dash="dot"))
+    return {"traces": [ring], "shapes": [line]}
+
+
+def buffer_selection(selected_slot, *, geometry: Geometry, first_block: int, num_blocks: int) -> dict:
+    """``slot_buffer_figure``'s selection: a box on the slot's cell if its block is drawn."""
+    if selected_slot is None or selected_slot < 0:
+        return {"traces": [], "shapes": []}
+    b, o = geometry.split_slot(selected_slot)
+    if not first_block <= b < first_block + num_blocks:
+        return {"traces": [], "shapes": []}
+    return {"traces": [], "shapes": [cell_box(o, b)]}
 
 
 # --- batch page ------------------------------------------------------------------------------------
@@ -187,8 +229,8 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
             fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=tr("stale_tail"), showlegend=False,
                                      marker=dict(symbol="x-thin", size=22, line=dict(width=2, color="#555")),
                                      hovertemplate=tr("hover_stale_tail") + "<extra></extra>"))
-    if selected is not None and c0 <= selected[1] < c1 and r0 <= selected[0] < r1:
-        _cell_box(fig, selected[1], selected[0])
+    for shape in table_selection(selected, rows=(r0, r1), cols=(c0, c1))["shapes"]:
+        fig.add_shape(**shape)
     n_rows = r1 - r0
     fig.update_yaxes(autorange="reversed", title=row_title or tr("row"), dtick=1 if n_rows <= 32 else None)
     if row_names is not None and n_rows <= 64:
@@ -238,11 +280,11 @@ def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, t
             x=tok[pad], y=slot[pad], mode="markers", name=tr("pad_slot"), customdata=custom[pad],
             marker=dict(size=11 if len(tok) <= 256 else 6, symbol="x", color="gray"),
             hovertemplate=tr("hover_pad") + "<extra></extra>"))
-    if selected is not None and 0 <= selected < len(tok):
-        fig.add_trace(go.Scatter(x=[tok[selected]], y=[slot[selected]], mode="markers", name=tr("selected"),
-                                 marker=dict(size=26, symbol="circle-open", color="black", line=dict(width=4)),
-                                 hoverinfo="skip"))
-        fig.add_vline(x=tok[selected], line=dict(color="black", width=1, dash="dot"))
+    sel = slot_selection(tokens, selected, lang)
+    for trace in sel["traces"]:
+        fig.add_trace(trace)
+    for shape in sel["shapes"]:
+        fig.add_shape(**shape)
     fig.update_xaxes(title=tr("token_index"))
     fig.update_yaxes(title=tr("slot"), zeroline=True, zerolinecolor="#bbb", gridcolor="#eee")
     fig.update_layout(legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
@@ -285,10 +327,8 @@ def slot_buffer_figure(owners: dict, *, geometry: Geometry, num_reqs: int, selec
         fig.add_trace(go.Scatter(x=wx, y=blocks[wy], mode="markers", name=tr("written_now"),
                                  marker=dict(size=18, color="black", symbol="square-open", line=dict(width=2)),
                                  hoverinfo="skip"))
-    if selected_slot is not None and selected_slot >= 0:
-        b, o = geometry.split_slot(selected_slot)
-        if b0 <= b < b0 + nb:
-            _cell_box(fig, o, b)
+    for shape in buffer_selection(selected_slot, geometry=geometry, first_block=b0, num_blocks=nb)["shapes"]:
+        fig.add_shape(**shape)
     legend_rows = range(num_reqs) if 0 < num_reqs <= len(PALETTE) else range(0)
     for r in legend_rows:   # the legend lists every request row in its colour (no data: a key only)
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=tr("legend_row", r=r),

@@ -35,6 +35,21 @@ def chart_payload(fig, config: dict | None = None, *, clicks: bool = False) -> d
             "clicks": bool(clicks)}
 
 
+def with_overlay(payload: dict, overlay: dict | None) -> dict:
+    """``payload`` with an overlay's traces appended and its shapes added after the layout's own
+    (``{"traces": [dict], "shapes": [dict]}``, e.g. a selection): a new dict, ``payload`` (often a
+    cached, shared one) is left as it is. The base traces keep their text, so the browser keeps them."""
+    if not overlay or not (overlay.get("traces") or overlay.get("shapes")):
+        return payload
+    out = dict(payload)
+    out["traces"] = [*payload["traces"], *(to_json_plotly(t) for t in overlay.get("traces") or [])]
+    if overlay.get("shapes"):
+        layout = json.loads(payload["layout"])
+        layout["shapes"] = [*(layout.get("shapes") or []), *overlay["shapes"]]
+        out["layout"] = to_json_plotly(layout)
+    return out
+
+
 def payload_figure(payload: dict) -> dict:
     """The plotly figure dict a payload describes (for tests and downloads)."""
     return {"data": [json.loads(t) for t in payload["traces"]], "layout": json.loads(payload["layout"])}

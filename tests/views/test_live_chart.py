@@ -67,3 +67,50 @@ def test_plotly_js_vendored_once_and_atomically(tmp_path):
     ensure_plotly_js(str(tmp_path))
     assert os.path.getsize(dst) > 1_000_000
     assert os.listdir(os.path.dirname(dst)) == ["plotly.min.js"]   # no temporary file left
+
+
+# --- the batch page's figures: built once without a selection, the selection added as an overlay ----
+
+def _batch(seed: int):
+    from kvviz.views import batch as ex
+
+    rng = np.random.default_rng(seed)
+    rows, cfg = ex.preset(str(rng.choice([p for p in ex.PRESETS if p != "big"])))   # big: 524,288 blocks
+    return ex.explore(rows, cfg), cfg, rng
+
+
+@pytest.mark.parametrize("seed", list(np.random.SeedSequence().generate_state(2)))
+def test_overlay_equals_the_figure_drawn_with_its_selection(seed):
+    """For random tokens: base payload + overlay == the payload of the figure built with that
+    selection (the page's cached path draws exactly what the figure function draws)."""
+    from kvviz.views import figures
+    from kvviz.views.live_chart import with_overlay
+
+    eb, cfg, rng = _batch(int(seed))
+    step = eb.step
+    shown = eb.shown_columns()
+    bt = step.block_table
+    table = dict(num_reqs=step.num_reqs, num_blocks=eb.num_kernel_blocks, geometry=cfg.geometry,
+                 counts=eb.row_kernel_blocks(), title="t", max_cols=shown)
+    base_t = chart_payload(figures.block_table_heatmap(bt, **table))
+    base_s = chart_payload(figures.slot_mapping_figure(eb.tokens, num_reqs=step.num_reqs, title="s"))
+    for tok in rng.integers(0, step.num_tokens_padded, size=4):
+        ch = eb.chain(int(tok), 0, 0, "k")
+        cell = (ch["row"], ch["column"]) if ch["slot"] >= 0 else None
+        want = chart_payload(figures.block_table_heatmap(bt, selected=cell, **table))
+        got = with_overlay(base_t, figures.table_selection(cell, rows=(0, bt.shape[0]), cols=(0, shown)))
+        assert payload_figure(got) == payload_figure(want)
+        want = chart_payload(figures.slot_mapping_figure(eb.tokens, num_reqs=step.num_reqs, selected=int(tok),
+                                                         title="s"))
+        got = with_overlay(base_s, figures.slot_selection(eb.tokens, int(tok)))
+        assert payload_figure(got) == payload_figure(want)
+        assert got["traces"][:len(base_s["traces"])] == base_s["traces"]      # the base stays as it was sent
+        first, last = eb.buffer_window(ch["physical_block"] if ch["slot"] >= 0 else None)
+        owners = eb.slot_owners(first, last)
+        want = chart_payload(figures.slot_buffer_figure(owners, geometry=cfg.geometry, num_reqs=step.num_reqs,
+                                                        selected_slot=ch["slot"], title="b"))
+        base_b = chart_payload(figures.slot_buffer_figure(owners, geometry=cfg.geometry, num_reqs=step.num_reqs,
+                                                          title="b"))
+        got = with_overlay(base_b, figures.buffer_selection(ch["slot"], geometry=cfg.geometry, first_block=first,
+                                                            num_blocks=last - first + 1))
+        assert payload_figure(got) == payload_figure(want)
