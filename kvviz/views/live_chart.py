@@ -21,7 +21,8 @@ def _white_template() -> dict:
 
 
 def chart_payload(fig, config: dict | None = None, *, clicks: bool = False) -> dict:
-    """``{"traces": [json text per trace], "layout": json text, "config": {...}, "clicks": bool}``.
+    """``{"traces": [json text per trace], "layout": json text, "height": its pixels or None,
+    "config": {...}, "clicks": bool}``.
     ``fig``: a plotly Figure or its dict. A layout without a template of its own gets the white
     one; ``clicks``: the browser reports a click on a point (curve, index, x, y, customdata)."""
     spec = fig.to_plotly_json() if isinstance(fig, go.Figure) else dict(fig)
@@ -29,30 +30,38 @@ def chart_payload(fig, config: dict | None = None, *, clicks: bool = False) -> d
     template = layout.get("template")
     if not template or template == pio.templates["plotly"].to_plotly_json():
         layout["template"] = _white_template()
+    height = layout.get("height")
     return {"traces": [to_json_plotly(t) for t in spec.get("data") or []],
             "layout": to_json_plotly(layout),
+            "height": int(height) if isinstance(height, (int, float)) else None,
             "config": dict(config or {}),
             "clicks": bool(clicks)}
 
 
 def with_overlay(payload: dict, overlay: dict | None) -> dict:
-    """``payload`` with an overlay's traces appended and its shapes added after the layout's own
-    (``{"traces": [dict], "shapes": [dict]}``, e.g. a selection): a new dict, ``payload`` (often a
-    cached, shared one) is left as it is. The base traces keep their text, so the browser keeps them."""
-    if not overlay or not (overlay.get("traces") or overlay.get("shapes")):
-        return payload
+    """``payload`` with an overlay (``{"traces": [dict], "shapes": [dict]}``, e.g. a selection) drawn
+    on top: its traces after the figure's, its shapes after the layout's. Sent apart from the base
+    (``payload["overlay"]``), so that the browser, finding the base unchanged, only moves the
+    overlay (``Plotly.relayout`` of the shapes, ``Plotly.restyle`` of the overlay traces) instead of
+    reacting to a whole new figure. A new dict: ``payload`` (often cached, shared) is left as it is."""
     out = dict(payload)
-    out["traces"] = [*payload["traces"], *(to_json_plotly(t) for t in overlay.get("traces") or [])]
-    if overlay.get("shapes"):
-        layout = json.loads(payload["layout"])
-        layout["shapes"] = [*(layout.get("shapes") or []), *overlay["shapes"]]
-        out["layout"] = to_json_plotly(layout)
+    overlay = overlay or {}
+    out["overlay"] = {"traces": [to_json_plotly(t) for t in overlay.get("traces") or []],
+                      "shapes": to_json_plotly(list(overlay.get("shapes") or []))}
     return out
 
 
 def payload_figure(payload: dict) -> dict:
-    """The plotly figure dict a payload describes (for tests and downloads)."""
-    return {"data": [json.loads(t) for t in payload["traces"]], "layout": json.loads(payload["layout"])}
+    """The plotly figure dict a payload describes, overlay included (for tests and downloads)."""
+    layout = json.loads(payload["layout"])
+    data = [json.loads(t) for t in payload["traces"]]
+    overlay = payload.get("overlay")
+    if overlay:
+        data += [json.loads(t) for t in overlay["traces"]]
+        shapes = json.loads(overlay["shapes"])
+        if shapes:
+            layout["shapes"] = [*(layout.get("shapes") or []), *shapes]
+    return {"data": data, "layout": layout}
 
 
 def ensure_plotly_js(static_dir: str) -> str:

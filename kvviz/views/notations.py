@@ -264,10 +264,14 @@ def token_answer(c: nt.CanonicalBatch, i: int, pos: int, page_size: int) -> dict
 
 def styled(df: pd.DataFrame, marks):
     """``df`` with the cells in ``marks`` ([(row label, column label)]) highlighted."""
+    from pandas.io.formats.style import Styler
+
     cells = set(marks)
     css = pd.DataFrame([[HILITE if (r, col) in cells else "" for col in df.columns] for r in df.index],
                        index=df.index, columns=df.columns)
-    return df.style.apply(lambda _: css, axis=None)
+    # cell_ids=False: only the highlighted cell carries an id, so Streamlit rewrites one display value,
+    # not every cell (15 such tables a rerun: most of the page's server time)
+    return Styler(df, cell_ids=False).apply(lambda _: css, axis=None)
 
 
 def forms_json(forms: dict) -> dict:

@@ -14,7 +14,8 @@ pytestmark = [pytest.mark.browser, needs_chromium()]
 MARK = """() => [...document.querySelectorAll('.kv-live-chart')].map((d, i) => {
   if (!d.dataset.kvMark) d.dataset.kvMark = 'chart' + i;
   return {mark: d.dataset.kvMark, rev: d.dataset.kvRev || null,
-          shapes: JSON.stringify((d.layout && d.layout.shapes || []).map(s => [s.x0, s.x1, s.y0, s.y1]))};
+          shapes: JSON.stringify((d.layout && d.layout.shapes || []).map(s => [s.x0, s.x1, s.y0, s.y1])),
+          last_x: d.data && d.data.length ? (d.data[d.data.length - 1].x || [null])[0] : null};
 })"""
 
 
@@ -33,7 +34,8 @@ def test_a_token_change_updates_the_charts_in_place(server, page):
     before = page.evaluate(MARK)
     assert len(before) == 4 and all(b["rev"] for b in before)
     box = page.get_by_label(t("batch", "token", "en"), exact=True)
-    box.fill(str(int(box.input_value()) + 7))
+    want = int(box.input_value()) + 7
+    box.fill(str(want))
     box.press("Enter")
     _settled(page)
     after = page.evaluate(MARK)
@@ -41,3 +43,4 @@ def test_a_token_change_updates_the_charts_in_place(server, page):
     assert [a["mark"] for a in after] == [b["mark"] for b in before]      # the same nodes: no remount
     assert any(int(a["rev"]) > int(b["rev"]) for a, b in zip(after, before))   # redrawn in place
     assert after[0]["shapes"] != before[0]["shapes"]                        # the table's selection moved
+    assert after[2]["last_x"] == want != before[2]["last_x"]                 # the slot chart's ring too
