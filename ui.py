@@ -65,8 +65,24 @@ def _parse_pool():
 
     _fixed_mmap_threshold()
     # niced: the parse takes the CPU the server's threads leave idle, not theirs
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=os.nice, initargs=(WORKER_NICE,))
+    return _started(ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=os.nice, initargs=(WORKER_NICE,)))
+
+
+def _started(pool):
+    """``pool`` with its worker process started now, from a plain ``__main__``. During a script run
+    Streamlit's ``__main__`` is the page's module, with the page's file: a spawned worker would run
+    that page again as its own main module (a whole page drawn with no session, its imports and
+    data in the worker's memory), and a page that starts a worker itself would then fail to start it."""
+    import types
+
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        pool.submit(int).result(timeout=120)
+    finally:
+        sys.modules["__main__"] = main
+    return pool
 
 
 def _fixed_mmap_threshold(nbytes: int = 128 * 1024) -> None:
@@ -195,8 +211,8 @@ def _kernel_pool():
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=os.nice, initargs=(WORKER_NICE,))
+    return _started(ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                                        initializer=os.nice, initargs=(WORKER_NICE,)))
 
 
 @st.cache_resource
@@ -224,33 +240,56 @@ def run_backend(fn, *args, **kwargs):
     checks (``OFF_THREAD_KERNELS``) run in the shared kernel worker process, and a batch already
     checked for any session is answered from ``kernel_results`` (a check draws its own random K/V:
     any run of it is as good as another). Everything else runs here under the process-wide lock."""
+    return start_backend(fn, *args, **kwargs)()
+
+
+def start_backend(fn, *args, **kwargs):
+    """:func:`run_backend` started now and answered later: returns ``wait()``, which gives the
+    result (or raises). A check that goes to the worker process runs there while this run goes on
+    drawing the rest of the page; anything else has already run when this returns."""
     off_thread = (getattr(fn, "__module__", "") == "kvviz.gpu.harness" and fn.__name__ in OFF_THREAD_KERNELS
                   and backend_label().get("mode") == "interpreter")
     key = _kernel_key(fn, args, kwargs) if off_thread else None
     if key is None:
-        with _backend_lock():
-            return fn(*args, **kwargs)
+        try:
+            with _backend_lock():
+                res = fn(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - raised again by wait(), where run_backend's caller expects it
+            err = e
+
+            def failed():
+                raise err
+            return failed
+        return lambda: res
     shared = kernel_results()
     with shared["lock"]:
         hit = shared["results"].get(key)
         if hit is not None:
             shared["shared"] += 1
-            return hit
+            return lambda: hit
     from concurrent.futures import TimeoutError as FutureTimeout
     from concurrent.futures.process import BrokenProcessPool
 
     try:
-        with st.spinner(texts("app")("kernel_worker")):
-            res = _kernel_pool().submit(fn, *args, **kwargs).result(timeout=600)
-    except (BrokenProcessPool, FutureTimeout) as e:   # the worker died or hung: a fresh one next time
+        future = _kernel_pool().submit(fn, *args, **kwargs)
+    except BrokenProcessPool:
         _kernel_pool.clear()
-        raise RuntimeError(f"the kernel worker process failed ({type(e).__name__})") from None
-    with shared["lock"]:
-        shared["pool"] += 1
-        shared["results"][key] = res
-        while len(shared["results"]) > KERNEL_RESULTS_MAX:
-            shared["results"].pop(next(iter(shared["results"])))
-    return res
+        future = _kernel_pool().submit(fn, *args, **kwargs)
+
+    def wait():
+        try:
+            with st.spinner(texts("app")("kernel_worker")):
+                res = future.result(timeout=600)
+        except (BrokenProcessPool, FutureTimeout) as e:   # the worker died or hung: a fresh one next time
+            _kernel_pool.clear()
+            raise RuntimeError(f"the kernel worker process failed ({type(e).__name__})") from None
+        with shared["lock"]:
+            shared["pool"] += 1
+            shared["results"][key] = res
+            while len(shared["results"]) > KERNEL_RESULTS_MAX:
+                shared["results"].pop(next(iter(shared["results"])))
+        return res
+    return wait
 
 
 def device_text(label: dict) -> str:
@@ -409,8 +448,19 @@ def picked_points(key: str) -> list[dict]:
     return list(event.get("points") or []) if hasattr(event, "get") else []
 
 
+def _figure_html(fig) -> str:
+    """A standalone HTML page of ``fig`` (a figure, or a chart payload: :func:`payload_once`)."""
+    if isinstance(fig, dict) and "traces" in fig:
+        import plotly.graph_objects as go
+
+        from kvviz.views.live_chart import payload_figure
+
+        fig = go.Figure(payload_figure(fig))
+    return fig.to_html(include_plotlyjs=True)
+
+
 def download_fig(fig, name: str, key: str, label: str = "HTML"):
-    st.download_button(f":material/download: {label}", lambda: fig.to_html(include_plotlyjs=True),
+    st.download_button(f":material/download: {label}", lambda: _figure_html(fig),
                        file_name=f"{name}.html", mime="text/html", key=key, on_click="ignore")
 
 

@@ -262,3 +262,23 @@ def test_batch_link_says_what_it_cannot_carry(at):
     at.run()
     assert not at.exception
     assert [w for w in at.warning if "does not carry" in w.value and "sys-1" in w.value]
+
+
+def test_batch_figure_downloads_hold_the_figures(at, monkeypatch):
+    """The batch page's figure downloads: standalone plotly HTML of each chart (the page keeps the
+    figures as chart payloads built once per batch: the download rebuilds the figure from one)."""
+    made = {}
+    orig = MediaFileManager.add_deferred
+
+    def spy(self, fn, mimetype, coordinates, file_name=None, *args, **kwargs):
+        made[file_name] = fn
+        return orig(self, fn, mimetype, coordinates, file_name, *args, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
+    _open(at, "batch")
+    figs = chart_figures(at)
+    for name, fig in (("block_table.html", figs[0]), ("slot_mapping.html", figs[2]), ("slot_buffer.html", figs[3])):
+        html = made[name]()
+        assert "plotly" in html[:20000].lower(), name
+        title = fig["layout"]["title"]["text"]                  # this page's figure: its title in the page
+        assert title in html or json.dumps(title)[1:-1] in html, name

@@ -54,3 +54,24 @@ def test_a_failing_check_in_the_worker_raises_here_as_the_page_expects():
 
 def _pid_and_nice():
     return os.getpid(), os.nice(0)
+
+
+def test_a_worker_started_by_a_page_does_not_run_that_page():
+    """Started during a script run (whose ``__main__`` is the page's module), the worker must not
+    import the page as its own main module: it would draw the page with no session and, for a page
+    that starts the worker, fail to start it (BrokenProcessPool)."""
+    import ui
+
+    ui._kernel_pool.clear()
+    ui.kernel_results.clear()
+    at = app_test("batch")
+    assert bool(_kernel_table(at)["passed"].all())
+    assert ui.kernel_results()["pool"] == 1
+    main_file = ui._kernel_pool().submit(_main_file).result(timeout=120)
+    assert main_file is None or "pages" not in main_file, main_file
+
+
+def _main_file():
+    import sys
+
+    return getattr(sys.modules.get("__main__"), "__file__", None)
