@@ -70,8 +70,10 @@ st.markdown(tr("intro"))
 
 # --- the batch -------------------------------------------------------------------------------
 c = st.columns([3, 1, 1, 1, 1, 1, 1])
+# short preset names (shown whole at 1280 px); what each batch holds is in the menu's help
 c[0].selectbox(tr("preset"), ex.PRESETS, format_func=lambda p: tr("p_" + p), key="batch.preset",
-               on_change=on_preset, index=None, placeholder=tr("p_default"))
+               on_change=on_preset, index=None, placeholder=tr("p_default"),
+               help="\n".join(f"- **{tr('p_' + p)}**: {tr('p_' + p + '_about')}" for p in ex.PRESETS))
 c[1].number_input(tr("block_size"), 1, 1024, key="batch.bs")
 c[2].number_input(tr("kernel_block_size"), 1, 1024, key="batch.kbs")
 c[3].number_input(tr("num_blocks"), 2, 1 << 20, key="batch.nb")
@@ -149,48 +151,57 @@ label = ui.backend_label()
 run_key = (S["batch.explored_key"], S["batch.layout"])
 context_tokens = int(eb.requests["seq_len"].sum())
 auto = context_tokens <= 4096
+kernel_wait = None
 if st.button(tr("run"), key="batch.run", icon=":material/play_arrow:") or (
         auto and S.get("batch.kernel_key") != run_key):
     from kvviz.gpu import harness as backend
 
-    try:
-        # timed on a GPU only: in the interpreter a timing repeats every kernel twice (3x the wait)
-        # for a figure that says nothing about kernel speed
-        res = ui.run_backend(backend.run_batch, step, layout=S["batch.layout"] or "NHD", dtype=cfg.dtype,
-                             num_kv_heads=cfg.num_kv_heads, head_dim=cfg.head_dim, num_blocks=nkb,
-                             timing=label["mode"] != "interpreter")
-        S["batch.kernel"] = res
-    except (ValueError, RuntimeError) as e:
-        S["batch.kernel"] = str(e)
-    S["batch.kernel_key"] = run_key
-if S.get("batch.kernel_key") == run_key:
+    # timed on a GPU only: in the interpreter a timing repeats every kernel twice (3x the wait) for a
+    # figure that says nothing about kernel speed. In the interpreter the check runs in the kernel
+    # worker process while this run draws the rest of the page; its results fill this place at the end
+    kernel_wait = ui.start_backend(backend.run_batch, step, layout=S["batch.layout"] or "NHD", dtype=cfg.dtype,
+                                   num_kv_heads=cfg.num_kv_heads, head_dim=cfg.head_dim, num_blocks=nkb,
+                                   timing=label["mode"] != "interpreter")
+kernel_place = st.container()
+
+
+def show_kernels():
+    """The kernel check's result (waited for here when it was started in this run)."""
+    if kernel_wait is not None:
+        try:
+            S["batch.kernel"] = kernel_wait()
+        except (ValueError, RuntimeError) as e:
+            S["batch.kernel"] = str(e)
+        S["batch.kernel_key"] = run_key
+    if S.get("batch.kernel_key") != run_key:
+        st.info(tr("run_big", n=context_tokens))
+        return
     res = S["batch.kernel"]
     if isinstance(res, str):
         st.error(tr("backend_error", msg=ui.plain(res)))
+        return
+    if res.passed:
+        st.success(tr("all_pass", n=len(res.kernels)), icon=":material/check_circle:")
     else:
-        if res.passed:
-            st.success(tr("all_pass", n=len(res.kernels)), icon=":material/check_circle:")
-        else:
-            st.error(tr("some_fail", msg=ui.plain("; ".join(res.failures()))), icon=":material/cancel:")
-        timed = any(r["us"] is not None for r in res.rows())
-        # the table holds the short fields; each kernel's detail (a long sentence) is listed under it,
-        # wrapped, instead of a column cut at the table's edge
-        krows = res.rows(ui.lang())
-        st.dataframe([{k: v for k, v in r.items() if k != "detail" and (timed or k != "us")} for r in krows],
-                     hide_index=True, column_config={
-                         "kernel": st.column_config.TextColumn(tr("kcol_kernel")),
-                         "passed": st.column_config.CheckboxColumn(tr("kcol_passed")),
-                         "us": st.column_config.NumberColumn("µs", format="%.1f"),
-                         "max_error": st.column_config.NumberColumn(tr("kcol_max_error"), format="%.2g")})
-        st.caption(tr("kernel_details"))
-        st.code("\n".join(f"{r['kernel']}: {r['detail']}" for r in krows), language=None, wrap_lines=True)
-        if timed:
-            note = tr("timing_interp") if label["mode"] == "interpreter" else tr("timing_gpu")
-            st.caption(tr("timing_note", dev=ui.device_text(label), note=note))
-        else:
-            st.caption(tr("untimed", dev=ui.device_text(label)))
-else:
-    st.info(tr("run_big", n=context_tokens))
+        st.error(tr("some_fail", msg=ui.plain("; ".join(res.failures()))), icon=":material/cancel:")
+    timed = any(r["us"] is not None for r in res.rows())
+    # the table holds the short fields; each kernel's detail (a long sentence) is listed under it,
+    # wrapped, instead of a column cut at the table's edge
+    krows = res.rows(ui.lang())
+    st.dataframe([{k: v for k, v in r.items() if k != "detail" and (timed or k != "us")} for r in krows],
+                 hide_index=True, column_config={
+                     "kernel": st.column_config.TextColumn(tr("kcol_kernel")),
+                     "passed": st.column_config.CheckboxColumn(tr("kcol_passed")),
+                     "us": st.column_config.NumberColumn("µs", format="%.1f"),
+                     "max_error": st.column_config.NumberColumn(tr("kcol_max_error"), format="%.2g")})
+    st.caption(tr("kernel_details"))
+    st.code("\n".join(f"{r['kernel']}: {r['detail']}" for r in krows), language=None, wrap_lines=True)
+    if timed:
+        note = tr("timing_interp") if label["mode"] == "interpreter" else tr("timing_gpu")
+        st.caption(tr("timing_note", dev=ui.device_text(label), note=note))
+    else:
+        st.caption(tr("untimed", dev=ui.device_text(label)))
+
 
 # --- the batch on W real DCP ranks (background processes) ---------------------------------------------
 import ui_dcp  # noqa: E402
@@ -343,4 +354,6 @@ def follow_token(eb, cfg, rows, choice):
 
 
 follow_token(eb, cfg, rows, choice)
+with kernel_place:   # the kernel check's place above, filled last: it ran while the page was drawn
+    show_kernels()
 ui.keep(*[f"batch.{k}" for k in WIDGETS])

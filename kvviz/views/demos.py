@@ -79,11 +79,18 @@ PRESENTER_CSS = """<style>
 def presenter_style(fig: go.Figure) -> go.Figure:
     """A chart restyled for presenter mode: every font big enough for a projector, and no height
     of its own (the page gives it the height left on the screen)."""
-    fig.update_layout(height=None, autosize=True, font=dict(size=20), margin=dict(t=60, b=40))
-    fig.update_xaxes(tickfont=dict(size=18), title_font=dict(size=20))
+    # the top margin holds the whole title: ~30 px a line at 24 px (a two-line title ran into the plot)
+    lines = 1 + str(fig.layout.title.text or "").count("<br>")
+    fig.update_layout(height=None, autosize=True, font=dict(size=20), margin=dict(t=max(60, 24 + 32 * lines), b=40))
+    fig.update_xaxes(tickfont=dict(size=18), title_font=dict(size=20), automargin=True)
     fig.update_yaxes(tickfont=dict(size=18), title_font=dict(size=20))
     fig.update_traces(textfont=dict(size=20), selector=dict(type="heatmap"))
     fig.update_layout(legend=dict(font=dict(size=18)), title=dict(font=dict(size=24)))
+    if fig.layout.legend.orientation == "h":
+        # a projector screen is wide and short: the legend goes at the right of the plot, one entry
+        # a line from its top, where it takes width (to spare) and no height from the plot, and stays
+        # clear of the title above and the axis title below
+        fig.update_layout(legend=dict(orientation="v", yref="paper", y=1, yanchor="top", x=1.01, xanchor="left"))
     return fig
 
 

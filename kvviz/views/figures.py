@@ -43,6 +43,27 @@ def _tr(lang):
 FONT_FAMILY = '"Source Sans", "Noto Sans SC", sans-serif'
 
 
+# A horizontal legend goes in a band of its own at the bottom of the figure, under the x axis title.
+# Above the plot it shared the top margin with the centred title and was drawn over a long or
+# two-line one (issue 12). Placed in container coordinates, plotly grows the bottom margin by the
+# legend's own height, however many rows it wraps to in any language; the x axis pushes the margin
+# for its tick labels and title (automargin, set here whatever the template), so the legend starts
+# under the axis title, never on it.
+LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
+LEGEND_ROW_PX = 34          # one row of legend entries at FONT
+LEGEND_PER_ROW = 5          # entries a row holds on a half-width chart (row names, Spanish labels)
+
+
+def legend_below(fig: go.Figure) -> int:
+    """Put ``fig``'s legend under its x axis; returns the pixels to add to the figure's height so
+    that the plot keeps its room (the entries wrap ~LEGEND_PER_ROW to a row)."""
+    fig.update_layout(legend=LEGEND_BELOW)
+    fig.update_xaxes(automargin=True)
+    entries = sum(1 for tr in fig.data if tr.name and tr.showlegend is not False)
+    shown = entries > 1 if fig.layout.showlegend is None else fig.layout.showlegend  # plotly's rule
+    return LEGEND_ROW_PX * -(-entries // LEGEND_PER_ROW) if shown else 0
+
+
 def base_layout(fig: go.Figure, title: str, height: int | None = None) -> go.Figure:
     fig.update_layout(title=dict(text=title, font=dict(size=FONT + 4)), font=dict(size=FONT, family=FONT_FAMILY),
                       margin=dict(l=70, r=20, t=60 if title else 24, b=60), hoverlabel=dict(font_size=FONT),
@@ -280,6 +301,7 @@ def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, t
             x=tok[pad], y=slot[pad], mode="markers", name=tr("pad_slot"), customdata=custom[pad],
             marker=dict(size=11 if len(tok) <= 256 else 6, symbol="x", color="gray"),
             hovertemplate=tr("hover_pad") + "<extra></extra>"))
+    grow = legend_below(fig)    # before the selection: its ring must not change the height (an overlay)
     sel = slot_selection(tokens, selected, lang)
     for trace in sel["traces"]:
         fig.add_trace(trace)
@@ -287,11 +309,10 @@ def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, t
         fig.add_shape(**shape)
     fig.update_xaxes(title=tr("token_index"))
     fig.update_yaxes(title=tr("slot"), zeroline=True, zerolinecolor="#bbb", gridcolor="#eee")
-    fig.update_layout(legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"),
-                      # a click selects the token (the batch page's on_select): Streamlit turns a click
-                      # into a selection only while the drag mode is not box/lasso select
-                      clickmode="event+select", dragmode="pan")
-    return base_layout(fig, title, 360)
+    # a click on a marker selects its token (the batch page's on_select, through the live chart's
+    # click event); drag pans, so a click is never taken for the start of a box selection
+    fig.update_layout(clickmode="event+select", dragmode="pan")
+    return base_layout(fig, title, 340 + grow)
 
 
 def slot_buffer_figure(owners: dict, *, geometry: Geometry, num_reqs: int, selected_slot: int | None = None,
@@ -335,9 +356,9 @@ def slot_buffer_figure(owners: dict, *, geometry: Geometry, num_reqs: int, selec
                                  marker=dict(size=12, symbol="square", color=request_color(r)), hoverinfo="skip"))
     fig.update_yaxes(autorange="reversed", title=tr("physical_block"), dtick=1 if nb <= 40 else None)
     fig.update_xaxes(title=tr("offset_in_block"), dtick=1 if kbs <= 32 else None)
-    fig.update_layout(showlegend=bool(len(wy)) or bool(len(legend_rows)),
-                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"))
-    return base_layout(fig, title, int(min(1000, max(300, 80 + 26 * nb))))
+    fig.update_layout(showlegend=bool(len(wy)) or bool(len(legend_rows)))
+    grow = legend_below(fig)
+    return base_layout(fig, title, int(min(1000, max(300, 80 + 26 * nb))) + grow)
 
 
 # --- step-through and prefixes ---------------------------------------------------------------------
@@ -388,12 +409,9 @@ def ref_count_figure(ref_counts, free_queue, cached: dict, *, title: str = "", l
     # room on top for the stars
     top = max(1, int(ref.max()) if n else 1) + 0.5
     fig.update_yaxes(title=tr("ref_count"), dtick=1, range=[0, top])
-    fig.update_layout(barmode="overlay", bargap=0.15,
-                      legend=dict(orientation="h", x=0, xanchor="left", y=-0.3, yanchor="top",
-                                  font=dict(size=FONT - 2)))
-    base_layout(fig, title, 380)
-    fig.update_layout(margin=dict(b=120))
-    return fig
+    fig.update_layout(barmode="overlay", bargap=0.15, legend=dict(font=dict(size=FONT - 2)))
+    # under the axis title (a legend at y=-0.3 of the plot was drawn over it)
+    return base_layout(fig, title, 320 + legend_below(fig))
 
 
 def free_queue_figure(free_queue, cached: dict, *, title: str = "", lang: str = "en") -> go.Figure:
@@ -580,8 +598,7 @@ def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y
     if ys.size:
         fig.update_yaxes(**byte_ticks(ys.min(), ys.max(), log=log_y))
     fig.update_yaxes(title=tr("bytes_per_step"), gridcolor="#eee", **(dict(type="log") if log_y else {}))
-    fig.update_layout(legend=dict(orientation="h", y=-0.25))
-    return base_layout(fig, title, 420)
+    return base_layout(fig, title, 400 + legend_below(fig))   # the legend under the axis title, not on it
 
 
 def stacked_bytes(parts: dict, *, title: str, lang: str = "en") -> go.Figure:
@@ -594,11 +611,11 @@ def stacked_bytes(parts: dict, *, title: str, lang: str = "en") -> go.Figure:
         fig.add_trace(go.Bar(y=strategies, x=[parts[s][comp] for s in strategies], name=comp, orientation="h",
                              marker_color=PALETTE[i % len(PALETTE)],
                              hovertemplate=f"{comp}<br>%{{y}}: %{{x:,}} B<extra></extra>"))
-    fig.update_layout(barmode="stack", legend=dict(orientation="h", y=-0.3))
+    fig.update_layout(barmode="stack")
     totals = [sum(parts[s].values()) for s in strategies]
     fig.update_xaxes(title=tr("bytes_per_step"), **byte_ticks(1, max(totals + [1]), log=False))
     fig.update_yaxes(autorange="reversed")
-    return base_layout(fig, title, 120 + 60 * len(strategies))
+    return base_layout(fig, title, 100 + 60 * len(strategies) + legend_below(fig))
 
 
 def bench_figure(df, *, x: str, y: str, color: str, title: str, x_title: str, y_title: str,
@@ -628,8 +645,7 @@ def bench_figure(df, *, x: str, y: str, color: str, title: str, x_title: str, y_
         fig.update_xaxes(title=x_title, type="category", categoryorder="array", categoryarray=order)
     fig.update_yaxes(title=y_title, type="log", gridcolor="#eee", **log_ticks(
         [v for v in df[y] if v is not None] + [v for v in (floor, floor and goal_x and floor * goal_x) if v]))
-    fig.update_layout(legend=dict(orientation="h", y=-0.25))
-    return base_layout(fig, title, 440)
+    return base_layout(fig, title, 420 + legend_below(fig))
 
 
 def log_ticks(values) -> dict:

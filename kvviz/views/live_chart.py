@@ -20,6 +20,22 @@ def _white_template() -> dict:
     return pio.templates["plotly_white"].to_plotly_json()
 
 
+def _default_template(template) -> bool:
+    """True for no template, plotly's default one, or the placeholder Streamlit makes the default
+    once imported (colours like #000011 that only st.plotly_chart's own renderer replaces)."""
+    if not template:
+        return True
+    for name in ("plotly", "streamlit"):
+        if name in pio.templates and template == _template_json(name):
+            return True
+    return False
+
+
+@lru_cache(maxsize=4)
+def _template_json(name: str) -> dict:
+    return pio.templates[name].to_plotly_json()
+
+
 def chart_payload(fig, config: dict | None = None, *, clicks: bool = False) -> dict:
     """``{"traces": [json text per trace], "layout": json text, "height": its pixels or None,
     "config": {...}, "clicks": bool}``.
@@ -27,8 +43,7 @@ def chart_payload(fig, config: dict | None = None, *, clicks: bool = False) -> d
     one; ``clicks``: the browser reports a click on a point (curve, index, x, y, customdata)."""
     spec = fig.to_plotly_json() if isinstance(fig, go.Figure) else dict(fig)
     layout = dict(spec.get("layout") or {})
-    template = layout.get("template")
-    if not template or template == pio.templates["plotly"].to_plotly_json():
+    if _default_template(layout.get("template")):
         layout["template"] = _white_template()
     height = layout.get("height")
     return {"traces": [to_json_plotly(t) for t in spec.get("data") or []],

@@ -45,7 +45,13 @@ def test_moving_a_selection_changes_only_what_moved():
     assert pa["traces"][1] != pb["traces"][1] and pa["layout"] != pb["layout"]
 
 
-def test_white_template_unless_the_figure_chose_one():
+@pytest.mark.parametrize("default", ["plotly", "streamlit"])
+def test_white_template_unless_the_figure_chose_one(default, monkeypatch):
+    """Whatever template is the default (Streamlit, once imported, makes a placeholder one whose
+    colours only its own renderer replaces), a figure without its own is drawn white."""
+    import streamlit  # noqa: F401 - registers the "streamlit" template
+
+    monkeypatch.setattr(pio.templates, "default", default)
     f, _ = _fig(1, 1)
     lay = json.loads(chart_payload(f)["layout"])
     assert lay["template"]["layout"]["plot_bgcolor"] == pio.templates["plotly_white"].layout.plot_bgcolor
