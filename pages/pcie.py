@@ -8,6 +8,8 @@ from kvviz.views import figures
 from kvviz.gpu import traffic
 from kvviz.errors import BadInput
 
+SWEEP_TITLE_CHARS = 22   # a sweep chart is a third of the page: ~270 px at 1280, its title in lines
+
 tr = ui.texts("pcie")
 S = st.session_state
 
@@ -27,7 +29,7 @@ def _figures(shape: traffic.StepShape, lang: str, titles: tuple, names: tuple) -
         df = traffic.sweep(shape, field, traffic.sweep_values(field, here))
         shown = df.rename(columns=strategy)
         sweeps.append((field, df, figures.bytes_lines(shown, x=field, title=title, x_title=xt, lang=lang,
-                                                      marker_x=here)))
+                                                      marker_x=here, wrap=SWEEP_TITLE_CHARS)))
     return stacked, sweeps
 
 

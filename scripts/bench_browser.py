@@ -234,8 +234,10 @@ def cycle(values, n):
     return [values[i % len(values)] for i in range(n)]
 
 
-BIG = "Large: 256 requests × 2048 blocks"
-MIXED = "Mixed: prefills, decodes, a chunk, a shared prefix"
+from kvviz.texts.i18n import t as _t  # noqa: E402 - the menu's own words, whatever they become
+
+BIG = _t("batch", "p_big", "en")
+MIXED = _t("batch", "p_default", "en")
 TOKEN = "Token of the step (or click a marker in the slot mapping)"
 
 

@@ -64,12 +64,30 @@ def legend_below(fig: go.Figure) -> int:
     return LEGEND_ROW_PX * -(-entries // LEGEND_PER_ROW) if shown else 0
 
 
-def base_layout(fig: go.Figure, title: str, height: int | None = None) -> go.Figure:
+def wrap_title(title: str, width: int) -> str:
+    """``title`` broken into lines of at most ``width`` characters at spaces (plotly does not wrap a
+    title: in a narrow chart a long one ran off both edges)."""
+    lines, line = [], ""
+    for word in title.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "<br>".join([*lines, line])
+
+
+def base_layout(fig: go.Figure, title: str, height: int | None = None, *, wrap: int | None = None) -> go.Figure:
+    """The figures' common look; ``wrap``: break the title into lines of this many characters (a chart
+    in a narrow column), the top margin growing with its lines."""
+    if wrap and title and "<br>" not in title:
+        title = wrap_title(title, wrap)
+    extra = 26 * title.count("<br>") if title else 0
     fig.update_layout(title=dict(text=title, font=dict(size=FONT + 4)), font=dict(size=FONT, family=FONT_FAMILY),
-                      margin=dict(l=70, r=20, t=60 if title else 24, b=60), hoverlabel=dict(font_size=FONT),
+                      margin=dict(l=70, r=20, t=(60 if title else 24) + extra, b=60), hoverlabel=dict(font_size=FONT),
                       plot_bgcolor="white")
     if height:
-        fig.update_layout(height=height)
+        fig.update_layout(height=height + extra)
     return fig
 
 
@@ -576,8 +594,9 @@ def byte_ticks(lo: float, hi: float, *, log: bool) -> dict:
 
 
 def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y: bool = True,
-                marker_x=None) -> go.Figure:
-    """One line per strategy/component column of ``df`` against ``x``."""
+                marker_x=None, wrap: int | None = None) -> go.Figure:
+    """One line per strategy/component column of ``df`` against ``x``; ``wrap``: the title's line
+    length (a chart in a third of the page)."""
     tr = _tr(lang)
     fig = go.Figure()
     for i, col in enumerate(c for c in df.columns if c != x):
@@ -598,7 +617,7 @@ def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y
     if ys.size:
         fig.update_yaxes(**byte_ticks(ys.min(), ys.max(), log=log_y))
     fig.update_yaxes(title=tr("bytes_per_step"), gridcolor="#eee", **(dict(type="log") if log_y else {}))
-    return base_layout(fig, title, 400 + legend_below(fig))   # the legend under the axis title, not on it
+    return base_layout(fig, title, 400 + legend_below(fig), wrap=wrap)   # the legend under the axis title
 
 
 def stacked_bytes(parts: dict, *, title: str, lang: str = "en") -> go.Figure:

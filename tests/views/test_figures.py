@@ -94,3 +94,17 @@ def test_slot_buffer_written_markers_centred_in_their_cells():
     keys = [t for t in fig.data if t.type == "scatter" and t.x[0] is None]   # the legend: every request row
     assert [t.name for t in keys] == ["request row 0", "request row 1"]
     assert [t.marker.color for t in keys] == [F.request_color(0), F.request_color(1)] and fig.layout.showlegend
+
+
+def test_a_long_title_wraps_for_a_narrow_chart():
+    import pandas as pd
+
+    from kvviz.views.figures import bytes_lines, wrap_title
+
+    assert wrap_title("bytes per step as the batch grows", 12) == "bytes per<br>step as the<br>batch grows"
+    assert wrap_title("short", 12) == "short"
+    df = pd.DataFrame({"n": [1, 2, 4], "a": [10, 20, 40], "b": [5, 6, 7]})
+    one = bytes_lines(df, x="n", title="bytes per step as the batch grows", x_title="n")
+    two = bytes_lines(df, x="n", title="bytes per step as the batch grows", x_title="n", wrap=12)
+    assert "<br>" not in one.layout.title.text and two.layout.title.text.count("<br>") == 2
+    assert two.layout.margin.t - one.layout.margin.t == two.layout.height - one.layout.height == 52
