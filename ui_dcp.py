@@ -37,6 +37,10 @@ def _keep_outcome(P: str, key: str, outcome: dict) -> None:
     S[P + "results"] = results
 
 
+def _choose_world(wkey: str, chosen: str) -> None:
+    st.session_state[chosen] = int(st.session_state[wkey])
+
+
 def _start(P: str, wkey: str, spec_fn, geom: dict) -> None:
     """The button's callback: check the inputs, start the run (or keep one line of why not)."""
     from kvviz.dist import jobs, launch
@@ -167,14 +171,22 @@ def run_on_ranks(page: str, spec_fn, *, default_world: int, num_kv_heads: int | 
         return
     declared = int(spec.get("dcp_world_size", 1))
     wkey = f"{P}w.{declared}"       # a batch laid out for another W starts from its own W
-    if wkey not in S or not 1 <= int(S[wkey]) <= top:
-        S[wkey] = min(max(int(default_world), 1), top)
+    # the W chosen is also kept apart from the widget and given as its value: a number input that
+    # Streamlit creates anew (a new element id while a run polls and reruns the page) then shows the
+    # W chosen, not its minimum, and the run's outcome stays on screen
+    chosen = wkey + ".chosen"
+    if chosen not in S or not 1 <= int(S[chosen]) <= top:
+        S[chosen] = min(max(int(default_world), 1), top)
+    if wkey in S and not 1 <= int(S[wkey]) <= top:
+        del S[wkey]
     job = S.get(P + "job")
     running = job is not None and not job.done
     c = st.columns([1.2, 2, 5], vertical_alignment="bottom")
-    c[0].number_input(tr("ui.world"), 1, top, key=wkey, help=tr("ui.world_help", top=top, declared=declared),
-                      disabled=running)
+    c[0].number_input(tr("ui.world"), 1, top, value=int(S[chosen]), key=wkey,
+                      help=tr("ui.world_help", top=top, declared=declared), disabled=running,
+                      on_change=_choose_world, args=(wkey, chosen))
     w = int(S[wkey])
+    S[chosen] = w
     c[1].button(tr("ui.run", w=w), key=P + "run", icon=":material/hub:", disabled=running,
                 on_click=_start, args=(P, wkey, spec_fn, geom))
     err = S.pop(P + "start_error", None)
