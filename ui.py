@@ -60,22 +60,23 @@ WORKER_NICE = 10               # the worker runs at a lower CPU priority than th
 def _parse_pool():
     """One worker process shared by every session: a big dump is parsed (and validated) there, so
     the JSON parse does not hold the server's GIL while other students step through their pages."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     _fixed_mmap_threshold()
     # niced: the parse takes the CPU the server's threads leave idle, not theirs
-    return _started(ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=os.nice, initargs=(WORKER_NICE,)))
+    return _niced_worker()
 
 
-def _started(pool):
-    """``pool`` with its worker process started now, from a plain ``__main__``. During a script run
-    Streamlit's ``__main__`` is the page's module, with the page's file: a spawned worker would run
-    that page again as its own main module (a whole page drawn with no session, its imports and
-    data in the worker's memory), and a page that starts a worker itself would then fail to start it."""
+def _niced_worker():
+    """A pool of one spawned worker process at WORKER_NICE, started now from a plain ``__main__``.
+    During a script run Streamlit's ``__main__`` is the page's module, with the page's file: a
+    worker spawned then would run that page again as its own main module (a whole page drawn with
+    no session, its imports and data in the worker's memory), and a page that starts a worker
+    itself would then fail to start it."""
+    import multiprocessing
     import types
+    from concurrent.futures import ProcessPoolExecutor
 
+    pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=os.nice, initargs=(WORKER_NICE,))
     main = sys.modules.get("__main__")
     sys.modules["__main__"] = types.ModuleType("__main__")
     try:
@@ -208,11 +209,7 @@ def _kernel_pool():
     """One worker process for the Triton interpreter's kernel checks, shared by every session: the
     interpreter is seconds of numpy under the GIL, which here would stall every other session's
     script run; there it takes the CPU the server leaves idle (niced), one check at a time."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    return _started(ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=os.nice, initargs=(WORKER_NICE,)))
+    return _niced_worker()
 
 
 @st.cache_resource

@@ -172,7 +172,8 @@ def test_home_links_every_page(at):
 
 # --- 7. PCIe downloads ---------------------------------------------------------------------
 
-def test_pcie_figure_and_table_downloads(at, monkeypatch):
+def _spy_downloads(monkeypatch) -> dict:
+    """{file name: the deferred callable that makes it} of every download button drawn from now on."""
     made = {}
     orig = MediaFileManager.add_deferred
 
@@ -181,6 +182,11 @@ def test_pcie_figure_and_table_downloads(at, monkeypatch):
         return orig(self, fn, mimetype, coordinates, file_name, *args, **kwargs)
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
+    return made
+
+
+def test_pcie_figure_and_table_downloads(at, monkeypatch):
+    made = _spy_downloads(monkeypatch)
     _open(at, "pcie")
     keys = {d.proto.id.rsplit("-", 1)[-1] for d in at.get("download_button")}
     assert {"pcie.dl_fig_stacked", "pcie.dl_fig_num_reqs", "pcie.dl_fig_context_len", "pcie.dl_fig_block_size",
@@ -267,14 +273,7 @@ def test_batch_link_says_what_it_cannot_carry(at):
 def test_batch_figure_downloads_hold_the_figures(at, monkeypatch):
     """The batch page's figure downloads: standalone plotly HTML of each chart (the page keeps the
     figures as chart payloads built once per batch: the download rebuilds the figure from one)."""
-    made = {}
-    orig = MediaFileManager.add_deferred
-
-    def spy(self, fn, mimetype, coordinates, file_name=None, *args, **kwargs):
-        made[file_name] = fn
-        return orig(self, fn, mimetype, coordinates, file_name, *args, **kwargs)
-
-    monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
+    made = _spy_downloads(monkeypatch)
     _open(at, "batch")
     figs = chart_figures(at)
     for name, fig in (("block_table.html", figs[0]), ("slot_mapping.html", figs[2]), ("slot_buffer.html", figs[3])):
