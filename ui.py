@@ -456,6 +456,14 @@ def _figure_html(fig) -> str:
     return fig.to_html(include_plotlyjs=True)
 
 
+def table(data, labels: dict | None = None, **kwargs):
+    """A small table that changes with each step or input, drawn static (``st.table``) with its
+    headers through ``labels`` and its text escaped: :func:`kvviz.views.frames.static_table`."""
+    from kvviz.views.frames import static_table
+
+    return st.table(static_table(data, labels), hide_index=True, **kwargs)
+
+
 def download_fig(fig, name: str, key: str, label: str = "HTML"):
     st.download_button(f":material/download: {label}", lambda: _figure_html(fig),
                        file_name=f"{name}.html", mime="text/html", key=key, on_click="ignore")
@@ -513,6 +521,17 @@ def step_figures(part: str, source: str, vllm: str | None, runner: str | None, i
     if source in stepper.NAMES:
         return _shared_step_figures(part, source, vllm, runner, idx, lang, option, scenario, records)
     return _build_step_figures(part, scenario, records, idx, lang, option)
+
+
+def prefetch_step_figures(source: str, vllm: str | None, runner: str | None, idx: int, lang: str, after,
+                          when, scenario, records) -> None:
+    """Build a built-in scenario's figures of step ``idx`` (both parts, the options on screen) in the
+    background: the Next press that shows it then finds them built."""
+    from kvviz.views import scenarios as stepper
+
+    if source in stepper.NAMES and 0 <= idx < len(records):
+        prefetch(_shared_step_figures, "tables", source, vllm, runner, idx, lang, after, scenario, records)
+        prefetch(_shared_step_figures, "pool", source, vllm, runner, idx, lang, when, scenario, records)
 
 
 # --- the vLLM version and model runner of a table page ------------------------------------------
@@ -590,3 +609,8 @@ def prefetch(fn, *args) -> None:
                 _prefetch_pending[0] -= 1
 
     _ahead_pool().submit(run)
+
+
+def prefetched(timeout_s: float = 30.0) -> None:
+    """Wait until the work queued by :func:`prefetch` so far is done (tests; one FIFO thread)."""
+    _ahead_pool().submit(lambda: None).result(timeout=timeout_s)

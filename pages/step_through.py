@@ -77,7 +77,7 @@ else:   # a user's scenario: its own text, as text
 
 S["step.n"] = len(records)
 # the step's tables keep their English keys (tests, CSV); the headers are the page's language
-COLS = {k: st.column_config.Column(tr("col." + k)) for k in stepper.STEP_TABLE_COLUMNS}
+COLS = {k: tr("col." + k) for k in stepper.STEP_TABLE_COLUMNS}
 
 
 @st.fragment
@@ -144,22 +144,23 @@ def steps(source, scenario, records, v2):
     with right:
         st.subheader(tr("events"))
         events = stepper.events_frame(rec.events, ui.lang())
-        for _, e in events.iterrows():
-            st.markdown(f"- `{e['kind']}` {ui.plain(e['what happened'])}")
+        st.markdown("\n".join(f"- `{e['kind']}` {ui.plain(e['what happened'])}" for _, e in events.iterrows()))
     # the step's tables at the page's full width (in the narrow right column their last columns hid)
     if v2:
         st.markdown(f"**{tr('idx_mapping')}**")
-        st.dataframe(stepper.idx_mapping_frame(rec), hide_index=True, column_config=COLS)
+        ui.table(stepper.idx_mapping_frame(rec), COLS)
         st.caption(tr("idx_caption", idx=list(rec.idx_mapping)))
     st.subheader(tr("scheduled"))
-    st.dataframe(stepper.scheduled_rows(rec), hide_index=True, column_config=COLS)
+    ui.table(stepper.scheduled_rows(rec), COLS)
     st.subheader(tr("requests"))
-    st.dataframe(stepper.requests_frame(rec), hide_index=True, column_config=COLS)
+    ui.table(stepper.requests_frame(rec), COLS)
     with st.container(horizontal=True):
         ui.download_json(lambda: step_to_json(rec, cfg), f"step_{rec.index}", "step.dl_json", ui.texts("downloads")("step JSON"))
         ui.download_csv(events, f"events_{rec.index}", "step.dl_events", ui.texts("downloads")("events CSV"))
         ui.download_fig(fig_cpu, f"cpu_table_{rec.index}", "step.dl_fig", ui.texts("downloads")("table HTML"))
 
+    ui.prefetch_step_figures(source, S["step.vllm"], S["step.runner"], S["step.idx"] + 1, ui.lang(), after, when,
+                             scenario, records)
     if "step.custom" not in S:
         params = {**share.encode_scenario(S["step.sc"], S["step.idx"], S["step.vllm"], S["step.runner"]),
                   "lang": ui.lang()}

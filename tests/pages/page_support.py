@@ -66,3 +66,36 @@ def chart_specs(at: AppTest) -> list[str]:
     import json
 
     return [json.dumps(f, separators=(",", ":")) for f in chart_figures(at)]
+
+
+def column_labels(page: str, lang: str = "en", prefix: str = "col.") -> dict:
+    """{data key: shown header} of a page's table columns (its ``prefix``-keyed texts)."""
+    from kvviz.texts.i18n import _table, t
+
+    return {k[len(prefix):]: t(page, k, lang) for k in _table(page) if k.startswith(prefix)}
+
+
+def _unescaped(text: str) -> str:
+    import re
+
+    return re.sub(r"\\(.)", r"\1", str(text))
+
+
+def table_frames(at: AppTest, labels: dict | None = None) -> list:
+    """Every static table (``ui.table``: ``st.table``) as data, in page order: headers mapped back
+    from the shown ``labels`` ({key: header}) to their keys, text cells unescaped."""
+    back = {v: k for k, v in (labels or {}).items()}
+    out = []
+    for tb in at.table:
+        df = tb.value
+        df = df.rename(columns=lambda c: back.get(_unescaped(c), _unescaped(c)))
+        for c in df.columns:
+            if df[c].dtype == object or str(df[c].dtype).startswith(("str", "string")):
+                df[c] = df[c].map(lambda v: _unescaped(v) if isinstance(v, str) else v)
+        out.append(df)
+    return out
+
+
+def frames(at: AppTest, labels: dict | None = None) -> list:
+    """The data of every table on the page: the dataframes, then the static tables (:func:`table_frames`)."""
+    return [d.value for d in at.dataframe] + table_frames(at, labels)

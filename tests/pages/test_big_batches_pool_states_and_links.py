@@ -92,7 +92,7 @@ def test_step_through_last_step_pool_agrees_with_events(at):
     at.selectbox(key="step.sc").set_value("prefixes").run()
     at.slider(key="step.idx").set_value(len(recs) - 1).run()
     assert not at.exception
-    events = [m.value for m in at.markdown if m.value.startswith("- `")]
+    events = [line for m in at.markdown for line in m.value.splitlines() if line.startswith("- `")]
     assert any(e.startswith("- `finish`") for e in events)
     plots = _plots(at)
     queue, refs = plots[2], plots[3]

@@ -108,6 +108,16 @@ PROBE = r"""
   for (const el of document.querySelectorAll('[data-testid=stMetricValue], [data-testid=stMetricLabel], [data-testid=stWidgetLabel]')) {
     if (seen(el) && el.textContent.trim().endsWith('…')) out.push({kind: 'cut', where: name(el), text: el.textContent});
   }
+  // 4b. static tables (st.table): wider than their place means columns hidden to the right
+  for (const tb of document.querySelectorAll('[data-testid=stTable]')) {
+    if (!seen(tb)) continue;
+    for (const el of [tb, ...tb.querySelectorAll('*')]) {
+      const cs = getComputedStyle(el);
+      if ((cs.overflowX === 'auto' || cs.overflowX === 'scroll' || cs.overflowX === 'hidden') && el.scrollWidth > el.clientWidth + 1) {
+        out.push({kind: 'table', where: 'stTable', text: (tb.querySelector('thead') || tb).innerText.slice(0, 120)}); break;
+      }
+    }
+  }
   // 5. data grids: columns narrower than their visible text, columns scrolled out of view
   const hex = s => { const m = (s || '').trim().match(/^#?([0-9a-f]{6})$/i); if (!m) return null; const n = parseInt(m[1], 16); return [n >> 16, (n >> 8) & 255, n & 255]; };
   const meter = document.createElement('canvas').getContext('2d');

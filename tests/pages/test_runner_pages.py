@@ -6,7 +6,7 @@ import json
 import pytest
 
 from kvviz.texts.i18n import LANGS, t
-from page_support import chart_figures, chart_nodes, app_test, open_page
+from page_support import chart_figures, chart_nodes, app_test, column_labels, frames, open_page
 
 PAGES = ("batch", "step_through", "prefixes", "csr")
 PREFIX = {"batch": "batch", "step_through": "step", "prefixes": "pre", "csr": "csr"}
@@ -28,8 +28,8 @@ def _has(at, text):
     return any(text in x for x in _texts(at))
 
 
-def _frames(at):
-    return [d.value for d in at.dataframe]
+def _frames(at, lang="en"):
+    return frames(at, column_labels("step_through", lang))
 
 
 def _set(at, page, version=None, runner=None):
@@ -61,7 +61,7 @@ def _assert_v2(at, page, lang):
     elif page == "step_through":
         assert _has(at, tr("step_through", "state_table")) and _has(at, tr("step_through", "input_after"))
         assert _has(at, tr("step_through", "idx_mapping")) and _has(at, tr("figures", "state_index"))
-        idx = [f for f in _frames(at) if "batch position" in f.columns and "num_blocks" in f.columns][0]
+        idx = [f for f in _frames(at, lang) if "batch position" in f.columns and "num_blocks" in f.columns][0]
         assert list(idx["state index"]) == [3, 2]            # A and B took the two highest free indices
     elif page == "prefixes":
         assert _has(at, tr("figures", "batch_position"))
@@ -118,7 +118,7 @@ def test_step_through_v2_events_stale_tails_and_gather_toggle():
     for i in range(8):
         at.slider(key="step.idx").set_value(i).run()
         assert not at.exception
-        kinds = {m.value.split("`")[1] for m in at.markdown if m.value.startswith("- `")}
+        kinds = {line.split("`")[1] for m in at.markdown for line in m.value.splitlines() if line.startswith("- `")}
         seen |= kinds
         if i == 3:   # C (batch row 1) holds 2 blocks; the row held B's 3 the step before
             assert _has(at, "stale tails in batch row(s) 1")
@@ -128,7 +128,7 @@ def test_step_through_v2_events_stale_tails_and_gather_toggle():
     at.toggle(key="step.after_v2").set_value(False).run()
     assert _has(at, t("step_through", "input_before", "en")) and not at.exception
     at.selectbox(key="step.runner").set_value("v1").run()
-    kinds = {m.value.split("`")[1] for m in at.markdown if m.value.startswith("- `")}
+    kinds = {line.split("`")[1] for m in at.markdown for line in m.value.splitlines() if line.startswith("- `")}
     assert "commit" in kinds and not kinds & {"gather", "stage_write"}
 
 

@@ -1,0 +1,44 @@
+"""``frames.static_table``: what ``ui.table`` hands to ``st.table`` (headers translated, text kept as
+text, nothing "None", numbers still numbers)."""
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kvviz.views.frames import MISSING, static_table
+from kvviz.views.safe_text import plain
+
+
+def test_headers_go_through_the_labels_and_unknown_keys_keep_their_name():
+    out = static_table([{"row": 0, "request": "A", "seq_len": 7}], {"row": "请求行", "request": "请求"})
+    assert list(out.columns) == ["请求行", "请求", "seq_len"]
+    assert out.iloc[0].tolist() == [0, "A", 7] and out["请求行"].dtype.kind == "i"
+
+
+def test_markup_in_cells_and_headers_is_escaped():
+    raw = ["![](//h/i.png)", "**b**", "<b>x</b>"]
+    out = static_table(pd.DataFrame({"[x](http://e)": raw}))
+    assert out.columns[0] == plain("[x](http://e)") and out.columns[0].startswith(r"\[x\]\(")
+    assert out.iloc[:, 0].tolist() == [plain(v) for v in raw]
+    assert out.iloc[1, 0] == r"\*\*b\*\*" and out.iloc[2, 0].startswith(r"\<b\>")
+
+
+def test_missing_cells_read_a_dash_and_numbers_beside_them_become_text():
+    out = static_table(pd.DataFrame({"a": [1.5, np.nan], "b": [None, "x"], "c": [3, 4]}))
+    assert out["a"].tolist() == ["1.5", MISSING] and out["b"].tolist() == [MISSING, "x"]
+    assert out["c"].tolist() == [3, 4]
+
+
+def test_two_keys_with_one_header_are_refused():
+    with pytest.raises(ValueError):
+        static_table([{"a": 1, "b": 2}], {"a": "x", "b": "x"})
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-10**12, 10**12), st.text(max_size=12)), min_size=1, max_size=8))
+def test_random_rows_keep_their_shape_values_and_order(rows):
+    df = pd.DataFrame(rows, columns=["n", "s"])
+    out = static_table(df, {"n": "N"})
+    assert out.shape == df.shape and out["N"].tolist() == df["n"].tolist()
+    for raw, shown in zip(df["s"], out["s"]):      # only backslashes were added (one line)
+        assert shown.replace("\\", "") == " ".join(raw.splitlines()).replace("\\", "")
