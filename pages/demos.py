@@ -189,9 +189,8 @@ else:
     with left:
         st.subheader(tr("ui.scheduled"))
         frame = _scheduled_frame(key, step, lang)
-        frame.columns = [tr(f"col.{c}") for c in frame.columns]
         if len(frame):
-            st.dataframe(frame, hide_index=True, width="stretch")
+            ui.table(frame, {c: tr(f"col.{c}") for c in frame.columns})
         else:
             st.write(tr("ui.no_tokens"))
     with right:
@@ -215,5 +214,6 @@ with st.expander(tr("ui.all_links")):
         f"- [{tr('ui.step_of', k=i, n=n)}]({share.query_string(share.encode_demo(key, i, lang, presenter))})"
         for i in range(n)))
 if not presenter:
-    with st.expander(tr("ui.scenario")):
-        st.code(json.dumps(demos.DEMOS[key].scenario, indent=1), language="json")
+    box, opened = ui.lazy_expander(tr("ui.scenario"), "demos.scenario_open")
+    if opened:
+        box.code(json.dumps(demos.DEMOS[key].scenario, indent=1), language="json")

@@ -8,8 +8,8 @@ import ui
 ui.ensure_app_shell()
 
 from kvviz.notations import models as nt  # noqa: E402
-from kvviz.views.notations import (description_key, forms_json, lookup_text, notation_notes,  # noqa: E402
-                                   round_trip_report, styled, tables, token_answer)
+from kvviz.views.notations import (description_key, forms_json, lookup_text, marked, notation_notes,  # noqa: E402
+                                   round_trip_report, tables, token_answer)
 
 tr = ui.texts("notations")
 
@@ -76,7 +76,7 @@ for name in names:
         st.markdown(f"**{tr('lookup')}:** {lookup_text(name, form, i, pos, ui.lang())}")
         for label, df, marks in tables(name, form, i, pos, ui.lang()):
             st.caption(f"`{label}`")
-            st.dataframe(styled(df, marks), width="stretch")
+            st.table(marked(df, marks))
 
 st.subheader(tr("roundtrip"))
 st.caption(tr("roundtrip_help"))
@@ -84,8 +84,9 @@ trip = _round_trip(page_size, unified)
 trip.index.name, trip.columns.name = tr("v.from"), tr("v.to")
 st.dataframe(trip, width="stretch")
 
-with st.expander(tr("arrays")):
+box, opened = ui.lazy_expander(tr("arrays"), "notations.arrays_open")
+if opened:   # drawn only while open: a folded JSON view was redrawn on every rerun
     blob = forms_json(forms)
-    st.download_button(":material/download: JSON", json.dumps(blob), file_name="notations.json",
-                       mime="application/json", key="notations_dl", on_click="ignore")
-    st.json(blob, expanded=False)
+    box.download_button(":material/download: JSON", json.dumps(blob), file_name="notations.json",
+                        mime="application/json", key="notations_dl", on_click="ignore")
+    box.json(blob, expanded=False)

@@ -17,7 +17,6 @@ from kvviz.notations.canonical import token_index
 from kvviz.texts.i18n import DEFAULT_LANG, LANGS, t
 
 WINDOW = 4
-HILITE = "background-color: #ffd54f; color: black; font-weight: 700; border: 2px solid black"
 
 
 def _T(lang):
@@ -262,16 +261,18 @@ def token_answer(c: nt.CanonicalBatch, i: int, pos: int, page_size: int) -> dict
             "new": pos >= r.seq_len - r.query_len}
 
 
-def styled(df: pd.DataFrame, marks):
-    """``df`` with the cells in ``marks`` ([(row label, column label)]) highlighted."""
-    from pandas.io.formats.style import Styler
+MARK = ':color[**{v}**]{{foreground="black" background="#ffd54f"}}'   # the marked cell, in st.table's markdown
 
+
+def marked(df: pd.DataFrame, marks) -> pd.DataFrame:
+    """``df`` for ``st.table``: every cell as text, the cells in ``marks`` ([(row label, column label)])
+    highlighted in the cell's own markdown (no Styler: computing and shipping a Styler's display
+    values was most of the page's server time on each rerun). The values are the arrays' integers;
+    the labels are the page's own."""
     cells = set(marks)
-    css = pd.DataFrame([[HILITE if (r, col) in cells else "" for col in df.columns] for r in df.index],
-                       index=df.index, columns=df.columns)
-    # cell_ids=False: only the highlighted cell carries an id, so Streamlit rewrites one display value,
-    # not every cell (15 such tables a rerun: most of the page's server time)
-    return Styler(df, cell_ids=False).apply(lambda _: css, axis=None)
+    rows = list(df.index)
+    return pd.DataFrame({c: [MARK.format(v=v) if (r, c) in cells else str(v) for r, v in zip(rows, df[c].tolist())]
+                         for c in df.columns}, index=df.index, columns=df.columns)
 
 
 def forms_json(forms: dict) -> dict:

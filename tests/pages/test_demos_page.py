@@ -2,6 +2,7 @@
 and a link to a step restores it (links are untrusted: bad values fall back safely)."""
 from pathlib import Path
 
+import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -69,10 +70,11 @@ def _no_english(at, key, step, lang):
     text = "\n".join(shown)
     for en in ENGLISH:
         assert en not in text, (key, step, lang, en)
-    for df in at.dataframe:
-        col = t("demos", "col.kind", lang)
-        if col in df.value.columns:
-            assert not {"prefill", "chunk", "decode"} & set(df.value[col]), (key, step, lang)
+    col = t("demos", "col.kind", lang)
+    scheduled = [tb.value for tb in at.table if col in tb.value.columns]   # the scheduled table (ui.table)
+    assert scheduled or any(t("demos", "ui.no_tokens", lang) in m.value for m in at.markdown), (key, step, lang)
+    for df in scheduled:
+        assert not {"prefill", "chunk", "decode"} & set(df[col]), (key, step, lang)
 
 
 @pytest.mark.parametrize("key", demos.DEMO_KEYS)
@@ -274,3 +276,17 @@ def test_demo_step_and_presenter_survive_leaving_the_page():
     at.switch_page("pages/demos.py").run()
     assert not at.exception
     assert at.slider(key="demos_step").value == 2 and at.toggle(key="demos_presenter").value is True
+
+
+def test_the_scenario_json_is_drawn_only_while_its_expander_is_open():
+    """Folded, the scenario's code block is not on the page (not redrawn on every step); opened, it
+    is the demo's scenario."""
+    at = _page("en")
+    key = at.session_state["demos_demo"]
+    assert len(at.code) == 0 and any(e.label == t("demos", "ui.scenario", "en") for e in at.expander)
+    at.session_state["demos.scenario_open"] = True
+    at.run()
+    assert not at.exception and len(at.code) == 1
+    assert json.loads(at.code[0].value) == demos.DEMOS[key].scenario
+    _click(at, "demos_next")                         # it stays open across steps
+    assert len(at.code) == 1

@@ -72,7 +72,7 @@ def test_no_english_labels_left(lang):
         for ps in (16, 128):
             at.segmented_control(key="notations_page_size").set_value(ps).run()
             shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
-            for df in at.dataframe:
+            for df in [*at.dataframe, *at.table]:
                 shown += [str(x) for x in df.value.index] + [str(x) for x in df.value.columns]
             text = "\n".join(shown)
             for en in ENGLISH:
@@ -134,9 +134,28 @@ def test_llamacpp_layouts_have_no_english_left(lang):
         assert not at.exception
         shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
         shown.append(at.toggle(key="notations_kv_unified").label)
-        for df in at.dataframe:
+        for df in [*at.dataframe, *at.table]:
             shown += [str(x) for x in df.value.index] + [str(x) for x in df.value.columns]
         text = "\n".join(shown)
         for en in ENGLISH + ["stream ", "Cells in use", "cells in use", "unified KV cache", "copies",
                              "its cell", "holds the K/V", "in each stream"]:
             assert en not in text, (lang, unified, en)
+
+
+def test_the_token_is_marked_in_the_tables():
+    """The chosen token's cells are highlighted in the static tables (the cell's own markdown): the
+    vLLM slot_mapping cell holds its slot, the block table cell its block; nothing else is marked."""
+    from kvviz.views.notations import MARK
+
+    at = _page("en")
+    c = nt.example_batch()
+    for req, pos in (("B", 255), ("C", 17)):
+        at.selectbox(key="notations_req").set_value(req).run()
+        at.number_input(key="notations_pos").set_value(pos).run()
+        assert not at.exception and len(at.table) >= 10
+        head, tail = MARK.format(v="\0").split("\0")
+        marks = [v[len(head):-len(tail)] for tb in at.table for v in tb.value.to_numpy().ravel()
+                 if isinstance(v, str) and v.startswith(head)]
+        ans = c.address(["A", "B", "C"].index(req), pos)
+        assert str(ans) in marks, (req, pos, marks)
+        assert all(m.lstrip("-").isdigit() for m in marks) and 6 <= len(marks) <= 30

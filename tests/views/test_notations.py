@@ -291,7 +291,7 @@ def test_page_runs_cover_pages(pages):
 def test_page_answer_styles_and_download():
     import pandas as pd
 
-    from kvviz.views.notations import HILITE, forms_json, styled, token_answer
+    from kvviz.views.notations import MARK, forms_json, marked, token_answer
 
     c = nt.example_batch()
     ans = token_answer(c, 1, 255, 16)          # B's last prefix token: in A's shared block
@@ -303,8 +303,9 @@ def test_page_answer_styles_and_download():
     unified = forms_json(nt.all_forms(c, 16, kv_unified=True))["llamacpp"]
     assert isinstance(unified["cell_seqs"][0], list) and "_index" not in unified
     df = pd.DataFrame({"0": [1, 2]}, index=["a", "b"])
-    html = styled(df, [("b", "0")]).to_html()
-    assert html.count("#ffd54f") == 1 and HILITE.startswith("background-color: #ffd54f")
+    shown = marked(df, [("b", "0"), ("zz", "0")])          # a mark outside the window: ignored
+    assert shown.loc["a", "0"] == "1" and shown.loc["b", "0"] == MARK.format(v=2)
+    assert shown.to_numpy().ravel().tolist().count(MARK.format(v=2)) == 1 and "#ffd54f" in MARK
 
 
 @pytest.mark.parametrize("lang", ["en", "zh", "es"])
