@@ -64,9 +64,7 @@ comp = traffic.components_frame(shape)
 # the table takes the page's whole width (five columns do not fit beside the figure at 1280 px)
 st.subheader(tr("components"))
 shown = comp.assign(table=comp["table"].map(lambda k: TABLE.get(k, k)))
-st.dataframe(shown, hide_index=True, column_config={
-    "table": st.column_config.TextColumn(tr("col_table")),
-    **{s: st.column_config.NumberColumn(STRATEGY[s], format="%d") for s in traffic.STRATEGIES}})
+ui.table(shown, {"table": tr("col_table"), **STRATEGY})
 ui.download_csv(comp, "bytes_per_table", "pcie.dl_comp")
 sweeps = (("num_reqs", tr("vs_batch"), tr("num_reqs"), shape.num_reqs),
           ("context_len", tr("vs_context"), tr("context"), shape.context_len),
@@ -98,10 +96,8 @@ if S.get("pcie.measured") and S["pcie.measured"][0] == sizes:
     measured = S["pcie.measured"][1]
 table = traffic.model_vs_measured(sizes, measured, tr("no_gpu_cell" if label["mode"] == "interpreter"
                                                      else "not_measured_cell"))
-st.dataframe(table.assign(strategy=table["strategy"].map(STRATEGY)), hide_index=True, column_config={
-    "strategy": st.column_config.TextColumn(tr("col_strategy")),
-    "bytes": st.column_config.NumberColumn(tr("col_bytes"), format="%d"),
-    "model µs": st.column_config.NumberColumn(tr("col_model"), format="%.1f"),
-    "measured µs": st.column_config.TextColumn(tr("col_measured"))})
+ui.table(table.assign(strategy=table["strategy"].map(STRATEGY), **{"model µs": table["model µs"].map("{:.1f}".format)}),
+         {"strategy": tr("col_strategy"), "bytes": tr("col_bytes"), "model µs": tr("col_model"),
+          "measured µs": tr("col_measured")})
 st.caption(tr("model_note", g=traffic.MODEL_GBPS, l=traffic.MODEL_LATENCY_US))
 ui.download_csv(table, "model_vs_measured", "pcie.dl_measured", ui.texts("downloads")("model vs measured CSV"))

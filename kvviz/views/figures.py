@@ -596,45 +596,47 @@ def byte_ticks(lo: float, hi: float, *, log: bool) -> dict:
 def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y: bool = True,
                 marker_x=None, wrap: int | None = None) -> go.Figure:
     """One line per strategy/component column of ``df`` against ``x``; ``wrap``: the title's line
-    length (a chart in a third of the page)."""
+    length (a chart in a third of the page). Built as one dict and validated once (the PCIe page
+    builds three for every new input: plotly's update_* calls were most of its server time)."""
     tr = _tr(lang)
-    fig = go.Figure()
-    for i, col in enumerate(c for c in df.columns if c != x):
-        fig.add_trace(go.Scatter(x=df[x], y=df[col], mode="lines+markers", name=col,
-                                 line=dict(width=3, color=PALETTE[i % len(PALETTE)]),
-                                 hovertemplate=f"{col}<br>{x_title} %{{x}}<br>%{{y:,.0f}} B<extra></extra>"))
-    if marker_x is not None:
-        fig.add_vline(x=marker_x, line=dict(color="black", width=2, dash="dot"))
+    cols = [c for c in df.columns if c != x]
+    data = [dict(type="scatter", x=df[x].to_numpy(), y=df[col].to_numpy(), mode="lines+markers", name=col,
+                 line=dict(width=3, color=PALETTE[i % len(PALETTE)]),
+                 hovertemplate=f"{col}<br>{x_title} %{{x}}<br>%{{y:,.0f}} B<extra></extra>")
+            for i, col in enumerate(cols)]
     xs = list(df[x])
+    xaxis = dict(title=dict(text=x_title), automargin=True)
     if max(xs) / max(min(xs), 1) > 64:   # a log axis ticked at the swept values (every other one if many)
         ticks = xs[::2] if len(xs) > 6 else xs
-        fig.update_xaxes(title=x_title, type="log", tickvals=ticks, ticktext=[f"{int(v):,}" for v in ticks])
-    else:
-        fig.update_xaxes(title=x_title)
+        xaxis.update(type="log", tickvals=ticks, ticktext=[f"{int(v):,}" for v in ticks])
     # bytes in binary units (plotly's SI ticks read 1e9 as "1B")
-    ys = df[[c for c in df.columns if c != x]].to_numpy(dtype=float)
+    ys = df[cols].to_numpy(dtype=float)
     ys = ys[ys > 0] if log_y else ys
-    if ys.size:
-        fig.update_yaxes(**byte_ticks(ys.min(), ys.max(), log=log_y))
-    fig.update_yaxes(title=tr("bytes_per_step"), gridcolor="#eee", **(dict(type="log") if log_y else {}))
-    return base_layout(fig, title, 400 + legend_below(fig), wrap=wrap)   # the legend under the axis title
+    yaxis = dict(byte_ticks(ys.min(), ys.max(), log=log_y)) if ys.size else {}
+    yaxis.update(title=dict(text=tr("bytes_per_step")), gridcolor="#eee", **(dict(type="log") if log_y else {}))
+    layout = dict(xaxis=xaxis, yaxis=yaxis, legend=dict(LEGEND_BELOW))   # the legend under the axis title
+    if marker_x is not None:   # what add_vline draws: the chosen value, across the plot's height
+        layout["shapes"] = [dict(type="line", x0=marker_x, x1=marker_x, xref="x", y0=0, y1=1, yref="y domain",
+                                 line=dict(color="black", width=2, dash="dot"))]
+    legend_px = LEGEND_ROW_PX * -(-len(cols) // LEGEND_PER_ROW) if len(cols) > 1 else 0
+    return base_layout(go.Figure(dict(data=data, layout=layout)), title, 400 + legend_px, wrap=wrap)
 
 
 def stacked_bytes(parts: dict, *, title: str, lang: str = "en") -> go.Figure:
-    """One horizontal bar per strategy, stacked by table."""
+    """One horizontal bar per strategy, stacked by table (one dict, validated once)."""
     tr = _tr(lang)
-    fig = go.Figure()
     strategies = list(parts)
     comps = list(next(iter(parts.values())))
-    for i, comp in enumerate(comps):
-        fig.add_trace(go.Bar(y=strategies, x=[parts[s][comp] for s in strategies], name=comp, orientation="h",
-                             marker_color=PALETTE[i % len(PALETTE)],
-                             hovertemplate=f"{comp}<br>%{{y}}: %{{x:,}} B<extra></extra>"))
-    fig.update_layout(barmode="stack")
+    data = [dict(type="bar", y=strategies, x=[parts[s][comp] for s in strategies], name=comp, orientation="h",
+                 marker=dict(color=PALETTE[i % len(PALETTE)]),
+                 hovertemplate=f"{comp}<br>%{{y}}: %{{x:,}} B<extra></extra>") for i, comp in enumerate(comps)]
     totals = [sum(parts[s].values()) for s in strategies]
-    fig.update_xaxes(title=tr("bytes_per_step"), **byte_ticks(1, max(totals + [1]), log=False))
-    fig.update_yaxes(autorange="reversed")
-    return base_layout(fig, title, 100 + 60 * len(strategies) + legend_below(fig))
+    layout = dict(barmode="stack", legend=dict(LEGEND_BELOW),
+                  xaxis=dict(title=dict(text=tr("bytes_per_step")), automargin=True,
+                             **byte_ticks(1, max(totals + [1]), log=False)),
+                  yaxis=dict(autorange="reversed"))
+    legend_px = LEGEND_ROW_PX * -(-len(comps) // LEGEND_PER_ROW) if len(comps) > 1 else 0
+    return base_layout(go.Figure(dict(data=data, layout=layout)), title, 100 + 60 * len(strategies) + legend_px)
 
 
 def bench_figure(df, *, x: str, y: str, color: str, title: str, x_title: str, y_title: str,

@@ -99,3 +99,14 @@ def table_frames(at: AppTest, labels: dict | None = None) -> list:
 def frames(at: AppTest, labels: dict | None = None) -> list:
     """The data of every table on the page: the dataframes, then the static tables (:func:`table_frames`)."""
     return [d.value for d in at.dataframe] + table_frames(at, labels)
+
+
+def pcie_labels(lang: str) -> dict:
+    """{data key: shown header} of the PCIe page's two tables (``ui.table``)."""
+    from kvviz.gpu import traffic
+    from kvviz.texts.i18n import t
+
+    shown = dict(zip(traffic.STRATEGIES, (t("pcie", k, lang) for k in ("s_full", "s_prefix", "s_dirty", "s_dirty_prefix"))))
+    return {"table": t("pcie", "col_table", lang), **shown, "strategy": t("pcie", "col_strategy", lang),
+            "bytes": t("pcie", "col_bytes", lang), "model µs": t("pcie", "col_model", lang),
+            "measured µs": t("pcie", "col_measured", lang)}

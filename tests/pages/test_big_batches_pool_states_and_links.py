@@ -195,7 +195,7 @@ def test_pcie_figure_and_table_downloads(at, monkeypatch):
                  "bytes_vs_block_size.html"):
         assert "plotly" in made[name]()[:20000].lower(), name
     csv = made["model_vs_measured.csv"]().splitlines()
-    assert csv[0] == "strategy,bytes,model µs,measured µs" and len(csv) == 1 + len(at.dataframe[-1].value)
+    assert csv[0] == "strategy,bytes,model µs,measured µs" and len(csv) == 1 + len(at.table[-1].value)
 
 
 def test_table_row_window_bounds():

@@ -5,7 +5,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from page_support import chart_specs, APP, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
+from page_support import chart_specs, APP, open_page as _open, pcie_labels, plotly_array as _array, table_frames  # noqa: F401 - shared helpers
 
 
 def _metrics(at):
@@ -192,11 +192,11 @@ def test_layout_encode_decode(at):
 
 def test_pcie_model_and_bad_sizes(at):
     _open(at, "pcie")
-    comp = at.dataframe[0].value
+    comp = table_frames(at, pcie_labels("en"))[0]
     total = comp[comp["table"] == "total"]
     assert int(total["full width (vLLM)"].iloc[0]) == 525832
     at.number_input(key="pcie.reqs").set_value(128).run()
-    comp = at.dataframe[0].value
+    comp = table_frames(at, pcie_labels("en"))[0]
     assert int(comp[comp["table"] == "block table"]["full width (vLLM)"].iloc[0]) == 128 * 2048 * 4
     at.number_input(key="pcie.ctx").set_value(40000).run()
     assert "exceeds the max model length" in at.error[0].value and not at.exception

@@ -4,6 +4,7 @@ slot buffer's "written this step" markers centred in their cells."""
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import pytest
 
 from kvviz.constants import PAD_SLOT_ID
 from kvviz.core.geometry import Geometry
@@ -108,3 +109,78 @@ def test_a_long_title_wraps_for_a_narrow_chart():
     two = bytes_lines(df, x="n", title="bytes per step as the batch grows", x_title="n", wrap=12)
     assert "<br>" not in one.layout.title.text and two.layout.title.text.count("<br>") == 2
     assert two.layout.margin.t - one.layout.margin.t == two.layout.height - one.layout.height == 52
+
+
+def _bytes_lines_by_steps(df, *, x, title, x_title, marker_x=None, wrap=None):
+    """The sweep figure built the plain plotly way (add_trace, add_vline, update_*, legend_below):
+    the reference for the one-dict builder."""
+    import plotly.graph_objects as go
+
+    from kvviz.views import figures as F
+
+    fig = go.Figure()
+    for i, col in enumerate(c for c in df.columns if c != x):
+        fig.add_trace(go.Scatter(x=df[x], y=df[col], mode="lines+markers", name=col,
+                                 line=dict(width=3, color=F.PALETTE[i % len(F.PALETTE)]),
+                                 hovertemplate=f"{col}<br>{x_title} %{{x}}<br>%{{y:,.0f}} B<extra></extra>"))
+    if marker_x is not None:
+        fig.add_vline(x=marker_x, line=dict(color="black", width=2, dash="dot"))
+    xs = list(df[x])
+    if max(xs) / max(min(xs), 1) > 64:
+        ticks = xs[::2] if len(xs) > 6 else xs
+        fig.update_xaxes(title=x_title, type="log", tickvals=ticks, ticktext=[f"{int(v):,}" for v in ticks])
+    else:
+        fig.update_xaxes(title=x_title)
+    ys = df[[c for c in df.columns if c != x]].to_numpy(dtype=float)
+    ys = ys[ys > 0]
+    fig.update_yaxes(**F.byte_ticks(ys.min(), ys.max(), log=True))
+    fig.update_yaxes(title=F._tr("en")("bytes_per_step"), gridcolor="#eee", type="log")
+    return F.base_layout(fig, title, 400 + F.legend_below(fig), wrap=wrap)
+
+
+@pytest.mark.parametrize("field", ["num_reqs", "context_len", "block_size"])
+def test_bytes_lines_is_the_figure_the_plain_steps_build(field):
+    """The one-dict sweep builder draws exactly the figure add_trace/add_vline/update_* build, for
+    random shapes and chosen values (marker included)."""
+    import json
+    import random
+
+    from kvviz.gpu import traffic
+    from kvviz.views.figures import bytes_lines
+
+    rng = random.Random()
+    for _ in range(3):
+        shape = traffic.StepShape(num_reqs=rng.randint(1, 4096), context_len=rng.randint(1, 30000),
+                                  block_size=rng.choice(list(traffic.BLOCK_SIZES)), max_model_len=32768)
+        here = getattr(shape, field)
+        df = traffic.sweep(shape, field, traffic.sweep_values(field, here))
+        kw = dict(x=field, title="bytes per step as it grows", x_title=field, marker_x=here, wrap=rng.choice([None, 14]))
+        got, ref = bytes_lines(df, **kw), _bytes_lines_by_steps(df, **kw)
+        assert json.dumps(got.to_plotly_json(), sort_keys=True, default=str) == \
+            json.dumps(ref.to_plotly_json(), sort_keys=True, default=str)
+
+
+def test_stacked_bytes_is_the_figure_the_plain_steps_build():
+    import json
+    import random
+
+    from kvviz.gpu import traffic
+    from kvviz.views.figures import stacked_bytes
+
+    rng = random.Random()
+    shape = traffic.StepShape(num_reqs=rng.randint(1, 4096), context_len=rng.randint(1, 30000))
+    parts = {s: traffic.step_bytes(shape, s) for s in traffic.STRATEGIES}
+    ref = go.Figure()
+    strategies, comps = list(parts), list(next(iter(parts.values())))
+    for i, comp in enumerate(comps):
+        ref.add_trace(go.Bar(y=strategies, x=[parts[s][comp] for s in strategies], name=comp, orientation="h",
+                             marker_color=F.PALETTE[i % len(F.PALETTE)],
+                             hovertemplate=f"{comp}<br>%{{y}}: %{{x:,}} B<extra></extra>"))
+    ref.update_layout(barmode="stack")
+    totals = [sum(parts[s].values()) for s in strategies]
+    ref.update_xaxes(title=F._tr("en")("bytes_per_step"), **F.byte_ticks(1, max(totals + [1]), log=False))
+    ref.update_yaxes(autorange="reversed")
+    ref = F.base_layout(ref, "t", 100 + 60 * len(strategies) + F.legend_below(ref))
+    got = stacked_bytes(parts, title="t")
+    assert json.dumps(got.to_plotly_json(), sort_keys=True, default=str) == \
+        json.dumps(ref.to_plotly_json(), sort_keys=True, default=str)
