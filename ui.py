@@ -466,10 +466,13 @@ def lazy_expander(label: str, key: str, **kwargs):
 
 def table(data, labels: dict | None = None, **kwargs):
     """A small table that changes with each step or input, drawn static (``st.table``) with its
-    headers through ``labels`` and its text escaped: :func:`kvviz.views.frames.static_table`."""
-    from kvviz.views.frames import static_table
+    headers through ``labels`` and its text escaped: :func:`kvviz.views.frames.static_columns`
+    (sent as an Arrow table: no pandas frame on the way)."""
+    import pyarrow as pa
 
-    return st.table(static_table(data, labels), hide_index=True, **kwargs)
+    from kvviz.views.frames import static_columns
+
+    return st.table(pa.table(static_columns(data, labels)), hide_index=True, **kwargs)
 
 
 def download_fig(fig, name: str, key: str, label: str = "HTML"):
@@ -504,11 +507,18 @@ STEP_FIGURES_MAX = 512     # Step through's figure sets kept for every session (
 
 
 def _build_step_figures(part: str, scenario, records, idx: int, lang: str, option) -> dict:
+    """The step's figures as chart payloads (JSON made here, once, not on each draw: a Next press
+    then only sends them), with the step's other values as they are."""
+    import plotly.graph_objects as go
+
     from kvviz.views import scenarios as stepper
+    from kvviz.views.live_chart import chart_payload
 
     if part == "tables":
-        return stepper.step_table_figures(scenario, records, idx, lang, after=bool(option))
-    return stepper.step_pool_figures(records, idx, lang, when=option)
+        out = stepper.step_table_figures(scenario, records, idx, lang, after=bool(option))
+    else:
+        out = stepper.step_pool_figures(records, idx, lang, when=option)
+    return {k: chart_payload(v) if isinstance(v, go.Figure) else v for k, v in out.items()}
 
 
 @st.cache_resource(max_entries=STEP_FIGURES_MAX, show_spinner=False)

@@ -38,9 +38,16 @@ function draw(Plotly, div, data) {
   const overlay = data.overlay || { traces: [], shapes: "[]" };
   const last = div._kv || {};
   const config = Object.assign({ responsive: true }, data.config || {});
+  // The PNG button's file name names the step; plotly redraws a chart from scratch (newPlot, ~3x a
+  // react) when its config changes, so the chart keeps the options it was drawn with and the new
+  // name is put where the button reads it at click time.
+  const imageOptions = config.toImageButtonOptions;
+  const setImageOptions = () => { if (div._context) div._context.toImageButtonOptions = imageOptions; };
+  if (div._context && div._context.toImageButtonOptions) config.toImageButtonOptions = div._context.toImageButtonOptions;
   if (last.layout === data.layout && sameList(last.traces, data.traces) && last.fill === !!data.fill
       && last.overlayTraces && last.overlayTraces.length === overlay.traces.length) {
     if (last.overlayShapes === overlay.shapes && sameList(last.overlayTraces, overlay.traces)) {
+      setImageOptions();
       return Promise.resolve();                                   // the very same figure
     }
     const steps = [];
@@ -56,7 +63,7 @@ function draw(Plotly, div, data) {
       steps.push(() => Plotly.restyle(div, update, [data.traces.length + i]));
     });
     div._kv = Object.assign({}, last, { overlayShapes: overlay.shapes, overlayTraces: overlay.traces });
-    return steps.reduce((p, step) => p.then(step), Promise.resolve());
+    return steps.reduce((p, step) => p.then(step), Promise.resolve()).then(setImageOptions);
   }
   const layout = JSON.parse(data.layout);
   const baseShapes = layout.shapes || [];
@@ -72,7 +79,7 @@ function draw(Plotly, div, data) {
   const traces = base.concat(overlay.traces.map((s) => JSON.parse(s)));
   div._kv = { layout: data.layout, traces: data.traces, objects: base, baseShapes, fill: !!data.fill,
               overlayShapes: overlay.shapes, overlayTraces: overlay.traces };
-  return Plotly.react(div, traces, layout, config);
+  return Plotly.react(div, traces, layout, config).then(setImageOptions);
 }
 
 export default function (component) {

@@ -16,27 +16,43 @@ def no_none(df: pd.DataFrame, missing: str = MISSING) -> pd.DataFrame:
     return out
 
 
-def static_table(data, labels: dict | None = None, missing: str = MISSING) -> pd.DataFrame:
+def _missing(v) -> bool:
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v)
+
+
+def static_columns(data, labels: dict | None = None, missing: str = MISSING) -> dict:
     """``data`` (a frame or a list of row dicts) as ``st.table`` shows it: headers through ``labels``
     (keys not in it keep their name), every text cell and header escaped (``st.table`` renders
     markdown in cells: a request id from a pasted scenario stays text), missing cells as
-    ``missing``. Numbers stay numbers.
+    ``missing`` (a column with text or a missing cell is all text). Numbers stay numbers.
 
     The pages draw their small per-step tables this way rather than with ``st.dataframe``: the
     canvas grid costs the browser ~70 ms per changed table and fills its accessibility mirror
-    ~200 ms later (BENCHMARKS "Browser-felt latency"); a static table never truncates a cell."""
+    ~200 ms later (BENCHMARKS "Browser-felt latency"); a static table never truncates a cell.
+    Plain lists, not pandas per cell: this runs for every table on every rerun. Returns
+    {shown header: list of cells}; :func:`static_table` is the same as a frame."""
     from kvviz.views.safe_text import plain
 
-    df = no_none(pd.DataFrame(data) if not isinstance(data, pd.DataFrame) else data, missing)
+    if isinstance(data, pd.DataFrame):
+        keys = list(data.columns)
+        columns = {c: data[c].tolist() for c in keys}
+    else:
+        rows = list(data)
+        keys = list(dict.fromkeys(k for r in rows for k in r))
+        columns = {c: [r.get(c) for r in rows] for c in keys}
     labels = labels or {}
-    def cells(col: pd.Series) -> pd.Series:
-        if not (col.dtype == object or pd.api.types.is_string_dtype(col)):
-            return col
-        if col.map(lambda v: isinstance(v, str)).any():   # text, or numbers beside "—": all text
-            return col.map(lambda v: plain(v) if isinstance(v, str) else str(v))
-        return col
-
-    out = pd.DataFrame({plain(labels.get(c, c)): cells(df[c]) for c in df.columns}, index=df.index)
-    if len(set(out.columns)) != len(df.columns):
+    out = {}
+    for c in keys:
+        vals = columns[c]
+        if any(isinstance(v, str) or _missing(v) for v in vals):
+            vals = [missing if _missing(v) else plain(v) if isinstance(v, str) else str(v) for v in vals]
+        out[plain(labels.get(c, c))] = vals
+    if len(out) != len(keys):
         raise ValueError("two columns would show the same header")
-    return out.reset_index(drop=True)
+    return out
+
+
+def static_table(data, labels: dict | None = None, missing: str = MISSING) -> pd.DataFrame:
+    """:func:`static_columns` as a frame."""
+    out = static_columns(data, labels, missing)
+    return pd.DataFrame(out, columns=list(out))
