@@ -4,7 +4,8 @@
 //  - only the overlay changed (a selection: shapes and a few traces on top of an unchanged base):
 //    Plotly.relayout of the shapes and Plotly.restyle of the overlay traces (~3x cheaper than react);
 //  - otherwise Plotly.react, with every trace whose JSON text did not change passed as the very same
-//    object, so plotly recomputes only what changed.
+//    object, so plotly recomputes only what changed;
+//  - a chart off screen is drawn when it comes on screen (below).
 // plotly.js is the copy shipped with the pinned plotly package, served by the app itself.
 const PLOTLY_SRC = "app/static/vendor/plotly.min.js";
 
@@ -82,6 +83,52 @@ function draw(Plotly, div, data) {
   return Plotly.react(div, traces, layout, config).then(setImageOptions);
 }
 
+// Charts are drawn when they are on screen (an IntersectionObserver on the element that scrolls
+// them): a rerun redraws only what the reader sees, a chart further down is drawn when scrolled to
+// (half transparent until then if it shows an older figure). window.__kvvizDrawAll() draws every
+// waiting chart now (tests, printing).
+const AHEAD_PX = 0;      // drawn as soon as a pixel of it shows (~20-70 ms a chart)
+const waiting = new Map();          // div -> [its latest draw, not run yet; the observer watching it]
+const watchers = new Map();         // scrolling element (null: the viewport) -> its observer
+
+// The element that scrolls the chart (Streamlit's main area scrolls, not the page): the observer's
+// root, so that its margin reaches below what that element shows.
+function scroller(div) {
+  for (let e = div.parentElement; e && e !== document.body; e = e.parentElement) {
+    const oy = getComputedStyle(e).overflowY;
+    if ((oy === "auto" || oy === "scroll") && e.scrollHeight > e.clientHeight) return e;
+  }
+  return null;
+}
+
+function drawWaiting(div) {
+  const w = waiting.get(div);
+  if (!w) return;
+  waiting.delete(div);
+  w[1].unobserve(div);
+  w[0]();
+}
+
+function whenSeen(div, run) {
+  if (typeof IntersectionObserver === "undefined") { run(); return; }
+  for (const [d, w] of [...waiting]) if (!d.isConnected) { waiting.delete(d); w[1].unobserve(d); }   // gone
+  const root = scroller(div);
+  let watcher = watchers.get(root);
+  if (!watcher) {
+    watcher = new IntersectionObserver((entries) => {
+      for (const e of entries) if (e.isIntersecting) drawWaiting(e.target);
+    }, { root, rootMargin: `${AHEAD_PX}px 0px ${AHEAD_PX}px 0px` });
+    watchers.set(root, watcher);
+  }
+  const before = waiting.get(div);
+  if (before) before[1].unobserve(div);
+  waiting.set(div, [run, watcher]);
+  if (div._kv) div.style.opacity = "0.45";                        // an older figure until drawn
+  watcher.observe(div);                                           // observing anew reports it at once
+}
+
+window.__kvvizDrawAll = () => { for (const div of [...waiting.keys()]) drawWaiting(div); };
+
 export default function (component) {
   const { parentElement, data, setTriggerValue } = component;
   let div = parentElement.querySelector("div.kv-live-chart");
@@ -102,9 +149,10 @@ export default function (component) {
   div._kvSeq = seq;
   // one update at a time, in order: a newer figure waits for the one being drawn, and one that
   // was overtaken before its turn is skipped
-  div._kvQueue = (div._kvQueue || Promise.resolve()).then(() => loadPlotly()).then((Plotly) => {
+  whenSeen(div, () => { div._kvQueue = (div._kvQueue || Promise.resolve()).then(() => loadPlotly()).then((Plotly) => {
     if (div._kvSeq !== seq) return undefined;
     return draw(Plotly, div, data).then(() => {
+      div.style.opacity = "";
       div.dataset.kvRev = String(seq);
       if (!div._kvBound && data.clicks) {
         div.on("plotly_click", (ev) => div._kvTrigger("select", { points: pointsOf(ev) }));
@@ -113,7 +161,8 @@ export default function (component) {
     });
   }).catch((err) => {
     div._kv = null;
+    div.style.opacity = "";
     div.textContent = String(err && err.message ? err.message : err);
-  });
+  }); });
   return undefined;
 }

@@ -79,9 +79,24 @@ def wait_idle(page, timeout=90_000):
     expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=timeout)
 
 
+DRAWN = """() => { if (window.__kvvizDrawAll) window.__kvvizDrawAll();
+  const c = [...document.querySelectorAll('.kv-live-chart')];
+  return c.length > 0 && c.every(d => d.dataset.kvRev && d.dataset.kvRev === String(d._kvSeq)); }"""
+
+
+def charts_drawn(page, timeout=90_000):
+    """Every live chart on the page showing its latest figure. The app draws a chart when it comes
+    near the screen (static/live_chart.js); a test that reads every chart asks for the rest now
+    (``window.__kvvizDrawAll``) and waits until each chart's drawn revision is its newest."""
+    page.wait_for_selector('.kv-live-chart', state="attached", timeout=timeout)
+    page.wait_for_function(DRAWN, timeout=timeout)
+
+
 def shot(page, name):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.wait_for_timeout(500)
+    if page.locator('.kv-live-chart').count():
+        charts_drawn(page)
     h = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": 1400, "height": max(h, 1000)})
     page.wait_for_timeout(700)

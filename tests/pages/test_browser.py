@@ -2,7 +2,7 @@
 control, save full-page screenshots to artifacts/screenshots/."""
 import pytest
 
-from browser_support import (needs_chromium, no_exception, page, server, shot,  # noqa: F401 - fixtures
+from browser_support import (charts_drawn, needs_chromium, no_exception, page, server, shot,  # noqa: F401 - fixtures
                              wait_idle)
 
 pytestmark = [pytest.mark.browser, needs_chromium()]
@@ -30,7 +30,7 @@ def test_batch(server, page):
 
     page.goto(server + "/batch")
     wait_idle(page)
-    page.wait_for_selector('.kv-live-chart .main-svg', timeout=60_000)
+    charts_drawn(page)
     set_number(page, "Token of the step (or click a marker in the slot mapping)", 12)
     expect(page.get_by_text("slot = 4 × 4 + 2 = 18")).to_be_visible(timeout=30_000)
     # the gathered input table, slot mapping, slot buffer and V2's request-state table (default: main, V2)
@@ -100,7 +100,7 @@ def test_step_through_runner_v2(server, page):
 def test_prefixes(server, page):
     page.goto(server + "/prefixes?sc=prefixes&step=2")
     wait_idle(page)
-    page.wait_for_selector('.kv-live-chart .main-svg', timeout=60_000)
+    charts_drawn(page)
     no_exception(page)
     shot(page, "06_prefixes_step2")
 
@@ -198,6 +198,7 @@ def test_kernel_lab_step_timeline(server, page):
     page.get_by_text("4", exact=True).last.click()
     wait_idle(page)
     expect(page.get_by_text("separate: 3 launches + an indptr copy").first).to_be_visible()
+    charts_drawn(page)
     expect(page.locator(".js-plotly-plot").nth(1)).to_contain_text("4 group(s), V2")
     expect(page.get_by_text("not met", exact=True).first).to_be_visible()
     no_exception(page)
@@ -222,6 +223,7 @@ def test_chinese_is_drawn_with_the_font_the_app_serves(server, page):
     for the same stack, so no CJK font on the machine is needed."""
     page.goto(server + "/batch?lang=zh")
     wait_idle(page)
+    charts_drawn(page)
     page.wait_for_timeout(1500)
     got = page.evaluate("""() => {
       const faces = [...document.fonts].filter(f => f.family.replace(/"/g, '') === 'Noto Sans SC');

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from browser_support import SHOTS, browser, needs_chromium, server, shot, wait_idle  # noqa: F401 - fixtures
+from browser_support import SHOTS, browser, charts_drawn, needs_chromium, server, shot, wait_idle  # noqa: F401 - fixtures
 from kvviz.texts.i18n import t
 
 pytestmark = [pytest.mark.browser, needs_chromium()]
@@ -45,6 +45,7 @@ def _run_and_wait(page, lang: str, w: int = 2):
 
 def _figure(page, name: str):
     """The caches figure alone (its chart element), saved as a PNG."""
+    charts_drawn(page)
     chart = page.locator('.kv-live-chart').filter(has_text=re.compile(r"rank 1|rango 1"))
     chart.last.scroll_into_view_if_needed()
     page.wait_for_timeout(800)

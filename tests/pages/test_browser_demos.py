@@ -5,7 +5,7 @@ human to look at. Condense, hybrid and where_stale get a screenshot of every pre
 their step."""
 import pytest
 
-from browser_support import browser, needs_chromium, server, shot, wait_idle  # noqa: F401 - fixtures
+from browser_support import browser, charts_drawn, needs_chromium, server, shot, wait_idle  # noqa: F401 - fixtures
 from kvviz.views import demo_catalogue as demos
 from kvviz.views.demos import presenter_screens, screens_for
 from kvviz.texts.i18n import LANGS, t
@@ -32,7 +32,7 @@ def _no_error(page):
 
 
 def _charts(page):
-    page.wait_for_selector('.kv-live-chart .main-svg')
+    charts_drawn(page)
     return page.locator('.kv-live-chart').count()
 
 

@@ -11,7 +11,7 @@ artifacts/screenshots/legends_*.png.
 """
 import pytest
 
-from browser_support import SHOTS, browser, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import SHOTS, browser, charts_drawn, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
 from kvviz.texts.i18n import t
 from kvviz.views import batch as ex
 from kvviz.views.demos import presenter_screens, screens_for
@@ -50,9 +50,7 @@ def _overlap(a, b) -> bool:
 
 def _charts(page) -> list:
     """The page's charts once every one is drawn."""
-    page.wait_for_selector('.kv-live-chart .main-svg', timeout=90_000)
-    page.wait_for_function("() => [...document.querySelectorAll('.kv-live-chart')].every(c => c.dataset.kvRev)",
-                           timeout=90_000)
+    charts_drawn(page)
     page.wait_for_timeout(800)
     return page.evaluate(CHARTS)
 

@@ -6,7 +6,7 @@ the copy the app serves itself, and what changed is drawn — the selection box 
 token's cell, the slot chart's highlighted marker follows."""
 import pytest
 
-from browser_support import needs_chromium, no_exception, page, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import charts_drawn, needs_chromium, no_exception, page, server, wait_idle  # noqa: F401 - fixtures
 from kvviz.texts.i18n import t
 
 pytestmark = [pytest.mark.browser, needs_chromium()]
@@ -21,13 +21,13 @@ MARK = """() => [...document.querySelectorAll('.kv-live-chart')].map((d, i) => {
 
 def _settled(page):
     wait_idle(page)
-    page.wait_for_timeout(600)   # plotly.js draws after the rerun's last delta
+    charts_drawn(page)           # plotly.js draws after the rerun's last delta (off-screen ones: asked for)
+    page.wait_for_timeout(300)
 
 
 def test_a_token_change_updates_the_charts_in_place(server, page):
     page.goto(f"{server}/batch?lang=en")
     wait_idle(page)
-    page.wait_for_selector(".kv-live-chart .main-svg", timeout=60_000)
     _settled(page)
     src = page.evaluate("() => [...document.scripts].map(s => s.src).filter(s => s.includes('plotly'))")
     assert any(s.endswith("/app/static/vendor/plotly.min.js") for s in src), src

@@ -16,6 +16,7 @@ def test_click_a_slot_marker_selects_its_token(server, browser):
         wait_idle(page)
         chart = page.locator('[class*="slotfig"] .kv-live-chart').first
         chart.wait_for(timeout=60_000)
+        chart.scroll_into_view_if_needed()          # a chart is drawn when it comes near the screen
         box = page.get_by_label(t("batch", "token", "en"), exact=True)
         before = int(box.input_value())
         points = chart.locator(".scatterlayer .point")

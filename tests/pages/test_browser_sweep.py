@@ -49,7 +49,7 @@ import re
 
 import pytest
 
-from browser_support import IDLE, SHOTS, browser, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import IDLE, SHOTS, browser, charts_drawn, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
 from kvviz.texts.i18n import LANGS
 from ui import PAGES
 
@@ -238,6 +238,8 @@ def findings(page, lang: str) -> list[dict]:
 def _settle(page):
     wait_idle(page)
     page.wait_for_selector(IDLE)
+    if page.locator('.kv-live-chart').count():   # charts off screen too: every figure is checked
+        charts_drawn(page, timeout=30_000)
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stDataFrame]')].every("
                            "d => d.querySelector('canvas[data-testid=data-grid-canvas]') && d.querySelector('table[role=grid]'))",
                            timeout=30_000)

@@ -13,7 +13,7 @@ from kvviz.views import batch as ex
 from kvviz.views import figures
 from kvviz.views.figures import HILITE
 
-from browser_support import needs_chromium, no_exception, page, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import charts_drawn, needs_chromium, no_exception, page, server, wait_idle  # noqa: F401 - fixtures
 from page_support import chart_figures, chart_specs, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
 
 
@@ -130,7 +130,7 @@ def test_token_fragment_updates_link_chain_and_figures(server, page):  # noqa: F
 
     page.goto(server + "/batch")
     wait_idle(page)
-    page.wait_for_selector('.kv-live-chart .main-svg', timeout=60_000)
+    charts_drawn(page)
     box = page.get_by_label("Token of the step (or click a marker in the slot mapping)", exact=True)
     box.fill("12")
     box.press("Enter")
