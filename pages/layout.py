@@ -10,6 +10,7 @@ from kvviz.views import layout as lay_vm
 
 tr = ui.texts("layout")
 S = st.session_state
+DECODED = {"kv": "K/V", "block": tr("d_block"), "offset_in_block": tr("d_offset"), "byte_in_element": tr("d_byte")}
 DEFAULTS = {"lay.blocks": 2, "lay.bs": 4, "lay.heads": 2, "lay.dim": 4, "lay.dtype": "float16", "lay.kv": "k",
             "lay.block": 1, "lay.off": 2, "lay.head": 1, "lay.d": 0, "lay.byte": "0", "lay.as": "NHD",
             "lay.vllm": lay_vm.DEFAULT_VERSION, "lay.backend": lay_vm.DEFAULT_BACKEND, "lay.family": lay_vm.AUTO}
@@ -95,13 +96,8 @@ def decoder(geo: dict, family: str):
         try:
             dec = geo[as_layout].decode(byte)
             st.caption(tr("byte_read", dec=byte, hex=hex(byte), family=family, layout=as_layout))
-            # the decoded coordinates, one line; short headers (the field names in the tooltips) so
-            # all seven columns show at once
-            st.dataframe([dec], hide_index=True, column_config={
-                "kv": st.column_config.TextColumn("K/V"),
-                "block": st.column_config.NumberColumn(tr("d_block"), help="block"),
-                "offset_in_block": st.column_config.NumberColumn(tr("d_offset"), help="offset_in_block"),
-                "byte_in_element": st.column_config.NumberColumn(tr("d_byte"), help="byte_in_element")})
+            # the decoded coordinates, one line, short headers: all seven columns show at once
+            ui.table([dec], DECODED)
         except ValueError as e:
             st.error(tr("bad_byte", msg=ui.plain(e)), icon=":material/error:")
     ui.keep("lay.byte", "lay.as")

@@ -196,7 +196,8 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
                         stale_rows=(), lang: str = "en", max_cols: int | None = None,
                         showscale: bool = True, row_window: tuple[int, int] | None = None,
                         row_title: str | None = None, row_names=None, stale_tails: dict | None = None,
-                        pad_until: int | None = None, col_window: tuple[int, int] | None = None) -> go.Figure:
+                        pad_until: int | None = None, col_window: tuple[int, int] | None = None,
+                        validate: bool = False) -> go.Figure:
     """block_table[row, column] as a heatmap: value = physical (kernel) block id. ``row_window``
     (r0, r1) draws only rows r0..r1-1 (a huge table), labelled with their real row numbers.
     ``row_title`` names the y axis (default "request row"; V2's tables are by state index or batch
@@ -205,7 +206,11 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     tail (ids an earlier step left, never read: harmless). ``pad_until``: only rows [num_reqs,
     pad_until) are CUDA-graph padding; rows from ``pad_until`` on are outside this step's batch (V2's
     input table leaves them as they were). ``col_window`` (c0, c1): likewise only columns c0..c1-1
-    of the shown ones (a huge table; the row outlines are then left out)."""
+    of the shown ones (a huge table; the row outlines are then left out).
+
+    Built without plotly's property validation (``validate=False``): its per-id colour scale
+    (two stops per block id) went through a regular expression per colour, most of a new batch's
+    server time; ``validate=True`` builds the same figure through the validators (tests compare)."""
     tr = _tr(lang)
     rows, width = bt.shape
     r0, r1 = (0, rows) if row_window is None else (max(0, row_window[0]), min(rows, row_window[1]))
@@ -233,7 +238,8 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
         texttemplate="%{z}" if cells <= MAX_TEXT_CELLS else None, textfont=dict(size=FONT - 2),
         hovertemplate=hover + "<extra></extra>",
         showscale=showscale and num_blocks > MAX_CATEGORICAL_BLOCKS,   # categorical: the ids are the labels
-        colorbar=dict(title=dict(text=tr("physical_block"), side="right"), thickness=14)))
+        colorbar=dict(title=dict(text=tr("physical_block"), side="right"), thickness=14), _validate=validate),
+        _validate=validate)
     if counts is not None and col_window is None:  # entries past a row's count: outline the valid prefix
         for r in range(r0, min(num_reqs, r1)):
             n = int(counts[r])

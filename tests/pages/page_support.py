@@ -110,3 +110,12 @@ def pcie_labels(lang: str) -> dict:
     return {"table": t("pcie", "col_table", lang), **shown, "strategy": t("pcie", "col_strategy", lang),
             "bytes": t("pcie", "col_bytes", lang), "model µs": t("pcie", "col_model", lang),
             "measured µs": t("pcie", "col_measured", lang)}
+
+
+def decoded(at: AppTest, lang: str = "en"):
+    """The Memory layout page's decoded byte (its one-line static table) as a row keyed by field."""
+    from kvviz.texts.i18n import t
+
+    labels = {"kv": "K/V", "block": t("layout", "d_block", lang), "offset_in_block": t("layout", "d_offset", lang),
+              "byte_in_element": t("layout", "d_byte", lang)}
+    return table_frames(at, labels)[0].iloc[0]

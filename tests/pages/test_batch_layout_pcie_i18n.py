@@ -3,7 +3,7 @@
 strategies and tables are translated, the layout decoder's columns keep their data names."""
 import pytest
 
-from page_support import app_test, pcie_labels, table_frames
+from page_support import app_test, decoded, pcie_labels, table_frames
 from kvviz.texts.i18n import t
 from kvviz.views import batch as ex
 from kvviz.gpu import traffic
@@ -68,7 +68,7 @@ def test_layout_picker_labels_and_history_in_the_language(lang):
     assert at.number_input(key="lay.off").label == t("layout", "p_offset", lang)
     assert not any("Pull requests" in c.value for c in at.caption)
     at.text_input(key="lay.byte").set_value("0").run()
-    dec = at.dataframe[0].value.iloc[0]          # the data keeps the decoder's field names
+    dec = decoded(at, lang)          # the data keeps the decoder's field names
     assert (dec["kv"], dec["block"], dec["offset_in_block"]) == ("k", 0, 0)
 
 

@@ -5,7 +5,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from page_support import chart_specs, APP, open_page as _open, pcie_labels, plotly_array as _array, table_frames  # noqa: F401 - shared helpers
+from page_support import chart_specs, APP, open_page as _open, decoded, pcie_labels, plotly_array as _array, table_frames  # noqa: F401 - shared helpers
 
 
 def _metrics(at):
@@ -183,7 +183,7 @@ def test_layout_encode_decode(at):
     text = " ".join(m.value for m in at.markdown)
     assert "NHD: byte **104**" in text and "HND: byte **112**" in text
     at.text_input(key="lay.byte").set_value("104").run()
-    dec = at.dataframe[0].value.iloc[0]
+    dec = decoded(at)
     assert (dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == (1, 2, 1, 0)
     at.text_input(key="lay.byte").set_value(str(10 ** 6)).run()
     assert "outside the cache" in at.error[0].value
@@ -330,13 +330,13 @@ def test_layout_cache_family_selector_moves_bytes_and_picture(at):
     assert packed == ["K0"] * 4 + ["V0"] * 4 + ["K1"] * 4 + ["V1"] * 4
     # decoding follows the family: byte 64 = element 32
     at.text_input(key="lay.byte").set_value("64").run()
-    dec = at.dataframe[0].value.iloc[0]
+    dec = decoded(at)
     assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == ("k", 0, 2, 0, 0)
     at.selectbox(key="lay.family").set_value("flashinfer").run()
-    dec = at.dataframe[0].value.iloc[0]
+    dec = decoded(at)
     assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == ("v", 0, 0, 0, 0)
     at.selectbox(key="lay.family").set_value("flash_attn").run()
-    dec = at.dataframe[0].value.iloc[0]
+    dec = decoded(at)
     assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == ("k", 1, 0, 0, 0)
     assert not at.exception
 
@@ -356,7 +356,7 @@ def test_layout_byte_input_takes_decimal_and_hex(at, text, want):
     _open_layout_flash_attn(at)
     at.text_input(key="lay.byte").set_value(text).run()
     assert not at.exception and not at.error
-    dec = at.dataframe[0].value.iloc[0]
+    dec = decoded(at)
     assert (dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == want
     assert dec["kv"] == "k" and dec["byte_in_element"] == (1 if text == "0x69" else 0)
 
@@ -367,7 +367,7 @@ def test_layout_byte_input_pasted_hex_in_a_bigger_cache(at):
     # 0x1a0 = 416 B = element 208 of [2, 4, 4, 2, 4] (strides 128, 32, 8, 4, 1): V, block 2, offset 2
     at.text_input(key="lay.byte").set_value("0x1a0").run()
     assert not at.exception and not at.error
-    dec = at.dataframe[0].value.iloc[0]
+    dec = decoded(at)
     assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["slot"], dec["head"], dec["dim"]) == \
         ("v", 2, 2, 10, 0, 0)
     assert any("0x1a0" in c.value and "416" in c.value for c in at.caption)

@@ -6,7 +6,7 @@ each family's physical shape, independently of kvviz.core.layout."""
 import numpy as np
 import pytest
 
-from page_support import chart_figures, open_page
+from page_support import chart_figures, decoded, open_page
 
 # the page's default cache: 2 blocks x 4 slots x 2 KV heads x head dim 4, fp16; the picked element is
 # K of block 1, offset 2, head 1, dim 0
@@ -141,7 +141,7 @@ def test_decoding_follows_the_family_and_an_nhd_only_backend(at):
     open_page(at, "layout")
     at.segmented_control(key="lay.as").set_value("HND").run()
     at.text_input(key="lay.byte").set_value("0x40").run()       # byte 64 = element 32
-    dec = at.dataframe[0].value.iloc[0]
+    dec = decoded(at)
     block, head, off, kv_dim = np.unravel_index(32, (NB, H, BS, 2 * D))       # packed HND [B, H, N, 2D]
     assert (block, head, off, kv_dim) == (0, 1, 0, 0)
     assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == ("k", block, off, head, 0)
@@ -149,7 +149,7 @@ def test_decoding_follows_the_family_and_an_nhd_only_backend(at):
     _set(at, "lay.backend", "flex")                              # NHD only: "read as" falls back to NHD
     assert not at.error
     assert list(at.segmented_control(key="lay.as").options) == ["NHD"]
-    dec = at.dataframe[0].value.iloc[0]
+    dec = decoded(at)
     block, off, kv, head, dim = np.unravel_index(32, (NB, BS, 2, H, D))      # flex_interleaved [B, N, 2, H, D]
     assert (block, off, kv, head, dim) == (0, 2, 0, 0, 0)
     assert (dec["kv"], dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == ("k", block, off, head, dim)
