@@ -8,7 +8,7 @@ import ui
 ui.ensure_app_shell()
 
 from kvviz.notations import models as nt  # noqa: E402
-from kvviz.views.notations import (description_key, forms_json, lookup_text, marked, notation_notes,  # noqa: E402
+from kvviz.views.notations import (description_key, forms_json, lookup_text, markdown_table, notation_notes,  # noqa: E402
                                    round_trip_report, tables, token_answer)
 
 tr = ui.texts("notations")
@@ -76,7 +76,7 @@ for name in names:
         st.markdown(f"**{tr('lookup')}:** {lookup_text(name, form, i, pos, ui.lang())}")
         for label, df, marks in tables(name, form, i, pos, ui.lang()):
             st.caption(f"`{label}`")
-            st.table(marked(df, marks))
+            st.markdown(markdown_table(df, marks))
 
 st.subheader(tr("roundtrip"))
 st.caption(tr("roundtrip_help"))

@@ -261,18 +261,37 @@ def token_answer(c: nt.CanonicalBatch, i: int, pos: int, page_size: int) -> dict
             "new": pos >= r.seq_len - r.query_len}
 
 
-MARK = ':color[**{v}**]{{foreground="black" background="#ffd54f"}}'   # the marked cell, in st.table's markdown
+MARK = ':color[**{v}**]{{foreground="black" background="#ffd54f"}}'   # the marked cell, in markdown
 
 
-def marked(df: pd.DataFrame, marks) -> pd.DataFrame:
-    """``df`` for ``st.table``: every cell as text, the cells in ``marks`` ([(row label, column label)])
-    highlighted in the cell's own markdown (no Styler: computing and shipping a Styler's display
-    values was most of the page's server time on each rerun). The values are the arrays' integers;
-    the labels are the page's own."""
+def markdown_table(df: pd.DataFrame, marks) -> str:
+    """``df`` (row labels as its index) as one GitHub-flavoured markdown table, the cells in
+    ``marks`` ([(row label, column label)]) highlighted. One markdown element per array: the page
+    shows fifteen of them on every rerun, and ``st.table`` renders each cell as its own markdown
+    (about twice the browser's time); no Styler either (computing and shipping a Styler's display
+    values was most of the page's server time). Labels and values pass through ``plain`` (a ``|``
+    cannot break a row)."""
+    from kvviz.views.safe_text import plain
+
     cells = set(marks)
-    rows = list(df.index)
-    return pd.DataFrame({c: [MARK.format(v=v) if (r, c) in cells else str(v) for r, v in zip(rows, df[c].tolist())]
-                         for c in df.columns}, index=df.index, columns=df.columns)
+    cols = list(df.columns)
+    lines = ["| | " + " | ".join(plain(c) for c in cols) + " |", "|---|" + "---:|" * len(cols)]
+    for r in df.index:
+        vals = df.loc[r].tolist()
+        lines.append("| " + plain(r) + " | " + " | ".join(
+            MARK.format(v=plain(v)) if (r, c) in cells else plain(v) for c, v in zip(cols, vals)) + " |")
+    return "\n".join(lines)
+
+
+def marked_cells(text: str) -> list[str]:
+    """The values highlighted in a :func:`markdown_table` (tests, and a reader of the page's text)."""
+    head, tail = MARK.format(v="\0").split("\0")
+    out, at = [], text.find(head)
+    while at >= 0:
+        end = text.index(tail, at + len(head))
+        out.append(text[at + len(head):end])
+        at = text.find(head, end)
+    return out
 
 
 def forms_json(forms: dict) -> dict:

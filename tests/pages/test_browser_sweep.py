@@ -108,8 +108,8 @@ PROBE = r"""
   for (const el of document.querySelectorAll('[data-testid=stMetricValue], [data-testid=stMetricLabel], [data-testid=stWidgetLabel]')) {
     if (seen(el) && el.textContent.trim().endsWith('…')) out.push({kind: 'cut', where: name(el), text: el.textContent});
   }
-  // 4b. static tables (st.table): wider than their place means columns hidden to the right
-  for (const tb of document.querySelectorAll('[data-testid=stTable]')) {
+  // 4b. static tables (st.table, markdown tables): wider than their place means columns hidden to the right
+  for (const tb of document.querySelectorAll('[data-testid=stTable], [data-testid=stMarkdownContainer]:has(table)')) {
     if (!seen(tb)) continue;
     for (const el of [tb, ...tb.querySelectorAll('*')]) {
       const cs = getComputedStyle(el);

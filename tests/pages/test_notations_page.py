@@ -19,6 +19,11 @@ def _page(lang="en") -> AppTest:
     return at
 
 
+def _prose(at) -> list:
+    """The page's markdown other than the arrays' tables (each one markdown table)."""
+    return [m for m in at.markdown if not m.value.startswith("| |")]
+
+
 def _slot_in_answer(at) -> int:
     return int(at.success[0].value.split("**")[1])
 
@@ -33,7 +38,7 @@ def test_six_notations_side_by_side(lang):
     assert not at.warning                                  # every notation holds the batch
     c = nt.example_batch()
     assert _slot_in_answer(at) == c.address(1, 255)
-    lookups = [m.value for m in at.markdown if f"**{c.address(1, 255)}**" in m.value]
+    lookups = [m.value for m in _prose(at) if f"**{c.address(1, 255)}**" in m.value]
     assert len(lookups) == 6                              # each notation's arithmetic lands there
     rt = at.dataframe[-1].value
     assert (rt.to_numpy() == 0).all() and rt.shape == (6, 6)
@@ -50,7 +55,7 @@ def test_pick_a_token_and_a_page_size():
         at.segmented_control(key="notations_page_size").set_value(ps).run()
         assert not at.exception and not at.warning
         assert _slot_in_answer(at) == c.address(2, 17)
-        assert len([m for m in at.markdown if f"**{c.address(2, 17)}**" in m.value]) == 6
+        assert len([m for m in _prose(at) if f"**{c.address(2, 17)}**" in m.value]) == 6
     at.selectbox(key="notations_req").set_value("A").run()     # A is longer: position stays valid
     at.number_input(key="notations_pos").set_value(300).run()
     assert not at.exception and _slot_in_answer(at) == c.address(0, 300)
@@ -72,12 +77,12 @@ def test_no_english_labels_left(lang):
         for ps in (16, 128):
             at.segmented_control(key="notations_page_size").set_value(ps).run()
             shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
-            for df in [*at.dataframe, *at.table]:
+            for df in at.dataframe:
                 shown += [str(x) for x in df.value.index] + [str(x) for x in df.value.columns]
             text = "\n".join(shown)
             for en in ENGLISH:
                 assert en not in text, (lang, req, pos, ps, en)
-            lookups = [m.value for m in at.markdown if t("notations", "lookup", lang) in m.value]
+            lookups = [m.value for m in _prose(at) if t("notations", "lookup", lang) in m.value]
             assert len(lookups) == 6
             rt = at.dataframe[-1].value                          # the round-trip table's axes
             assert (rt.index.name, rt.columns.name) == (t("notations", "v.from", lang),
@@ -119,7 +124,7 @@ def test_llamacpp_kv_unified_toggle(lang):
     assert t("notations", "d_llamacpp_unified", lang) in captions
     assert _cells(_llama_note(at, lang)) == sum(lens) - 256       # stored once: smaller
     assert _slot_in_answer(at) == c.address(1, 255)
-    assert len([m for m in at.markdown if f"**{c.address(1, 255)}**" in m.value]) == 6
+    assert len([m for m in _prose(at) if f"**{c.address(1, 255)}**" in m.value]) == 6
     assert (at.dataframe[-1].value.to_numpy() == 0).all()        # round trips still exact
 
     at.toggle(key="notations_kv_unified").set_value(False).run()
@@ -134,7 +139,7 @@ def test_llamacpp_layouts_have_no_english_left(lang):
         assert not at.exception
         shown = [m.value for m in at.markdown] + [c.value for c in at.caption]
         shown.append(at.toggle(key="notations_kv_unified").label)
-        for df in [*at.dataframe, *at.table]:
+        for df in at.dataframe:
             shown += [str(x) for x in df.value.index] + [str(x) for x in df.value.columns]
         text = "\n".join(shown)
         for en in ENGLISH + ["stream ", "Cells in use", "cells in use", "unified KV cache", "copies",
@@ -143,19 +148,18 @@ def test_llamacpp_layouts_have_no_english_left(lang):
 
 
 def test_the_token_is_marked_in_the_tables():
-    """The chosen token's cells are highlighted in the static tables (the cell's own markdown): the
-    vLLM slot_mapping cell holds its slot, the block table cell its block; nothing else is marked."""
-    from kvviz.views.notations import MARK
+    """The chosen token's cells are highlighted in the arrays' tables (one markdown table each): the
+    vLLM slot_mapping cell holds its slot; every mark is a number."""
+    from kvviz.views.notations import marked_cells
 
     at = _page("en")
     c = nt.example_batch()
     for req, pos in (("B", 255), ("C", 17)):
         at.selectbox(key="notations_req").set_value(req).run()
         at.number_input(key="notations_pos").set_value(pos).run()
-        assert not at.exception and len(at.table) >= 10
-        head, tail = MARK.format(v="\0").split("\0")
-        marks = [v[len(head):-len(tail)] for tb in at.table for v in tb.value.to_numpy().ravel()
-                 if isinstance(v, str) and v.startswith(head)]
+        tables = [m.value for m in at.markdown if m.value.startswith("| |")]
+        assert not at.exception and len(tables) >= 10
+        marks = [v for text in tables for v in marked_cells(text)]
         ans = c.address(["A", "B", "C"].index(req), pos)
         assert str(ans) in marks, (req, pos, marks)
         assert all(m.lstrip("-").isdigit() for m in marks) and 6 <= len(marks) <= 30

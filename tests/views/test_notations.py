@@ -291,7 +291,7 @@ def test_page_runs_cover_pages(pages):
 def test_page_answer_styles_and_download():
     import pandas as pd
 
-    from kvviz.views.notations import MARK, forms_json, marked, token_answer
+    from kvviz.views.notations import MARK, forms_json, markdown_table, marked_cells, token_answer
 
     c = nt.example_batch()
     ans = token_answer(c, 1, 255, 16)          # B's last prefix token: in A's shared block
@@ -303,9 +303,11 @@ def test_page_answer_styles_and_download():
     unified = forms_json(nt.all_forms(c, 16, kv_unified=True))["llamacpp"]
     assert isinstance(unified["cell_seqs"][0], list) and "_index" not in unified
     df = pd.DataFrame({"0": [1, 2]}, index=["a", "b"])
-    shown = marked(df, [("b", "0"), ("zz", "0")])          # a mark outside the window: ignored
-    assert shown.loc["a", "0"] == "1" and shown.loc["b", "0"] == MARK.format(v=2)
-    assert shown.to_numpy().ravel().tolist().count(MARK.format(v=2)) == 1 and "#ffd54f" in MARK
+    shown = markdown_table(df, [("b", "0"), ("zz", "0")])   # a mark outside the window: ignored
+    assert shown.splitlines() == ["| | 0 |", "|---|---:|", "| a | 1 |", "| b | " + MARK.format(v=2) + " |"]
+    assert marked_cells(shown) == ["2"] and "#ffd54f" in MARK
+    piped = markdown_table(pd.DataFrame({"x|y": [3]}, index=["r|1"]), [])
+    assert piped.splitlines()[0] == r"| | x\|y |" and r"r\|1" in piped    # a pipe cannot open a cell
 
 
 @pytest.mark.parametrize("lang", ["en", "zh", "es"])
