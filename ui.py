@@ -464,15 +464,12 @@ def lazy_expander(label: str, key: str, **kwargs):
     return box, bool(box.open)
 
 
-def table(data, labels: dict | None = None, **kwargs):
-    """A small table that changes with each step or input, drawn static (``st.table``) with its
-    headers through ``labels`` and its text escaped: :func:`kvviz.views.frames.static_columns`
-    (sent as an Arrow table: no pandas frame on the way)."""
-    import pyarrow as pa
+def table(data, labels: dict | None = None):
+    """A small table that changes with each step or input: one markdown table, headers through
+    ``labels``, text escaped, "—" for a missing cell (:func:`kvviz.views.frames.markdown_table`)."""
+    from kvviz.views.frames import markdown_table
 
-    from kvviz.views.frames import static_columns
-
-    return st.table(pa.table(static_columns(data, labels)), hide_index=True, **kwargs)
+    return st.markdown(markdown_table(data, labels))
 
 
 def download_fig(fig, name: str, key: str, label: str = "HTML"):

@@ -81,19 +81,36 @@ def _unescaped(text: str) -> str:
     return re.sub(r"\\(.)", r"\1", str(text))
 
 
-def table_frames(at: AppTest, labels: dict | None = None) -> list:
-    """Every static table (``ui.table``: ``st.table``) as data, in page order: headers mapped back
-    from the shown ``labels`` ({key: header}) to their keys, text cells unescaped."""
-    back = {v: k for k, v in (labels or {}).items()}
+def _cell(text: str):
+    import re
+
+    text = _unescaped(text.strip())
+    return int(text) if re.fullmatch(r"-?\d+", text) else text
+
+
+def markdown_tables(at: AppTest) -> list[list[list]]:
+    """Every markdown table on the page (``ui.table``), in page order: rows of cells (header row
+    first), escapes undone, whole numbers as ints."""
+    import re
+
     out = []
-    for tb in at.table:
-        df = tb.value
-        df = df.rename(columns=lambda c: back.get(_unescaped(c), _unescaped(c)))
-        for c in df.columns:
-            if df[c].dtype == object or str(df[c].dtype).startswith(("str", "string")):
-                df[c] = df[c].map(lambda v: _unescaped(v) if isinstance(v, str) else v)
-        out.append(df)
+    for m in at.markdown:
+        lines = m.value.splitlines()
+        if len(lines) < 2 or not lines[0].startswith("|") or not re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[1]):
+            continue
+        rows = [lines[0]] + lines[2:]
+        out.append([[_cell(c) for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in rows])
     return out
+
+
+def table_frames(at: AppTest, labels: dict | None = None) -> list:
+    """Every small table (``ui.table``: one markdown table each) as data, in page order: headers
+    mapped back from the shown ``labels`` ({key: header}) to their keys."""
+    import pandas as pd
+
+    back = {v: k for k, v in (labels or {}).items()}
+    return [pd.DataFrame(rows[1:], columns=[back.get(h, h) for h in rows[0]]) for rows in markdown_tables(at)
+            if rows[0] and rows[0][0] != ""]    # (a table with row labels, e.g. Notations', has an empty corner)
 
 
 def frames(at: AppTest, labels: dict | None = None) -> list:

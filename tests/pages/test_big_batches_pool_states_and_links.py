@@ -10,7 +10,7 @@ from streamlit.runtime.media_file_manager import MediaFileManager
 
 from kvviz.views import scenarios as stepper
 
-from page_support import chart_figures, chart_specs, APP, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
+from page_support import chart_figures, chart_specs, APP, open_page as _open, plotly_array as _array, table_frames  # noqa: F401 - shared helpers
 
 
 def _plots(at):
@@ -195,7 +195,7 @@ def test_pcie_figure_and_table_downloads(at, monkeypatch):
                  "bytes_vs_block_size.html"):
         assert "plotly" in made[name]()[:20000].lower(), name
     csv = made["model_vs_measured.csv"]().splitlines()
-    assert csv[0] == "strategy,bytes,model µs,measured µs" and len(csv) == 1 + len(at.table[-1].value)
+    assert csv[0] == "strategy,bytes,model µs,measured µs" and len(csv) == 1 + len(table_frames(at)[-1])
 
 
 def test_table_row_window_bounds():

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from kvviz.views import demo_catalogue as demos
 from kvviz.views.demos import presenter_screens, screens_for
 from kvviz.texts.i18n import LANGS, t
-from page_support import chart_figure, chart_nodes, is_chart
+from page_support import chart_figure, chart_nodes, is_chart, table_frames
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -71,7 +71,7 @@ def _no_english(at, key, step, lang):
     for en in ENGLISH:
         assert en not in text, (key, step, lang, en)
     col = t("demos", "col.kind", lang)
-    scheduled = [tb.value for tb in at.table if col in tb.value.columns]   # the scheduled table (ui.table)
+    scheduled = [df for df in table_frames(at) if col in df.columns]   # the scheduled table (ui.table)
     assert scheduled or any(t("demos", "ui.no_tokens", lang) in m.value for m in at.markdown), (key, step, lang)
     for df in scheduled:
         assert not {"prefill", "chunk", "decode"} & set(df[col]), (key, step, lang)

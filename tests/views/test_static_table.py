@@ -42,3 +42,31 @@ def test_random_rows_keep_their_shape_values_and_order(rows):
     assert out.shape == df.shape and out["N"].tolist() == df["n"].tolist()
     for raw, shown in zip(df["s"], out["s"]):      # only backslashes were added (one line)
         assert shown.replace("\\", "") == " ".join(raw.splitlines()).replace("\\", "")
+
+
+def test_markdown_table_rows_alignment_and_escaping():
+    from kvviz.views.frames import markdown_table
+
+    text = markdown_table([{"row": np.int64(0), "request": "A|B", "blocks": "1 2"},
+                           {"row": 1, "request": "[x](http://e)", "blocks": None}], {"row": "行"})
+    lines = text.splitlines()
+    assert lines[0] == "| 行 | request | blocks |" and lines[1] == "|---:|---|---|"
+    assert lines[2] == r"| 0 | A\|B | 1 2 |"
+    assert lines[3] == "| 1 | " + plain("[x](http://e)") + " | " + MISSING + " |"
+    assert "](" not in text and len(lines) == 4
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-10**12, 10**12), st.text(max_size=12)), min_size=1, max_size=8))
+def test_markdown_table_keeps_one_line_per_row_and_every_cell(rows):
+    """Whatever the text (pipes, newlines, markup), a row stays one line of the same number of
+    cells: no cell can open another."""
+    import re
+
+    from kvviz.views.frames import markdown_table
+
+    lines = markdown_table(pd.DataFrame(rows, columns=["n", "s"])).splitlines()
+    assert len(lines) == 2 + len(rows)
+    for line, (n, _) in zip(lines[2:], rows):
+        cells = re.split(r"(?<!\\)\|", line)[1:-1]
+        assert len(cells) == 2 and cells[0].strip() == str(n)
