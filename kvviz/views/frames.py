@@ -23,16 +23,11 @@ def _missing(v) -> bool:
 
 
 def static_columns(data, labels: dict | None = None, missing: str = MISSING) -> dict:
-    """``data`` (a frame or a list of row dicts) as ``st.table`` shows it: headers through ``labels``
-    (keys not in it keep their name), every text cell and header escaped (``st.table`` renders
-    markdown in cells: a request id from a pasted scenario stays text), missing cells as
-    ``missing`` (a column with text or a missing cell is all text). Numbers stay numbers.
-
-    The pages draw their small per-step tables this way rather than with ``st.dataframe``: the
-    canvas grid costs the browser ~70 ms per changed table and fills its accessibility mirror
-    ~200 ms later (BENCHMARKS "Browser-felt latency"); a static table never truncates a cell.
-    Plain lists, not pandas per cell: this runs for every table on every rerun. Returns
-    {shown header: list of cells}; :func:`static_table` is the same as a frame."""
+    """``data`` (a frame or a list of row dicts) as a page's small table shows it: {shown header:
+    list of cells}, headers through ``labels`` (keys not in it keep their name), every text cell and
+    header escaped (the table is markdown: a request id from a pasted scenario stays text), missing
+    cells as ``missing`` (a column with text or a missing cell is all text). Numbers stay numbers.
+    Plain lists, not pandas per cell: this runs for every table on every rerun."""
     from kvviz.views.safe_text import plain
 
     if isinstance(data, pd.DataFrame):
@@ -52,12 +47,6 @@ def static_columns(data, labels: dict | None = None, missing: str = MISSING) -> 
     if len(out) != len(keys):
         raise ValueError("two columns would show the same header")
     return out
-
-
-def static_table(data, labels: dict | None = None, missing: str = MISSING) -> pd.DataFrame:
-    """:func:`static_columns` as a frame."""
-    out = static_columns(data, labels, missing)
-    return pd.DataFrame(out, columns=list(out))
 
 
 def markdown_table(data, labels: dict | None = None, missing: str = MISSING) -> str:

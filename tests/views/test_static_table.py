@@ -1,11 +1,16 @@
-"""``frames.static_table``: what ``ui.table`` hands to ``st.table`` (headers translated, text kept as
-text, nothing "None", numbers still numbers)."""
+"""``frames.static_columns`` and ``frames.markdown_table``: what ``ui.table`` draws (headers translated,
+text kept as text, nothing "None", numbers still numbers, one line per row)."""
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kvviz.views.frames import MISSING, static_table
+from kvviz.views.frames import MISSING, static_columns
+
+
+def static_table(data, labels=None):
+    out = static_columns(data, labels)
+    return pd.DataFrame(out, columns=list(out))
 from kvviz.views.safe_text import plain
 
 
