@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from kvviz.views.frames import MISSING, static_columns
+from kvviz.views.safe_text import plain
 
 
 def static_table(data, labels=None):
     out = static_columns(data, labels)
     return pd.DataFrame(out, columns=list(out))
-from kvviz.views.safe_text import plain
 
 
 def test_headers_go_through_the_labels_and_unknown_keys_keep_their_name():
