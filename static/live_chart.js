@@ -83,6 +83,33 @@ function draw(Plotly, div, data) {
   return Plotly.react(div, traces, layout, config).then(setImageOptions);
 }
 
+// A title or x axis title wider than the chart (a long translated title in a half-width column) is
+// drawn smaller until it fits, down to MIN_TITLE_PX: plotly does not wrap or shrink titles, it cuts
+// them at the chart's edge; one still out on a side is centred on the chart. Redone after every
+// plotly redraw (a resize redraws them at full size).
+const MIN_TITLE_PX = 10;
+
+function fitTitles(div) {
+  const svg = div.querySelector(".main-svg");
+  if (!svg) return;
+  const box = svg.getBoundingClientRect();
+  for (const t of div.querySelectorAll(".gtitle, .xtitle")) {
+    const r = t.getBoundingClientRect();
+    const size = parseFloat(t.style.fontSize);
+    if (!r.width || !size) continue;
+    const anchor = t.getAttribute("text-anchor") || "start";
+    const x = anchor === "middle" ? (r.left + r.right) / 2 : anchor === "end" ? r.right : r.left;
+    const room = (anchor === "middle" ? 2 * Math.min(x - box.left, box.right - x)
+      : anchor === "end" ? x - box.left : box.right - x) - 4;
+    if (r.width > room && room > 0) t.style.fontSize = `${Math.max(MIN_TITLE_PX, Math.floor(size * room / r.width))}px`;
+    const now = t.getBoundingClientRect();       // still out on one side (centred under an off-centre
+    if (now.width < box.width - 4 && (now.left < box.left || now.right > box.right)) {   // plot): centre it
+      const dx = (box.left + box.right) / 2 - (now.left + now.right) / 2;
+      t.setAttribute("transform", `translate(${dx.toFixed(1)},0) ${t.getAttribute("transform") || ""}`.trim());
+    }
+  }
+}
+
 // Charts are drawn when they are on screen (an IntersectionObserver on the element that scrolls
 // them): a rerun redraws only what the reader sees, a chart further down is drawn when scrolled to
 // (half transparent until then if it shows an older figure). window.__kvvizDrawAll() draws every
@@ -153,6 +180,8 @@ export default function (component) {
     if (div._kvSeq !== seq) return undefined;
     return draw(Plotly, div, data).then(() => {
       div.style.opacity = "";
+      fitTitles(div);
+      if (!div._kvFits) { div.on("plotly_afterplot", () => fitTitles(div)); div._kvFits = true; }
       div.dataset.kvRev = String(seq);
       if (!div._kvBound && data.clicks) {
         div.on("plotly_click", (ev) => div._kvTrigger("select", { points: pointsOf(ev) }));
