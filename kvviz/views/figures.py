@@ -54,14 +54,21 @@ LEGEND_ROW_PX = 34          # one row of legend entries at FONT
 LEGEND_PER_ROW = 5          # entries a row holds on a half-width chart (row names, Spanish labels)
 
 
+def legend_px(entries: int, shown: bool | None = None) -> int:
+    """The pixels a legend band of ``entries`` entries under the x axis takes (the entries wrap
+    ~LEGEND_PER_ROW to a row); ``shown``: the layout's showlegend (None: plotly's rule, a legend for
+    two entries or more)."""
+    shown = entries > 1 if shown is None else shown
+    return LEGEND_ROW_PX * -(-entries // LEGEND_PER_ROW) if shown else 0
+
+
 def legend_below(fig: go.Figure) -> int:
     """Put ``fig``'s legend under its x axis; returns the pixels to add to the figure's height so
-    that the plot keeps its room (the entries wrap ~LEGEND_PER_ROW to a row)."""
+    that the plot keeps its room."""
     fig.update_layout(legend=LEGEND_BELOW)
     fig.update_xaxes(automargin=True)
     entries = sum(1 for tr in fig.data if tr.name and tr.showlegend is not False)
-    shown = entries > 1 if fig.layout.showlegend is None else fig.layout.showlegend  # plotly's rule
-    return LEGEND_ROW_PX * -(-entries // LEGEND_PER_ROW) if shown else 0
+    return legend_px(entries, fig.layout.showlegend)
 
 
 def wrap_title(title: str, width: int) -> str:
@@ -624,8 +631,7 @@ def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y
     if marker_x is not None:   # what add_vline draws: the chosen value, across the plot's height
         layout["shapes"] = [dict(type="line", x0=marker_x, x1=marker_x, xref="x", y0=0, y1=1, yref="y domain",
                                  line=dict(color="black", width=2, dash="dot"))]
-    legend_px = LEGEND_ROW_PX * -(-len(cols) // LEGEND_PER_ROW) if len(cols) > 1 else 0
-    return base_layout(go.Figure(dict(data=data, layout=layout)), title, 400 + legend_px, wrap=wrap)
+    return base_layout(go.Figure(dict(data=data, layout=layout)), title, 400 + legend_px(len(cols)), wrap=wrap)
 
 
 def stacked_bytes(parts: dict, *, title: str, lang: str = "en") -> go.Figure:
@@ -641,8 +647,8 @@ def stacked_bytes(parts: dict, *, title: str, lang: str = "en") -> go.Figure:
                   xaxis=dict(title=dict(text=tr("bytes_per_step")), automargin=True,
                              **byte_ticks(1, max(totals + [1]), log=False)),
                   yaxis=dict(autorange="reversed"))
-    legend_px = LEGEND_ROW_PX * -(-len(comps) // LEGEND_PER_ROW) if len(comps) > 1 else 0
-    return base_layout(go.Figure(dict(data=data, layout=layout)), title, 100 + 60 * len(strategies) + legend_px)
+    return base_layout(go.Figure(dict(data=data, layout=layout)), title,
+                       100 + 60 * len(strategies) + legend_px(len(comps)))
 
 
 def bench_figure(df, *, x: str, y: str, color: str, title: str, x_title: str, y_title: str,

@@ -49,6 +49,16 @@ def static_columns(data, labels: dict | None = None, missing: str = MISSING) -> 
     return out
 
 
+def markdown_grid(header: list, rows, right: list) -> str:
+    """A GitHub-flavoured markdown table of cells already as the page shows them (escaped by the
+    caller), ``right[i]``: column i right-aligned. An empty header cell is written "| |"."""
+    def line(cells):
+        return "|" + "|".join(f" {c} " if c != "" else " " for c in cells) + "|"
+
+    return "\n".join([line(header), "|" + "".join("---:|" if r else "---|" for r in right),
+                      *(line(row) for row in rows)])
+
+
 def markdown_table(data, labels: dict | None = None, missing: str = MISSING) -> str:
     """:func:`static_columns` as one GitHub-flavoured markdown table (numbers right-aligned): what
     the pages draw for a small table that changes on every step or input. One markdown element is
@@ -59,7 +69,4 @@ def markdown_table(data, labels: dict | None = None, missing: str = MISSING) -> 
     numeric = [all(isinstance(v, numbers.Number) and not isinstance(v, bool) for v in cols[h]) and bool(cols[h])
                for h in heads]
     n = len(next(iter(cols.values()))) if cols else 0
-    lines = ["| " + " | ".join(heads) + " |", "|" + "".join("---:|" if num else "---|" for num in numeric)]
-    for i in range(n):
-        lines.append("| " + " | ".join(str(cols[h][i]) for h in heads) + " |")
-    return "\n".join(lines)
+    return markdown_grid(heads, ([str(cols[h][i]) for h in heads] for i in range(n)), numeric)

@@ -271,16 +271,14 @@ def markdown_table(df: pd.DataFrame, marks) -> str:
     (about twice the browser's time); no Styler either (computing and shipping a Styler's display
     values was most of the page's server time). Labels and values pass through ``plain`` (a ``|``
     cannot break a row)."""
+    from kvviz.views.frames import markdown_grid
     from kvviz.views.safe_text import plain
 
     cells = set(marks)
     cols = list(df.columns)
-    lines = ["| | " + " | ".join(plain(c) for c in cols) + " |", "|---|" + "---:|" * len(cols)]
-    for r in df.index:
-        vals = df.loc[r].tolist()
-        lines.append("| " + plain(r) + " | " + " | ".join(
-            MARK.format(v=plain(v)) if (r, c) in cells else plain(v) for c, v in zip(cols, vals)) + " |")
-    return "\n".join(lines)
+    rows = ([plain(r)] + [MARK.format(v=plain(v)) if (r, c) in cells else plain(v)
+                          for c, v in zip(cols, df.loc[r].tolist())] for r in df.index)
+    return markdown_grid(["", *(plain(c) for c in cols)], rows, [False] + [True] * len(cols))
 
 
 def marked_cells(text: str) -> list[str]:
