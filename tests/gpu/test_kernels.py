@@ -539,6 +539,39 @@ def test_paged_decode_matches_dense_attention(layout, dtype):
     assert (got_bt[0] == 0).all()   # the empty request
 
 
+@pytest.mark.parametrize("kv_heads,group,dim", [(1, 1, 8), (2, 3, 12), (1, 8, 40), (2, 20, 16)])
+def test_paged_decode_query_head_groups(kv_heads, group, dim):
+    """One program per (request, KV head), its query heads one tile padded to 16+ rows and the head
+    dim to 16+: any group size and head dim gives dense attention, and the padded rows and columns
+    write nothing (the outputs are windows of a poisoned buffer whose other entries must stay)."""
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    got_bt, got_csr, want = decode_case(rng, gen, layout="NHD", dtype="float16", num_reqs=3, max_seq=70,
+                                        kv_heads=kv_heads, group=group, dim=dim)
+    for got in (got_bt, got_csr):
+        np.testing.assert_allclose(got, want, atol=2e-3, rtol=2e-3, err_msg=f"seed {seed}")
+    # the same launch into a window of a bigger poisoned buffer: only the window changes
+    q = torch.randn((3, kv_heads * group, dim), generator=gen).to(DEV)
+    cache = torch.randn((2, 40, 8, kv_heads, dim), generator=gen).to(torch.float16).to(DEV)
+    bt = torch.from_numpy(rng.choice(np.arange(1, 40), (3, 4), replace=False).astype(np.int32)).to(DEV)
+    seq = torch.tensor([0, 17, 32], dtype=torch.int32, device=DEV)
+    big = garbage(5 * (kv_heads * group + 2) * (dim + 3), torch.float32, gen, DEV).reshape(5, kv_heads * group + 2,
+                                                                                         dim + 3)
+    lse_big = garbage(5 * (kv_heads * group + 2), torch.float32, gen, DEV).reshape(5, kv_heads * group + 2)
+    before, lse_before = big.clone(), lse_big.clone()
+    out, lse = big[1:4, 1:1 + kv_heads * group, 1:1 + dim], lse_big[1:4, 1:1 + kv_heads * group]
+    paged_decode_block_table(q, cache, bt, seq, out=out, lse_out=lse)
+    inside = torch.zeros_like(big, dtype=torch.bool)
+    inside[1:4, 1:1 + kv_heads * group, 1:1 + dim] = True
+    assert torch.equal(big[~inside].view(torch.int32), before[~inside].view(torch.int32)), f"seed {seed}"
+    lse_inside = torch.zeros_like(lse_big, dtype=torch.bool)
+    lse_inside[1:4, 1:1 + kv_heads * group] = True
+    assert torch.equal(lse_big[~lse_inside].view(torch.int32), lse_before[~lse_inside].view(torch.int32))
+    assert (out[0] == 0).all() and torch.isinf(lse[0]).all() and (lse[0] < 0).all()   # the empty request
+    assert torch.isfinite(lse[1:]).all() and torch.isfinite(out[1:]).all()
+
+
 def test_paged_decode_past_32768_blocks():
     seed = fresh_seed()
     rng = np.random.default_rng(seed)
