@@ -1,0 +1,111 @@
+"""Paged decode: microseconds per query-head tile (``group_tile``), on the GPU or in the interpreter.
+
+    python3 scripts/bench_decode_tiles.py [--json OUT]        # on the GPU machine (compiled)
+    TRITON_INTERPRET=1 .venv/bin/python scripts/bench_decode_tiles.py --interp   # here, small shapes
+
+For each shape it checks every tile size against dense float64 attention (max |err| printed; exits 1
+above 2e-3), then times both page tables with each tile: median µs (events, do_bench-style, on a
+GPU; wall time of one interpreted call in the interpreter). What ``kernels.paged_decode.group_tile``
+picks per backend comes from this table (BENCHMARKS.md, "Paged decode").
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+GPU_SHAPES = [(64, 2048, 8, 32, 128), (8, 32768, 8, 32, 128), (256, 512, 8, 64, 128), (64, 2048, 2, 16, 64)]
+INTERP_SHAPES = [(5, 20, 2, 4, 8), (8, 64, 2, 8, 32)]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", help="write the rows as JSON here")
+    ap.add_argument("--interp", action="store_true", help="the interpreter's small shapes")
+    args = ap.parse_args()
+
+    import numpy as np
+    import torch
+
+    import kernels  # noqa: F401
+    from kernels.page_indices import flashinfer_csr
+    from kernels.paged_decode import group_tile, paged_decode_block_table, paged_decode_csr
+    from kvviz.gpu.attention_ref import decode_attention_ref
+
+    dev = "cuda" if torch.cuda.is_available() and not args.interp else "cpu"
+    rows, worst = [], 0.0
+    for reqs, seq_len, kvh, qh, dim in (INTERP_SHAPES if dev == "cpu" else GPU_SHAPES):
+        page = 16
+        gen = torch.Generator().manual_seed(seq_len + reqs)
+        pages = -(-seq_len // page)
+        nblocks = reqs * pages + 1
+        cache = torch.randn((2, nblocks, page, kvh, dim), generator=gen).half()
+        bt = ((torch.randperm(nblocks - 1, generator=gen) + 1)[: reqs * pages].reshape(reqs, pages)).to(torch.int32)
+        q = torch.randn((reqs, qh, dim), generator=gen)
+        # dense reference on a few requests (the whole batch at the big shapes would take minutes)
+        check = min(reqs, 4)
+        slots = [(bt[r, np.arange(seq_len) // page].long() * page + torch.arange(seq_len) % page) for r in range(check)]
+        flat = cache.float().reshape(2, nblocks * page, kvh, dim)
+        keys = [flat[0, s].numpy() for s in slots]
+        values = [flat[1, s].numpy() for s in slots]
+        want = decode_attention_ref(q[:check].numpy(), keys, values)
+        cache, bt, q = cache.to(dev), bt.to(dev), q.to(dev)
+        seq = np.full(reqs, seq_len, np.int32)
+        seq_dev = torch.from_numpy(seq).to(dev)
+        ip, ix, lp = flashinfer_csr(bt, seq_dev, seq, page)
+        group = qh // kvh
+        tiles = sorted({1, 2, 4, group, group_tile(group, "cpu")} - {0})
+        for tile in [t for t in tiles if t <= max(group, 1) * 2]:
+            for variant, fn in (("block_table", lambda t=tile: paged_decode_block_table(q, cache, bt, seq_dev, group_tile=t)),
+                                ("csr", lambda t=tile: paged_decode_csr(q, cache, ip, ix, lp, group_tile=t))):
+                err = float(np.abs(fn()[:check].cpu().numpy() - want).max())
+                worst = max(worst, err)
+                us = _time_us(fn, dev)
+                shape = f"{reqs}x{seq_len} tok, {qh}/{kvh}h x {dim}"
+                rows.append({"shape": shape, "variant": variant, "group_tile": tile, "us": round(us, 1),
+                             "max_abs_err": err, "picked": tile == group_tile(group, dev)})
+                print(f"{shape:28s} {variant:12s} tile {tile:3d}  {us:10.1f} us  err {err:.2e}"
+                      f"{'  <- picked' if rows[-1]['picked'] else ''}", flush=True)
+    print(f"paged decode tiles: {len(rows)} rows, worst |err| {worst:.2e} ({'ok' if worst <= 2e-3 else 'MISMATCH'})")
+    if args.json:
+        from kvviz.files import atomic_writer
+        with atomic_writer(args.json) as f:
+            f.write(json.dumps({"device": dev, "rows": rows}, indent=1))
+    return 0 if worst <= 2e-3 else 1
+
+
+def _time_us(fn, dev) -> float:
+    import torch
+
+    if dev == "cpu":
+        times = []
+        for _ in range(3):
+            t = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t) * 1e6)
+        return statistics.median(times)
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(20):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        times.append(a.elapsed_time(b) * 1e3)
+    return statistics.median(times)
+
+
+if __name__ == "__main__":
+    if "--interp" in sys.argv:
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    sys.exit(main())
