@@ -1,11 +1,11 @@
-"""Paged decode: microseconds per query-head tile (``group_tile``), on the GPU or in the interpreter.
+"""Paged decode: microseconds per tile of (request, query head) rows (``row_tile``), on the GPU or in the interpreter.
 
-    python3 scripts/bench_decode_tiles.py [--json OUT]        # on the GPU machine (compiled)
+    python3 scripts/bench_decode_tiles.py [--json OUT] [--tiles 1,2]   # on the GPU machine (compiled)
     TRITON_INTERPRET=1 .venv/bin/python scripts/bench_decode_tiles.py --interp   # here, small shapes
 
 For each shape it checks every tile size against dense float64 attention (max |err| printed; exits 1
 above 2e-3), then times both page tables with each tile: median µs (events, do_bench-style, on a
-GPU; wall time of one interpreted call in the interpreter). What ``kernels.paged_decode.group_tile``
+GPU; wall time of one interpreted call in the interpreter). What ``kernels.paged_decode.row_tile``
 picks per backend comes from this table (BENCHMARKS.md, "Paged decode").
 """
 from __future__ import annotations
@@ -29,6 +29,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", help="write the rows as JSON here")
     ap.add_argument("--interp", action="store_true", help="the interpreter's small shapes")
+    ap.add_argument("--tiles", help="only these row tiles, comma-separated (e.g. 1)")
     args = ap.parse_args()
 
     import numpy as np
@@ -36,7 +37,7 @@ def main() -> int:
 
     import kernels  # noqa: F401
     from kernels.page_indices import flashinfer_csr
-    from kernels.paged_decode import group_tile, paged_decode_block_table, paged_decode_csr
+    from kernels.paged_decode import row_tile, paged_decode_block_table, paged_decode_csr
     from kvviz.gpu.attention_ref import decode_attention_ref
 
     dev = "cuda" if torch.cuda.is_available() and not args.interp else "cpu"
@@ -60,17 +61,18 @@ def main() -> int:
         seq = np.full(reqs, seq_len, np.int32)
         seq_dev = torch.from_numpy(seq).to(dev)
         ip, ix, lp = flashinfer_csr(bt, seq_dev, seq, page)
-        group = qh // kvh
-        tiles = sorted({1, 2, 4, group, group_tile(group, "cpu")} - {0})
-        for tile in [t for t in tiles if t <= max(group, 1) * 2]:
-            for variant, fn in (("block_table", lambda t=tile: paged_decode_block_table(q, cache, bt, seq_dev, group_tile=t)),
-                                ("csr", lambda t=tile: paged_decode_csr(q, cache, ip, ix, lp, group_tile=t))):
+        tiles = sorted({1, 2, 4, 8, row_tile(reqs * qh, "cpu")})
+        if args.tiles:
+            tiles = sorted({int(t) for t in args.tiles.split(",")})
+        for tile in tiles:
+            for variant, fn in (("block_table", lambda t=tile: paged_decode_block_table(q, cache, bt, seq_dev, row_tile=t)),
+                                ("csr", lambda t=tile: paged_decode_csr(q, cache, ip, ix, lp, row_tile=t))):
                 err = float(np.abs(fn()[:check].cpu().numpy() - want).max())
                 worst = max(worst, err)
                 us = _time_us(fn, dev)
                 shape = f"{reqs}x{seq_len} tok, {qh}/{kvh}h x {dim}"
-                rows.append({"shape": shape, "variant": variant, "group_tile": tile, "us": round(us, 1),
-                             "max_abs_err": err, "picked": tile == group_tile(group, dev)})
+                rows.append({"shape": shape, "variant": variant, "row_tile": tile, "us": round(us, 1),
+                             "max_abs_err": err, "picked": tile == row_tile(reqs * qh, dev)})
                 print(f"{shape:28s} {variant:12s} tile {tile:3d}  {us:10.1f} us  err {err:.2e}"
                       f"{'  <- picked' if rows[-1]['picked'] else ''}", flush=True)
     print(f"paged decode tiles: {len(rows)} rows, worst |err| {worst:.2e} ({'ok' if worst <= 2e-3 else 'MISMATCH'})")

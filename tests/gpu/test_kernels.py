@@ -474,7 +474,7 @@ def test_kv_write_slots_outside_the_cache_write_nothing(layout):
 # --- paged decode ------------------------------------------------------------------------------
 
 def decode_case(rng, gen, *, layout, dtype, dev=DEV, num_reqs=4, max_seq=90, page=8, kv_heads=2,
-                group=2, dim=32, min_block_id=1, scale=(1.0, 1.0), group_tile=None):
+                group=2, dim=32, min_block_id=1, scale=(1.0, 1.0), row_tile=None):
     """Write a whole random batch into a poisoned cache (reference writer), then return the
     kernel outputs through both page tables and the dense reference."""
     seq = rng.integers(0, max_seq + 1, num_reqs).astype(np.int32)
@@ -515,7 +515,7 @@ def decode_case(rng, gen, *, layout, dtype, dev=DEV, num_reqs=4, max_seq=90, pag
     q = torch.randn((num_reqs, kv_heads * group, dim), generator=gen)
     want = decode_attention_ref(q.numpy(), keys, values)
     ip, ix, lp = reference.flashinfer_csr(bt, seq, page)
-    ks = dict(layout=layout, k_scale=scale[0], v_scale=scale[1], group_tile=group_tile)
+    ks = dict(layout=layout, k_scale=scale[0], v_scale=scale[1], row_tile=row_tile)
     out_bt = garbage(q.numel(), torch.float32, gen, dev).reshape(q.shape)
     out_csr = garbage(q.numel(), torch.float32, gen, dev).reshape(q.shape)
     paged_decode_block_table(q.to(dev), cache, torch.from_numpy(bt).to(dev), torch.from_numpy(seq).to(dev),
@@ -540,17 +540,20 @@ def test_paged_decode_matches_dense_attention(layout, dtype):
 
 
 @pytest.mark.parametrize("kv_heads,group,dim", [(1, 1, 8), (2, 3, 12), (1, 8, 40), (2, 20, 16)])
-@pytest.mark.parametrize("tile", [1, 2, None])
-def test_paged_decode_query_head_tiles(kv_heads, group, dim, tile):
-    """A program takes ``group_tile`` query heads of one KV head's group (1 compiled on a GPU, the
-    whole group in the interpreter; 2 leaves a partial last tile for odd groups): every tile size
-    gives dense attention, and the rows past the group and the columns past the head dim write
-    nothing (the outputs are windows of a poisoned buffer whose other entries must stay)."""
+# 64 rows only in the interpreter: compiled, a [64, 32, head dim] tile takes minutes to build (the
+# H200 run of these tests went from 36 s to 538 s with it) for a shape the GPU never launches
+@pytest.mark.parametrize("tile", [1, 2, 64 if DEV == "cpu" else 4, None])
+def test_paged_decode_row_tiles(kv_heads, group, dim, tile):
+    """A program takes ``row_tile`` (request, query head) rows (1 compiled on a GPU, all of them in
+    the interpreter; 2 splits odd head counts across requests, 64 leaves most rows masked): every
+    tile gives dense attention for requests of different lengths (an empty one among them), and the
+    rows past the batch and the columns past the head dim write nothing (the outputs are windows
+    of a poisoned buffer whose other entries must stay)."""
     seed = fresh_seed()
     rng = np.random.default_rng(seed)
     gen = torch.Generator().manual_seed(seed)
     got_bt, got_csr, want = decode_case(rng, gen, layout="NHD", dtype="float16", num_reqs=3, max_seq=70,
-                                        kv_heads=kv_heads, group=group, dim=dim, group_tile=tile)
+                                        kv_heads=kv_heads, group=group, dim=dim, row_tile=tile)
     for got in (got_bt, got_csr):
         np.testing.assert_allclose(got, want, atol=2e-3, rtol=2e-3, err_msg=f"seed {seed}")
     # the same launch into a window of a bigger poisoned buffer: only the window changes
@@ -563,7 +566,7 @@ def test_paged_decode_query_head_tiles(kv_heads, group, dim, tile):
     lse_big = garbage(5 * (hq + 2), torch.float32, gen, DEV).reshape(5, hq + 2)
     before, lse_before = big.clone(), lse_big.clone()
     out, lse = big[1:4, 1:1 + hq, 1:1 + dim], lse_big[1:4, 1:1 + hq]
-    paged_decode_block_table(q, cache, bt, seq, out=out, lse_out=lse, group_tile=tile)
+    paged_decode_block_table(q, cache, bt, seq, out=out, lse_out=lse, row_tile=tile)
     inside = torch.zeros_like(big, dtype=torch.bool)
     inside[1:4, 1:1 + hq, 1:1 + dim] = True
     assert torch.equal(big[~inside].view(torch.int32), before[~inside].view(torch.int32)), f"seed {seed}"
@@ -574,17 +577,17 @@ def test_paged_decode_query_head_tiles(kv_heads, group, dim, tile):
     assert torch.isfinite(lse[1:]).all() and torch.isfinite(out[1:]).all()
 
 
-def test_paged_decode_group_tile_per_backend():
-    from kernels.paged_decode import MAX_GROUP_TILE, group_tile
+def test_paged_decode_row_tile_per_backend():
+    from kernels.paged_decode import MAX_ROW_TILE, row_tile
 
-    assert group_tile(4, "cuda") == 1 and group_tile(32, "cuda") == 1
-    assert [group_tile(g, "cpu") for g in (1, 2, 3, 4, 5, 8, 20)] == [1, 2, 4, 4, 8, 8, 32]
-    assert group_tile(1000, "cpu") == MAX_GROUP_TILE
+    assert row_tile(4, "cuda") == 1 and row_tile(4096, "cuda") == 1
+    assert [row_tile(n, "cpu") for n in (1, 2, 3, 20, 64)] == [1, 2, 4, 32, 64]
+    assert row_tile(1000, "cpu") == MAX_ROW_TILE
     q = torch.zeros((1, 2, 8), device=DEV)
     cache = torch.zeros((2, 4, 4, 1, 8), dtype=torch.float16, device=DEV)
     with pytest.raises(ValueError, match="power of two"):
         paged_decode_block_table(q, cache, torch.ones((1, 1), dtype=torch.int32, device=DEV),
-                                 torch.ones(1, dtype=torch.int32, device=DEV), group_tile=3)
+                                 torch.ones(1, dtype=torch.int32, device=DEV), row_tile=3)
 
 
 def test_paged_decode_past_32768_blocks():
