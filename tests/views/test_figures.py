@@ -209,3 +209,41 @@ def test_block_table_heatmap_unvalidated_is_the_validated_figure():
         fast, ref = F.block_table_heatmap(bt, **kw), F.block_table_heatmap(bt, validate=True, **kw)
         assert json.dumps(fast.to_plotly_json(), sort_keys=True, default=str) == \
             json.dumps(ref.to_plotly_json(), sort_keys=True, default=str), kw
+
+
+def _validated_rebuild_is_identical(fig):
+    """``fig`` (built from plain dicts, without plotly's validators) passes them unchanged: rebuilt
+    through the validators (which reject a bad colour or property and expand shorthands such as a
+    colour scale's name, which plotly.js would not know) it is the very same figure."""
+    import json
+
+    from plotly.io.json import to_json_plotly
+
+    fast = json.loads(to_json_plotly(fig.to_plotly_json()))
+    ref = json.loads(to_json_plotly(go.Figure(fig.to_plotly_json()).to_plotly_json()))
+    assert fast == ref
+
+
+@pytest.mark.parametrize("num_reqs", [1, 3, len(F.PALETTE) + 5])   # the last: one Turbo-coloured trace
+def test_slot_figures_built_from_dicts_pass_plotly_validation(num_reqs):
+    rng = np.random.default_rng()
+    for _ in range(6):
+        n = int(rng.integers(1, 80))
+        rows = rng.integers(-1, num_reqs, n)
+        slots = np.where(rows >= 0, rng.integers(0, 400, n), PAD_SLOT_ID)
+        lang = str(rng.choice(["en", "zh", "es"]))
+        names = [f"r<{i}>" if rng.random() < 0.5 else "" for i in range(num_reqs)] if rng.random() < 0.5 else None
+        sel = int(rng.integers(0, n)) if rng.random() < 0.7 else None
+        _validated_rebuild_is_identical(F.slot_mapping_figure(_tokens(rows, slots), num_reqs=num_reqs, selected=sel,
+                                                              title="t " * int(rng.integers(0, 30)), lang=lang,
+                                                              row_names=names))
+        kbs, nb = int(rng.choice([1, 4, 16, 48])), int(rng.integers(1, 50))
+        row = rng.integers(-1, num_reqs, (nb, kbs))
+        owners = {"row": row, "pos": np.where(row >= 0, rng.integers(0, 999, row.shape), 0),
+                  "new": (row >= 0) & (rng.random(row.shape) < 0.3), "share": rng.integers(0, 3, row.shape),
+                  "first_block": int(rng.integers(0, 9))}
+        geo = Geometry(kbs)
+        slot = int(geo.slot_at(owners["first_block"] + int(rng.integers(0, nb)), int(rng.integers(0, kbs))))
+        _validated_rebuild_is_identical(F.slot_buffer_figure(owners, geometry=geo, num_reqs=num_reqs, title="b",
+                                                             selected_slot=slot if rng.random() < 0.7 else None,
+                                                             lang=lang))
