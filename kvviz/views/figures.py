@@ -251,9 +251,9 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     input table leaves them as they were). ``col_window`` (c0, c1): likewise only columns c0..c1-1
     of the shown ones (a huge table; the row outlines are then left out).
 
-    Built without plotly's property validation (``validate=False``): its per-id colour scale
-    (two stops per block id) went through a regular expression per colour, most of a new batch's
-    server time; ``validate=True`` builds the same figure through the validators (tests compare)."""
+    Built from plain dicts without plotly's validators (:func:`figure_of`): its per-id colour
+    scale (two stops per block id) went through a regular expression per colour, most of a new
+    batch's server time; ``validate=True`` rebuilds it through the validators (tests compare)."""
     tr = _tr(lang)
     rows, width = bt.shape
     r0, r1 = (0, rows) if row_window is None else (max(0, row_window[0]), min(rows, row_window[1]))
@@ -271,40 +271,43 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     else:
         custom = logical[..., None]
         hover = hover_head + tr("hover_table_formula", k=kbs, km=kbs - 1)
-    fig = go.Figure(go.Heatmap(
-        z=z, x=np.arange(c0, c1) if col_window is not None else None, y=np.arange(r0, r1), customdata=custom,
-        colorscale=block_colorscale(num_blocks),
+    heat = dict(
+        type="heatmap", z=z, y=np.arange(r0, r1), customdata=custom, colorscale=block_colorscale(num_blocks),
         zmin=-0.5 if num_blocks <= MAX_CATEGORICAL_BLOCKS else 0,
         zmax=max(num_blocks, 2) - 0.5 if num_blocks <= MAX_CATEGORICAL_BLOCKS else max(num_blocks - 1, 1),
         # gaps only where cells are wide enough to show them (with gaps plotly fills cell by cell)
         xgap=1 if cells <= 20000 and col_window is None else 0, ygap=1 if cells <= 20000 and col_window is None else 0,
-        texttemplate="%{z}" if cells <= MAX_TEXT_CELLS else None, textfont=dict(size=FONT - 2),
-        hovertemplate=hover + "<extra></extra>",
+        textfont=dict(size=FONT - 2), hovertemplate=hover + "<extra></extra>",
         showscale=showscale and num_blocks > MAX_CATEGORICAL_BLOCKS,   # categorical: the ids are the labels
-        colorbar=dict(title=dict(text=tr("physical_block"), side="right"), thickness=14), _validate=validate),
-        _validate=validate)
+        colorbar=dict(title=dict(text=tr("physical_block"), side="right"), thickness=14))
+    if col_window is not None:
+        heat["x"] = np.arange(c0, c1)
+    if cells <= MAX_TEXT_CELLS:
+        heat["texttemplate"] = "%{z}"
+    data, shapes, notes = [heat], [], []
     if counts is not None and col_window is None:  # entries past a row's count: outline the valid prefix
         for r in range(r0, min(num_reqs, r1)):
             n = int(counts[r])
             if 0 < n <= shown and cells <= 20000:
-                fig.add_shape(type="rect", x0=-0.5, x1=n - 0.5, y0=r - 0.5, y1=r + 0.5,
-                              line=dict(color="#333", width=1, dash="dot"))
+                shapes.append(dict(type="rect", x0=-0.5, x1=n - 0.5, y0=r - 0.5, y1=r + 0.5,
+                                   line=dict(color="#333", width=1, dash="dot")))
     for r in stale_rows:
         if r0 <= r < r1:
-            fig.add_shape(type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r - 0.5, y1=r + 0.5,
-                          line=dict(color="crimson", width=3))
+            shapes.append(dict(type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r - 0.5, y1=r + 0.5,
+                               line=dict(color="crimson", width=3)))
+    band = dict(type="rect", x0=0, x1=1, xref="x domain", yref="y", line=dict(width=0))
     p1 = r1 if pad_until is None else max(min(int(pad_until), r1), num_reqs)
     if num_reqs < p1:  # CUDA-graph padded rows
-        fig.add_hrect(y0=max(num_reqs, r0) - 0.5, y1=p1 - 0.5, fillcolor="gray", opacity=0.15, line_width=0)
+        shapes.append(dict(band, y0=max(num_reqs, r0) - 0.5, y1=p1 - 0.5, fillcolor="gray", opacity=0.15))
         # the label sits inside the padded band, at its lowest row (the y axis is reversed)
-        fig.add_annotation(x=c1 - 0.5, y=p1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
-                           text=tr("padded_rows"), font=dict(size=FONT - 2, color="#333"),
-                           bgcolor="rgba(255,255,255,0.75)")
+        notes.append(dict(x=c1 - 0.5, y=p1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
+                          text=tr("padded_rows"), font=dict(size=FONT - 2, color="#333"),
+                          bgcolor="rgba(255,255,255,0.75)"))
     if max(p1, num_reqs, r0) < r1:  # rows outside this step's batch (V2: left as they were)
-        fig.add_hrect(y0=max(p1, num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="white", opacity=0.55, line_width=0)
-        fig.add_annotation(x=c1 - 0.5, y=r1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
-                           text=tr("unused_rows"), font=dict(size=FONT - 2, color="#333"),
-                           bgcolor="rgba(255,255,255,0.75)")
+        shapes.append(dict(band, y0=max(p1, num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="white", opacity=0.55))
+        notes.append(dict(x=c1 - 0.5, y=r1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
+                          text=tr("unused_rows"), font=dict(size=FONT - 2, color="#333"),
+                          bgcolor="rgba(255,255,255,0.75)"))
     if stale_tails and cells <= 20000:
         xs, ys = [], []
         for r, n in stale_tails.items():
@@ -314,21 +317,30 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
                         xs.append(c)
                         ys.append(r)
         if xs:
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=tr("stale_tail"), showlegend=False,
-                                     marker=dict(symbol="x-thin", size=22, line=dict(width=2, color="#555")),
-                                     hovertemplate=tr("hover_stale_tail") + "<extra></extra>"))
-    for shape in table_selection(selected, rows=(r0, r1), cols=(c0, c1))["shapes"]:
-        fig.add_shape(**shape)
+            data.append(dict(type="scatter", x=xs, y=ys, mode="markers", name=tr("stale_tail"), showlegend=False,
+                             marker=dict(symbol="x-thin", size=22, line=dict(width=2, color="#555")),
+                             hovertemplate=tr("hover_stale_tail") + "<extra></extra>"))
+    shapes += [dict(sh) for sh in table_selection(selected, rows=(r0, r1), cols=(c0, c1))["shapes"]]
     n_rows = r1 - r0
-    fig.update_yaxes(autorange="reversed", title=row_title or tr("row"), dtick=1 if n_rows <= 32 else None)
+    yaxis = dict(autorange="reversed", title=dict(text=row_title or tr("row")))
+    if n_rows <= 32:
+        yaxis["dtick"] = 1
     if row_names is not None and n_rows <= 64:
         ticks = list(range(r0, r1))
-        fig.update_yaxes(tickmode="array", tickvals=ticks,
-                         ticktext=[f"{r}: {_inert(row_names[r])}" if r < len(row_names) and row_names[r]
-                                   else str(r) for r in ticks])
-    fig.update_xaxes(title=tr("column"), dtick=1 if c1 - c0 <= 40 else None)
+        yaxis.update(tickmode="array", tickvals=ticks,
+                     ticktext=[f"{r}: {_inert(row_names[r])}" if r < len(row_names) and row_names[r]
+                               else str(r) for r in ticks])
+    xaxis = dict(title=dict(text=tr("column")))
+    if c1 - c0 <= 40:
+        xaxis["dtick"] = 1
+    layout = dict(xaxis=xaxis, yaxis=yaxis)
+    if shapes:
+        layout["shapes"] = shapes
+    if notes:
+        layout["annotations"] = notes
     h = int(min(900, max(320, 90 + 40 * n_rows)))
-    return base_layout(fig, title, h)
+    fig = figure_of(data, layout, title, h)
+    return go.Figure(fig.to_plotly_json()) if validate else fig
 
 
 def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, title: str = "",

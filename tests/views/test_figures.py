@@ -187,9 +187,9 @@ def test_stacked_bytes_is_the_figure_the_plain_steps_build():
 
 
 def test_block_table_heatmap_unvalidated_is_the_validated_figure():
-    """The block table is built without plotly's validators (its per-id colour scale was most of a
-    new batch's server time): on random tables, pools, windows and marks it is the very figure the
-    validated build makes."""
+    """The block table is built from plain dicts without plotly's validators (its per-id colour
+    scale was most of a new batch's server time): on random tables, pools, windows and marks,
+    rebuilt through the validators it is the very same figure."""
     import json
 
     rng = np.random.default_rng()
