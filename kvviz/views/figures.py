@@ -471,31 +471,34 @@ def ref_count_figure(ref_counts, free_queue, cached: dict, *, title: str = "", l
     custom = np.array([[tr(states[b]), qpos.get(b, -1), cached.get(b, "-")] for b in ids], dtype=object)
     height = np.maximum(ref, 0.08)
     hashed = np.array([b != NULL_BLOCK_ID and b in cached for b in ids], dtype=bool)
-    fig = go.Figure()
+    data = []
     for st, colour in POOL_STATES:
         m = np.array([s == st for s in states], dtype=bool)
         if not m.any():
             continue
-        fig.add_trace(go.Bar(x=ids[m], y=height[m], marker_color=colour, name=tr(st), customdata=custom[m],
-                             hovertemplate=tr("hover_ref") + "<extra></extra>"))
+        data.append(dict(type="bar", x=ids[m], y=height[m], marker=dict(color=colour), name=tr(st),
+                         customdata=custom[m], hovertemplate=tr("hover_ref") + "<extra></extra>"))
     if hashed.any():  # a black outline round every hashed block's bar (drawn over it, no fill)
-        fig.add_trace(go.Bar(x=ids[hashed], y=height[hashed], marker=dict(color="rgba(0,0,0,0)",
-                             line=dict(color="black", width=2.5)), showlegend=False, hoverinfo="skip"))
-    fig.add_trace(go.Scatter(  # the hash mark, with its legend entry
-        x=ids[hashed], y=height[hashed] + 0.22, mode="markers", name=tr("hashed"),
+        data.append(dict(type="bar", x=ids[hashed], y=height[hashed], marker=dict(color="rgba(0,0,0,0)",
+                         line=dict(color="black", width=2.5)), showlegend=False, hoverinfo="skip"))
+    data.append(dict(  # the hash mark, with its legend entry
+        type="scatter", x=ids[hashed], y=height[hashed] + 0.22, mode="markers", name=tr("hashed"),
         marker=dict(symbol="star", size=15, color="black"), customdata=custom[hashed],
         hovertemplate=tr("hover_ref") + "<extra></extra>", showlegend=True))
-    for b in highlight:
-        if 0 <= b < n:
-            fig.add_vrect(x0=b - 0.5, x1=b + 0.5, line=HILITE, fillcolor="rgba(0,0,0,0)")
-    fig.update_xaxes(title=tr("physical_block"), dtick=1 if n <= 48 else None, range=[-0.6, n - 0.4])
+    shapes = [dict(type="rect", x0=b - 0.5, x1=b + 0.5, xref="x", y0=0, y1=1, yref="y domain", line=dict(HILITE),
+                   fillcolor="rgba(0,0,0,0)") for b in highlight if 0 <= b < n]
+    xaxis = dict(title=dict(text=tr("physical_block")), range=[-0.6, n - 0.4])
+    if n <= 48:
+        xaxis["dtick"] = 1
     # a fixed floor for the axis: with every count 0 the stubs must stay stubs, not fill the plot;
     # room on top for the stars
     top = max(1, int(ref.max()) if n else 1) + 0.5
-    fig.update_yaxes(title=tr("ref_count"), dtick=1, range=[0, top])
-    fig.update_layout(barmode="overlay", bargap=0.15, legend=dict(font=dict(size=FONT - 2)))
-    # under the axis title (a legend at y=-0.3 of the plot was drawn over it)
-    return base_layout(fig, title, 320 + legend_below(fig))
+    layout = dict(xaxis=xaxis, yaxis=dict(title=dict(text=tr("ref_count")), dtick=1, range=[0, top]),
+                  barmode="overlay", bargap=0.15, legend=dict(font=dict(size=FONT - 2)))
+    if shapes:
+        layout["shapes"] = shapes
+    # the legend under the axis title (a legend at y=-0.3 of the plot was drawn over it)
+    return figure_of(data, layout, title, 320, legend_band=True)
 
 
 def free_queue_figure(free_queue, cached: dict, *, title: str = "", lang: str = "en") -> go.Figure:
@@ -503,16 +506,17 @@ def free_queue_figure(free_queue, cached: dict, *, title: str = "", lang: str = 
     tr = _tr(lang)
     q = list(free_queue)
     z = [[1 if b in cached else 0 for b in q]] if q else [[]]
-    fig = go.Figure(go.Heatmap(
-        z=z, x=list(range(len(q))), text=[[str(b) for b in q]], texttemplate="%{text}",
+    heat = dict(
+        type="heatmap", z=z, x=list(range(len(q))), text=[[str(b) for b in q]], texttemplate="%{text}",
         textfont=dict(size=FONT - 1), colorscale=[[0, "#c7c7c7"], [0.5, "#c7c7c7"], [0.5, "#ff7f0e"],
                                                   [1, "#ff7f0e"]],
         zmin=0, zmax=1, showscale=False, xgap=2,
         customdata=[[cached.get(b, "-") for b in q]],
-        hovertemplate=tr("hover_queue") + "<extra></extra>"))
-    fig.update_yaxes(visible=False)
-    fig.update_xaxes(title=tr("queue_axis"), dtick=1 if len(q) <= 48 else None)
-    return base_layout(fig, title, 190)
+        hovertemplate=tr("hover_queue") + "<extra></extra>")
+    xaxis = dict(title=dict(text=tr("queue_axis")))
+    if len(q) <= 48:
+        xaxis["dtick"] = 1
+    return figure_of([heat], dict(yaxis=dict(visible=False), xaxis=xaxis), title, 190)
 
 
 # --- CSR -------------------------------------------------------------------------------------------

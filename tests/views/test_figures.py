@@ -247,3 +247,18 @@ def test_slot_figures_built_from_dicts_pass_plotly_validation(num_reqs):
         _validated_rebuild_is_identical(F.slot_buffer_figure(owners, geometry=geo, num_reqs=num_reqs, title="b",
                                                              selected_slot=slot if rng.random() < 0.7 else None,
                                                              lang=lang))
+
+
+def test_pool_figures_built_from_dicts_pass_plotly_validation():
+    """Step through's ref counts and free queue (built for every step, and the next one ahead)."""
+    rng = np.random.default_rng()
+    for _ in range(20):
+        n = int(rng.integers(1, 80))
+        ref = rng.integers(0, 4, n)
+        ref[0] = 0
+        queue = [int(b) for b in rng.permutation(n)[: int(rng.integers(0, n + 1))]]
+        cached = {int(b): f"h<{b}>" for b in rng.choice(n, int(rng.integers(0, n + 1)), replace=False)}
+        lang = str(rng.choice(["en", "zh", "es"]))
+        _validated_rebuild_is_identical(F.ref_count_figure(ref, queue, cached, title="r", lang=lang,
+                                                           highlight=[int(x) for x in rng.integers(-2, n + 2, 2)]))
+        _validated_rebuild_is_identical(F.free_queue_figure(queue, cached, title="q", lang=lang))
