@@ -12,10 +12,10 @@ tiles of tokens. A request with no tokens yields zeros.
 The rows per program are chosen per backend (``row_tile``). Compiled on a GPU it is 1: one
 program per (request, query head), the fastest of the shapes timed on the H200 (tiles of a KV
 head's 2, 4 or 8 query heads took up to 2.4x as long at long context; BENCHMARKS.md). In Triton's
-CPU interpreter every program and
-every standard-library call (``tl.sum``, ``tl.max``) has a fixed cost (about half a millisecond
-each here) while a tile's arithmetic is one numpy call: there one program takes every row (up to
-MAX_ROW_TILE), so a launch is one program instead of requests x query heads.
+CPU interpreter every program and every standard-library call (``tl.sum``, ``tl.max``) has a fixed
+cost (about half a millisecond each here) while a tile's arithmetic is one numpy call: there one
+program takes every row (up to MAX_ROW_TILE), so a launch is one program instead of requests x
+query heads.
 
 Optionally (``lse_out``) the kernel also writes each (request, query head)'s log-sum-exp of its
 scaled scores, ``log(sum_n exp(sm_scale * q.k_n))`` in natural log, fp32: what decode context
