@@ -295,16 +295,18 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
         if r0 <= r < r1:
             shapes.append(dict(type="rect", x0=c0 - 0.5, x1=c1 - 0.5, y0=r - 0.5, y1=r + 0.5,
                                line=dict(color="crimson", width=3)))
-    band = dict(type="rect", x0=0, x1=1, xref="x domain", yref="y", line=dict(width=0))
+    def band(**kw):   # a band across the plot's width (plotly's add_hrect)
+        return dict(type="rect", x0=0, x1=1, xref="x domain", yref="y", line=dict(width=0), **kw)
+
     p1 = r1 if pad_until is None else max(min(int(pad_until), r1), num_reqs)
     if num_reqs < p1:  # CUDA-graph padded rows
-        shapes.append(dict(band, y0=max(num_reqs, r0) - 0.5, y1=p1 - 0.5, fillcolor="gray", opacity=0.15))
+        shapes.append(band(y0=max(num_reqs, r0) - 0.5, y1=p1 - 0.5, fillcolor="gray", opacity=0.15))
         # the label sits inside the padded band, at its lowest row (the y axis is reversed)
         notes.append(dict(x=c1 - 0.5, y=p1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
                           text=tr("padded_rows"), font=dict(size=FONT - 2, color="#333"),
                           bgcolor="rgba(255,255,255,0.75)"))
     if max(p1, num_reqs, r0) < r1:  # rows outside this step's batch (V2: left as they were)
-        shapes.append(dict(band, y0=max(p1, num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="white", opacity=0.55))
+        shapes.append(band(y0=max(p1, num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="white", opacity=0.55))
         notes.append(dict(x=c1 - 0.5, y=r1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
                           text=tr("unused_rows"), font=dict(size=FONT - 2, color="#333"),
                           bgcolor="rgba(255,255,255,0.75)"))
