@@ -42,7 +42,10 @@ def static_columns(data, labels: dict | None = None, missing: str = MISSING) -> 
     for c in keys:
         vals = columns[c]
         if any(isinstance(v, str) or _missing(v) for v in vals):
-            vals = [missing if _missing(v) else plain(v) if isinstance(v, str) else str(v) for v in vals]
+            # whole numbers stay whole: a missing cell turns a pandas int column into floats (2.0)
+            whole = all(float(v).is_integer() for v in vals if isinstance(v, float) and not _missing(v))
+            vals = [missing if _missing(v) else plain(v) if isinstance(v, str)
+                    else str(int(v)) if whole and isinstance(v, float) else str(v) for v in vals]
         out[plain(labels.get(c, c))] = vals
     if len(out) != len(keys):
         raise ValueError("two columns would show the same header")

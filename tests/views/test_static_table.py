@@ -34,6 +34,16 @@ def test_missing_cells_read_a_dash_and_numbers_beside_them_become_text():
     assert out["c"].tolist() == [3, 4]
 
 
+def test_whole_numbers_upcast_by_a_missing_cell_stay_whole():
+    """A request-state index is missing for a finished request: pandas makes the column float, and
+    Step through's requests table read "2.0" beside "—"; a column with a real fraction keeps it."""
+    df = pd.DataFrame([{"request": "A", "state index": None}, {"request": "B", "state index": 2},
+                       {"request": "C", "state index": 10**12}])
+    assert df["state index"].dtype.kind == "f"
+    assert static_table(df)["state index"].tolist() == [MISSING, "2", str(10**12)]
+    assert static_table(pd.DataFrame({"x": [0.5, 2.0, None]}))["x"].tolist() == ["0.5", "2.0", MISSING]
+
+
 def test_two_keys_with_one_header_are_refused():
     with pytest.raises(ValueError):
         static_table([{"a": 1, "b": 2}], {"a": "x", "b": "x"})
