@@ -84,17 +84,25 @@ def wrap_title(title: str, width: int) -> str:
     return "<br>".join([*lines, line])
 
 
-def base_layout(fig: go.Figure, title: str, height: int | None = None, *, wrap: int | None = None) -> go.Figure:
-    """The figures' common look; ``wrap``: break the title into lines of this many characters (a chart
-    in a narrow column), the top margin growing with its lines."""
+def _finish(title: str, height: int | None, wrap: int | None) -> dict:
+    """The layout every figure ends with (:func:`base_layout`, :func:`figure_of`): title, fonts,
+    margins, height; ``wrap``: the title broken into lines of this many characters, the top margin
+    growing with its lines."""
     if wrap and title and "<br>" not in title:
         title = wrap_title(title, wrap)
     extra = 26 * title.count("<br>") if title else 0
-    fig.update_layout(title=dict(text=title, font=dict(size=FONT + 4)), font=dict(size=FONT, family=FONT_FAMILY),
-                      margin=dict(l=70, r=20, t=(60 if title else 24) + extra, b=60), hoverlabel=dict(font_size=FONT),
-                      plot_bgcolor="white")
+    out = dict(title=dict(text=title, font=dict(size=FONT + 4)), font=dict(size=FONT, family=FONT_FAMILY),
+               margin=dict(l=70, r=20, t=(60 if title else 24) + extra, b=60), hoverlabel=dict(font=dict(size=FONT)),
+               plot_bgcolor="white")
     if height:
-        fig.update_layout(height=height + extra)
+        out["height"] = height + extra
+    return out
+
+
+def base_layout(fig: go.Figure, title: str, height: int | None = None, *, wrap: int | None = None) -> go.Figure:
+    """The figures' common look; ``wrap``: break the title into lines of this many characters (a chart
+    in a narrow column), the top margin growing with its lines."""
+    fig.update_layout(_finish(title, height, wrap))
     return fig
 
 
@@ -108,30 +116,21 @@ def _merge(dst: dict, src: dict) -> dict:
     return dst
 
 
-def _axis_title(text: str) -> dict:
-    return {"text": text}
-
-
 def figure_of(data: list, layout: dict, title: str, height: int | None = None, *, wrap: int | None = None,
-              legend_band: bool = False) -> go.Figure:
+              legend_band: bool = False, overlay: list = ()) -> go.Figure:
     """A figure from plain dicts, finished as :func:`base_layout` (and :func:`legend_below` with
     ``legend_band``: the band's pixels are added to ``height``) would finish it, wrapped without
     plotly's validators: building through graph objects (``add_trace``, ``update_layout``) cost
-    15-35 ms a figure, this ~1 ms. Tests rebuild such figures through the validators and compare."""
+    15-35 ms a figure, this ~1 ms. ``overlay``: traces drawn last, left out of the legend band's
+    size (a selection must not change the height). Tests rebuild such figures through the
+    validators and compare."""
     layout = dict(layout)
     if legend_band:
         _merge(layout, {"legend": dict(LEGEND_BELOW), "xaxis": {"automargin": True}})
         entries = sum(1 for tr in data if tr.get("name") and tr.get("showlegend") is not False)
         height = (height or 0) + legend_px(entries, layout.get("showlegend"))
-    if wrap and title and "<br>" not in title:
-        title = wrap_title(title, wrap)
-    extra = 26 * title.count("<br>") if title else 0
-    _merge(layout, dict(title=dict(text=title, font=dict(size=FONT + 4)), font=dict(size=FONT, family=FONT_FAMILY),
-                        margin=dict(l=70, r=20, t=(60 if title else 24) + extra, b=60),
-                        hoverlabel=dict(font=dict(size=FONT)), plot_bgcolor="white"))
-    if height:
-        layout["height"] = height + extra
-    return go.Figure(dict(data=data, layout=layout), _validate=False)
+    _merge(layout, _finish(title, height, wrap))
+    return go.Figure(dict(data=[*data, *(dict(tr) for tr in overlay)], layout=layout), _validate=False)
 
 
 def row_colorscale(num_rows: int):
@@ -382,19 +381,16 @@ def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, t
             type="scatter", x=tok[pad], y=slot[pad], mode="markers", name=tr("pad_slot"), customdata=custom[pad],
             marker=dict(size=11 if len(tok) <= 256 else 6, symbol="x", color="gray"),
             hovertemplate=tr("hover_pad") + "<extra></extra>"))
-    # the legend band is sized before the selection: its ring must not change the height (an overlay)
-    entries = sum(1 for t_ in data if t_.get("name"))
     sel = slot_selection(tokens, selected, lang)
     layout = dict(
-        xaxis=dict(title=_axis_title(tr("token_index"))),
-        yaxis=dict(title=_axis_title(tr("slot")), zeroline=True, zerolinecolor="#bbb", gridcolor="#eee"),
+        xaxis=dict(title=dict(text=tr("token_index"))),
+        yaxis=dict(title=dict(text=tr("slot")), zeroline=True, zerolinecolor="#bbb", gridcolor="#eee"),
         # a click on a marker selects its token (the batch page's on_select, through the live chart's
         # click event); drag pans, so a click is never taken for the start of a box selection
-        clickmode="event+select", dragmode="pan", legend=dict(LEGEND_BELOW))
+        clickmode="event+select", dragmode="pan")
     if sel["shapes"]:
         layout["shapes"] = [dict(sh) for sh in sel["shapes"]]
-    layout["xaxis"]["automargin"] = True
-    return figure_of(data + [dict(tr_) for tr_ in sel["traces"]], layout, title, 340 + legend_px(entries))
+    return figure_of(data, layout, title, 340, legend_band=True, overlay=sel["traces"])
 
 
 def slot_buffer_figure(owners: dict, *, geometry: Geometry, num_reqs: int, selected_slot: int | None = None,
@@ -434,8 +430,8 @@ def slot_buffer_figure(owners: dict, *, geometry: Geometry, num_reqs: int, selec
     for r in legend_rows:   # the legend lists every request row in its colour (no data: a key only)
         data.append(dict(type="scatter", x=[None], y=[None], mode="markers", name=tr("legend_row", r=r),
                          marker=dict(size=12, symbol="square", color=request_color(r)), hoverinfo="skip"))
-    layout = dict(yaxis=dict(autorange="reversed", title=_axis_title(tr("physical_block"))),
-                  xaxis=dict(title=_axis_title(tr("offset_in_block"))),
+    layout = dict(yaxis=dict(autorange="reversed", title=dict(text=tr("physical_block"))),
+                  xaxis=dict(title=dict(text=tr("offset_in_block"))),
                   showlegend=bool(len(wy)) or bool(len(legend_rows)))
     if nb <= 40:
         layout["yaxis"]["dtick"] = 1
