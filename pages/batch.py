@@ -5,7 +5,7 @@ import ui
 
 ui.ensure_app_shell()
 from kvviz.views import batch as ex
-from kvviz.views import figures
+from kvviz.views import figures, frames
 from kvviz.views import links as share
 from kvviz.errors import BadInput
 from kvviz.core.layout import CACHE_LAYOUTS, NEWEST_CACHE_LAYOUT as DEFAULT_CACHE_LAYOUT   # the newest vLLM's
@@ -132,11 +132,16 @@ except BadInput as e:   # the core's sentence (English, bounded): a code span, t
 
 for key, fields in eb.notes[:6]:
     st.caption(":material/info: " + tr(key, **fields))
-st.subheader(tr("allocated"))
-# short labels (the long name is each column's tooltip): all eleven columns fit 1280 px without scrolling
-st.dataframe(eb.requests, hide_index=True, height=min(320, 38 + 35 * len(eb.requests)),
-             column_config={c: st.column_config.Column(tr("rshort_" + c), help=tr("rcol_" + c))
-                            for c in eb.requests.columns})
+# short labels (the long names in the heading's tooltip): all eleven columns fit 1280 px without scrolling.
+# A small batch is one markdown table (a new batch redraws it at a fraction of a grid's cost); a big one scrolls
+st.subheader(tr("allocated"), help="\n".join(f"- **{tr('rshort_' + c)}**: {tr('rcol_' + c)}"
+                                             for c in eb.requests.columns))
+if frames.fits_static(eb.requests):
+    ui.table(eb.requests, {c: tr("rshort_" + c) for c in eb.requests.columns}, compact="requests")
+else:
+    st.dataframe(eb.requests, hide_index=True, height=min(320, 38 + 35 * len(eb.requests)),
+                 column_config={c: st.column_config.Column(tr("rshort_" + c), help=tr("rcol_" + c))
+                                for c in eb.requests.columns})
 decoding = ex.rows_past_prompt(eb.rows)
 if decoding:
     st.caption(":material/info: " + tr("decode_tokens", rows=", ".join(map(str, decoding[:12]))
@@ -188,12 +193,8 @@ def show_kernels():
     # the table holds the short fields; each kernel's detail (a long sentence) is listed under it,
     # wrapped, instead of a column cut at the table's edge
     krows = res.rows(ui.lang())
-    st.dataframe([{k: v for k, v in r.items() if k != "detail" and (timed or k != "us")} for r in krows],
-                 hide_index=True, column_config={
-                     "kernel": st.column_config.TextColumn(tr("kcol_kernel")),
-                     "passed": st.column_config.CheckboxColumn(tr("kcol_passed")),
-                     "us": st.column_config.NumberColumn("µs", format="%.1f"),
-                     "max_error": st.column_config.NumberColumn(tr("kcol_max_error"), format="%.2g")})
+    ui.table(ex.kernel_table(krows, timed), {"kernel": tr("kcol_kernel"), "passed": tr("kcol_passed"),
+                                              "max_error": tr("kcol_max_error"), "us": "µs"})
     st.caption(tr("kernel_details"))
     st.code("\n".join(f"{r['kernel']}: {r['detail']}" for r in krows), language=None, wrap_lines=True)
     if timed:
@@ -301,14 +302,16 @@ def follow_token(eb, cfg, rows, choice):
                 (state_row, ch["column"]) if state_row is not None else None,
                 rows=state_window or (0, tables["state_block_table"].shape[0]), cols=state_cols or (0, shown)))
         with t_idx:
-            st.markdown(f"**{tr('idx_title')}**")
-            st.dataframe(eb.idx_mapping_frame(), hide_index=True, height=min(360, 38 + 35 * step.num_reqs),
-                         column_config={
-                             "batch position": st.column_config.NumberColumn(tr("icol_position"),
-                                                                             help=tr("icol_position_help")),
-                             "state index": st.column_config.NumberColumn(tr("icol_state"), help=tr("icol_state_help")),
-                             "num_blocks": st.column_config.NumberColumn(tr("icol_blocks"),
-                                                                         help=tr("icol_blocks_help"))})
+            idx_frame = eb.idx_mapping_frame()
+            idx_cols = {"batch position": "icol_position", "state index": "icol_state", "num_blocks": "icol_blocks"}
+            st.markdown(f"**{tr('idx_title')}**", help="\n".join(f"- **{tr(k)}**: {tr(k + '_help')}"
+                                                              for k in idx_cols.values()))
+            if frames.fits_static(idx_frame):
+                ui.table(idx_frame, {c: tr(k) for c, k in idx_cols.items()})
+            else:
+                st.dataframe(idx_frame, hide_index=True, height=min(360, 38 + 35 * step.num_reqs),
+                             column_config={c: st.column_config.NumberColumn(tr(k), help=tr(k + "_help"))
+                                            for c, k in idx_cols.items()})
         st.caption(tr("v2_note", r=step.num_reqs_padded, idx=ex.short_list(tables["idx_mapping"])))
 
     fig_slots = ui.payload_once(eb, ("slots", lang), lambda: figures.slot_mapping_figure(

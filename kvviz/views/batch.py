@@ -408,6 +408,22 @@ def chain_line(ch: dict, names: dict[str, str] | None = None) -> str:
     return " · ".join(f"{names.get(name, name)} {value}" for name, value in parts if value is not None)
 
 
+def kernel_table(rows: list[dict], timed: bool) -> list[dict]:
+    """The kernel check's rows (``BackendResult.rows``) as the Batch page's small table shows them:
+    a mark for passed, the error in two significant digits, the time (on a GPU) in tenths of a µs,
+    "—" where there is none; the detail sentence is listed under the table, not in it."""
+    def num(v, fmt):
+        return "—" if v is None else format(v, fmt)
+
+    out = []
+    for r in rows:
+        row = {"kernel": r["kernel"], "passed": "✔" if r["passed"] else "✘", "max_error": num(r["max_error"], ".2g")}
+        if timed:
+            row["us"] = num(r["us"], ".1f")
+        out.append(row)
+    return out
+
+
 def rows_past_prompt(rows: list[RequestRow]) -> list[int]:
     """The request rows whose tokens go past their prompt (computed + new > prompt): decode tokens."""
     return [i for i, r in enumerate(rows) if r.computed + r.new_tokens > r.prompt_len]

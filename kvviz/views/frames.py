@@ -52,6 +52,20 @@ def static_columns(data, labels: dict | None = None, missing: str = MISSING) -> 
     return out
 
 
+STATIC_MAX_ROWS = 32        # a bigger table scrolls in a grid (st.dataframe) instead of lengthening the page
+STATIC_MAX_CHARS = 4000     # all its text cells together (a request's block ids can run to thousands)
+
+
+def fits_static(data, max_rows: int = STATIC_MAX_ROWS, max_chars: int = STATIC_MAX_CHARS) -> bool:
+    """Whether ``data`` (a frame) is small enough to be drawn as one markdown table: a changed glide
+    grid costs the browser ~70 ms of canvas work and a late redraw of its accessibility copy, a small
+    markdown table a few ms. Long tables stay grids (they scroll, and draw only the rows seen)."""
+    if len(data) > max_rows:
+        return False
+    text = [c for c in data.columns if data[c].dtype == object or pd.api.types.is_string_dtype(data[c])]
+    return sum(len(str(v)) for c in text for v in data[c].tolist()) <= max_chars
+
+
 def markdown_grid(header: list, rows, right: list) -> str:
     """A GitHub-flavoured markdown table of cells already as the page shows them (escaped by the
     caller), ``right[i]``: column i right-aligned. An empty header cell is written "| |"."""

@@ -118,6 +118,23 @@ def frames(at: AppTest, labels: dict | None = None) -> list:
     return [d.value for d in at.dataframe] + table_frames(at, labels)
 
 
+def batch_labels(lang: str = "en") -> dict:
+    """{data key: shown header} of the Batch page's small tables: requests, kernels, idx_mapping."""
+    from kvviz.texts.i18n import _table, t
+
+    out = {k[len("rshort_"):]: t("batch", k, lang) for k in _table("batch") if k.startswith("rshort_")}
+    out.update({"kernel": t("batch", "kcol_kernel", lang), "passed": t("batch", "kcol_passed", lang),
+                "max_error": t("batch", "kcol_max_error", lang), "us": "µs",
+                "batch position": t("batch", "icol_position", lang), "state index": t("batch", "icol_state", lang)})
+    return out   # (num_blocks: the requests' "blocks" header; idx_mapping's is the same word, mapped there)
+
+
+def batch_kernel_table(at: AppTest, lang: str = "en"):
+    """The Batch page's kernel check table (a markdown table), keys as the harness names them, or None."""
+    tables = [f for f in table_frames(at, batch_labels(lang)) if "kernel" in f.columns]
+    return tables[0] if tables else None
+
+
 def pcie_labels(lang: str) -> dict:
     """{data key: shown header} of the PCIe page's two tables (``ui.table``)."""
     from kvviz.gpu import traffic

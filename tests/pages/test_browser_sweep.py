@@ -24,6 +24,8 @@ The criteria (each finding names page, language, size, the element and the text)
   whatever the overflow style (clipped or ellipsized, the number is not all there).
 * **Text ending in "…"** inside a metric, a widget label or a data-grid cell (a string cut short
   by the app itself).
+* **Static tables** (``st.table``, markdown tables) - a table wider than its element's place: either
+  scrolled inside it (columns hidden to the right) or drawn past its right edge.
 * **st.dataframe (glide data grid)** - the cells are drawn on a canvas, so the DOM has no element
   widths to compare. Glide keeps an accessibility table in the DOM with the text of every
   *visible* cell and header; the column boundaries are read from the canvas itself: the x
@@ -121,6 +123,12 @@ PROBE = r"""
   // 4b. static tables (st.table, markdown tables): wider than their place means columns hidden to the right
   for (const tb of document.querySelectorAll('[data-testid=stTable], [data-testid=stMarkdownContainer]:has(table)')) {
     if (!seen(tb)) continue;
+    // a table drawn past the right edge of its place (overflow visible): over the next column or off screen
+    const host = tb.closest('[data-testid=stElementContainer]') || tb;
+    const drawn = tb.querySelector('table') || tb;
+    if (drawn.getBoundingClientRect().right > host.getBoundingClientRect().right + 1) {
+      out.push({kind: 'table', where: 'wider than its place', text: (tb.querySelector('thead') || tb).innerText.slice(0, 120)}); continue;
+    }
     for (const el of [tb, ...tb.querySelectorAll('*')]) {
       const cs = getComputedStyle(el);
       if ((cs.overflowX === 'auto' || cs.overflowX === 'scroll' || cs.overflowX === 'hidden') && el.scrollWidth > el.clientWidth + 1) {

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from page_support import chart_figures, app_test, open_page, plotly_array
+from page_support import batch_labels, chart_figures, app_test, frames, open_page, plotly_array
 
 RUN_TIMEOUT = 240
 
@@ -93,8 +93,9 @@ def _caches(at) -> dict:
 
 
 def _frame(at, column: str):
-    """The (last) dataframe on the page with ``column``."""
-    return [d.value for d in at.dataframe if column in d.value.columns][-1]
+    """The (last) table on the page with ``column``: a dataframe, or one of the Batch page's small
+    markdown tables (headers mapped back to their keys)."""
+    return [f for f in frames(at, batch_labels()) if column in f.columns][-1]
 
 
 def _merged(at) -> tuple[float, float]:

@@ -5,7 +5,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from page_support import chart_specs, APP, open_page as _open, decoded, pcie_labels, plotly_array as _array, table_frames  # noqa: F401 - shared helpers
+from page_support import batch_kernel_table, chart_specs, APP, open_page as _open, decoded, pcie_labels, plotly_array as _array, table_frames  # noqa: F401 - shared helpers
 
 
 def _metrics(at):
@@ -61,8 +61,9 @@ def test_batch_presets_run_kernels_and_pass(at, preset):
     if preset != "decode":
         return
     assert at.number_input(key="batch.bs").value == 8
-    kernels = [d.value for d in at.dataframe if "kernel" in d.value.columns]
-    assert kernels and set(kernels[0]["kernel"]) >= {"slot_mapping[flat]", "csr", "kv_write"}
+    kernels = batch_kernel_table(at)
+    assert kernels is not None and set(kernels["kernel"]) >= {"slot_mapping[flat]", "csr", "kv_write"}
+    assert (kernels["passed"] == "✔").all()
 
 
 def test_batch_bad_input_keeps_page(at):

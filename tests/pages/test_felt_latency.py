@@ -14,7 +14,7 @@ from kvviz.views import figures
 from kvviz.views.figures import HILITE
 
 from browser_support import charts_drawn, needs_chromium, no_exception, page, server, wait_idle  # noqa: F401 - fixtures
-from page_support import chart_figures, chart_specs, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
+from page_support import batch_kernel_table, chart_figures, chart_specs, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
 
 
 def _plots(at):
@@ -72,8 +72,8 @@ def test_batch_kernels_untimed_in_the_interpreter(at):
     if ui.backend_label()["mode"] != "interpreter":
         pytest.skip("on a GPU the kernels are timed")
     _open(at, "batch")
-    kernels = [d.value for d in at.dataframe if "kernel" in d.value.columns]
-    assert kernels and "us" not in kernels[0].columns and kernels[0]["passed"].all()
+    kernels = batch_kernel_table(at)
+    assert kernels is not None and "us" not in kernels.columns and (kernels["passed"] == "✔").all()
     assert any("untimed" in c.value for c in at.caption)
 
 
@@ -146,3 +146,29 @@ def test_token_fragment_updates_link_chain_and_figures(server, page):  # noqa: F
                            timeout=60_000)
     wait_idle(page)
     no_exception(page)
+
+
+def test_batch_small_tables_are_markdown_big_ones_scroll(at):
+    """A small batch's requests, kernel and idx_mapping tables are markdown tables (a new batch redraws
+    them in a few ms of browser time; a changed grid cost ~70 ms and a late redraw), each short header
+    explained in the table's tooltip; the 256-request preset keeps its requests in a scrolling grid."""
+    from page_support import batch_labels, table_frames
+    from kvviz.texts.i18n import t
+
+    _open(at, "batch")
+    assert not at.exception
+    shown = table_frames(at, batch_labels())
+    reqs = [f for f in shown if "seq_len" in f.columns]
+    assert len(reqs) == 1 and list(reqs[0]["row"]) == list(range(len(reqs[0])))
+    assert not [d for d in at.dataframe if "seq_len" in d.value.columns]
+    # each short header's long name: in the tooltip of the table's heading (a markdown table draws none)
+    head = next(h for h in at.subheader if h.value == t("batch", "allocated", "en"))
+    assert t("batch", "rcol_cache_hit_tokens", "en") in head.help
+    idx_title = next(m for m in at.markdown if m.value == f"**{t('batch', 'idx_title', 'en')}**")
+    assert t("batch", "icol_state_help", "en") in idx_title.help
+    assert batch_kernel_table(at) is not None
+    at.selectbox(key="batch.preset").set_value("big").run()
+    assert not at.exception
+    grids = [d.value for d in at.dataframe if "seq_len" in d.value.columns]
+    assert len(grids) == 1 and len(grids[0]) == 256
+    assert not [f for f in table_frames(at, batch_labels()) if "seq_len" in f.columns]

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from kvviz.texts.i18n import LANGS, t
-from page_support import chart_figures, chart_nodes, app_test, column_labels, frames, open_page
+from page_support import batch_labels, chart_figures, chart_nodes, app_test, column_labels, frames, open_page
 
 PAGES = ("batch", "step_through", "prefixes", "csr")
 PREFIX = {"batch": "batch", "step_through": "step", "prefixes": "pre", "csr": "csr"}
@@ -54,7 +54,7 @@ def _assert_v2(at, page, lang):
     if page == "batch":
         assert _has(at, tr("batch", "fig_table_v2")) and _has(at, tr("batch", "fig_state_v2"))
         assert _has(at, tr("batch", "idx_title"))
-        idx = [f for f in _frames(at) if "state index" in f.columns][0]
+        idx = [f for f in frames(at, batch_labels(lang)) if "state index" in f.columns][0]
         assert list(idx["state index"]) == [4, 3, 2, 1, 0]           # R-1-i from the LIFO free list
         assert _has(at, "idx_mapping = [4, 3, 2, 1, 0]")
         assert len(chart_nodes(at)) == 4

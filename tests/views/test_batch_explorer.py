@@ -222,3 +222,13 @@ def test_chain_line_has_every_number_in_full():
     line = chain_line(ch)
     assert f"slot {ch['slot']}" in line and f"NHD byte {ch['NHD_byte']}" in line and "…" not in line
     assert line.startswith(f"row {ch['row']} · position {ch['position']}")
+
+
+def test_kernel_table_marks_formats_and_dashes():
+    rows = [{"kernel": "csr", "passed": True, "max_error": 0.0, "us": 12.345, "detail": "x"},
+            {"kernel": "decode[csr]", "passed": False, "max_error": 0.000123456, "us": None, "detail": "y"}]
+    assert ex.kernel_table(rows, timed=True) == [
+        {"kernel": "csr", "passed": "✔", "max_error": "0", "us": "12.3"},
+        {"kernel": "decode[csr]", "passed": "✘", "max_error": "0.00012", "us": "—"}]
+    untimed = ex.kernel_table(rows, timed=False)
+    assert [set(r) for r in untimed] == [{"kernel", "passed", "max_error"}] * 2     # no µs column, no detail

@@ -85,3 +85,16 @@ def test_markdown_table_keeps_one_line_per_row_and_every_cell(rows):
     for line, (n, _) in zip(lines[2:], rows):
         cells = re.split(r"(?<!\\)\|", line)[1:-1]
         assert len(cells) == 2 and cells[0].strip() == str(n)
+
+
+def test_fits_static_bounds_rows_and_text():
+    from kvviz.views.frames import STATIC_MAX_CHARS, STATIC_MAX_ROWS, fits_static
+
+    small = pd.DataFrame({"row": range(STATIC_MAX_ROWS), "blocks": ["1 2 3"] * STATIC_MAX_ROWS})
+    assert fits_static(small)
+    assert not fits_static(pd.concat([small, small.iloc[:1]]))                  # one row too many
+    # a few requests whose block ids run long: a grid (it scrolls), not a page-long markdown cell
+    long_ids = " ".join(map(str, range(2000)))
+    assert len(long_ids) > STATIC_MAX_CHARS and not fits_static(pd.DataFrame({"row": [0, 1], "blocks": [long_ids, "1"]}))
+    # numbers do not count as text, whatever their width
+    assert fits_static(pd.DataFrame({"slot": np.full(STATIC_MAX_ROWS, 10 ** 15)}))
