@@ -6,6 +6,9 @@ highlight (a thick black outline), so one pick lights up the same thing everywhe
 """
 from __future__ import annotations
 
+import re
+import unicodedata
+
 import numpy as np
 import plotly.colors as pc
 import plotly.graph_objects as go
@@ -51,6 +54,7 @@ FONT_FAMILY = '"Source Sans", "Noto Sans SC", sans-serif'
 # under the axis title, never on it.
 LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
 LEGEND_ROW_PX = 34          # one row of legend entries at FONT
+LEGEND_LINE_PX = 18          # each further line of a legend entry broken with <br>
 LEGEND_PER_ROW = 5          # entries a row holds on a half-width chart (row names, Spanish labels)
 
 
@@ -82,6 +86,29 @@ def wrap_title(title: str, width: int) -> str:
         else:
             line = f"{line} {word}" if line else word
     return "<br>".join([*lines, line])
+
+
+def _cells(text: str) -> int:
+    """Display width in Latin-letter cells: a CJK or full-width character takes two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def wrap_label(text: str, width: int) -> str:
+    """``text`` broken with <br> into lines of at most ``width`` cells (:func:`_cells`): at spaces, before
+    an opening bracket, and between CJK characters (Chinese has no spaces); a legend entry in a narrow
+    chart, which plotly neither wraps nor shrinks."""
+    pieces = re.findall(r"[（(]?[^\s（(]*\s*", text)
+    words = []
+    for w in filter(None, pieces):   # a run of CJK is broken anywhere: one piece a character
+        words += list(w) if _cells(w) > width else [w]
+    lines, line = [], ""
+    for w in words:
+        if line and _cells(line + w.rstrip()) > width:
+            lines.append(line.rstrip())
+            line = w
+        else:
+            line += w
+    return "<br>".join([*lines, line.rstrip()])
 
 
 def _finish(title: str, height: int | None, wrap: int | None) -> dict:
@@ -304,11 +331,14 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
         notes.append(dict(x=c1 - 0.5, y=p1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
                           text=tr("padded_rows"), font=dict(size=FONT - 2, color="#333"),
                           bgcolor="rgba(255,255,255,0.75)"))
-    if max(p1, num_reqs, r0) < r1:  # rows outside this step's batch (V2: left as they were)
+    unused = max(p1, num_reqs, r0) < r1
+    if unused:  # rows outside this step's batch (V2: left as they were), washed out; what they are is
+        # said in a legend entry under the plot, not over the rows (their ids are what the step left)
         shapes.append(band(y0=max(p1, num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="white", opacity=0.55))
-        notes.append(dict(x=c1 - 0.5, y=r1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
-                          text=tr("unused_rows"), font=dict(size=FONT - 2, color="#333"),
-                          bgcolor="rgba(255,255,255,0.75)"))
+        note = wrap_label(tr("unused_rows"), 22)    # a half-width chart: its legend does not wrap by itself
+        data.append(dict(type="scatter", x=[None], y=[None], mode="markers", name=note,
+                         showlegend=True, hoverinfo="skip",
+                         marker=dict(symbol="square", size=14, color="#f3f3f3", line=dict(width=1, color="#999"))))
     if stale_tails and cells <= 20000:
         xs, ys = [], []
         for r, n in stale_tails.items():
@@ -335,12 +365,16 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     if c1 - c0 <= 40:
         xaxis["dtick"] = 1
     layout = dict(xaxis=xaxis, yaxis=yaxis)
+    if unused:
+        layout["showlegend"] = True
     if shapes:
         layout["shapes"] = shapes
     if notes:
         layout["annotations"] = notes
     h = int(min(900, max(320, 90 + 40 * n_rows)))
-    fig = figure_of(data, layout, title, h)
+    if unused:
+        h += LEGEND_LINE_PX * note.count("<br>")
+    fig = figure_of(data, layout, title, h, legend_band=unused)
     return go.Figure(fig.to_plotly_json()) if validate else fig
 
 

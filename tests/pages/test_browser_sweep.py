@@ -110,12 +110,12 @@ PROBE = r"""
   for (const el of document.querySelectorAll('[data-testid=stMetricValue], [data-testid=stMetricLabel], [data-testid=stWidgetLabel]')) {
     if (seen(el) && el.textContent.trim().endsWith('…')) out.push({kind: 'cut', where: name(el), text: el.textContent});
   }
-  // 4a. chart titles and x axis titles cut at the chart's edge (plotly neither wraps nor shrinks them)
+  // 4a. chart titles, x axis titles and legend entries cut at the chart's edge (plotly neither wraps nor shrinks them)
   for (const c of document.querySelectorAll('.kv-live-chart')) {
     const svg = c.querySelector('.main-svg');
     if (!svg || !seen(svg)) continue;
     const b = svg.getBoundingClientRect();
-    for (const t of c.querySelectorAll('.gtitle, .xtitle')) {
+    for (const t of c.querySelectorAll('.gtitle, .xtitle, .legendtext')) {
       const r = t.getBoundingClientRect();
       if (r.width && (r.left < b.left - 1 || r.right > b.right + 1)) out.push({kind: 'chart title', where: 'plotly', text: t.textContent});
     }

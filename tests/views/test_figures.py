@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
+from hypothesis import given, strategies as st
 
 from kvviz.constants import PAD_SLOT_ID
 from kvviz.core.geometry import Geometry
@@ -262,3 +263,33 @@ def test_pool_figures_built_from_dicts_pass_plotly_validation():
         _validated_rebuild_is_identical(F.ref_count_figure(ref, queue, cached, title="r", lang=lang,
                                                            highlight=[int(x) for x in rng.integers(-2, n + 2, 2)]))
         _validated_rebuild_is_identical(F.free_queue_figure(queue, cached, title="q", lang=lang))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "es"])
+def test_rows_outside_the_batch_are_named_in_the_legend_not_over_the_rows(lang):
+    """V2's input table: rows past the step's batch are washed out and named by a legend entry under the
+    plot (an annotation inside the band hid the last row's ids); the entry is wrapped to fit a half-width
+    chart, and the figure grows by the legend's height."""
+    from kvviz.texts.i18n import t
+
+    bt = np.arange(1, 4 * 5 + 1).reshape(4, 5)
+    kw = dict(num_reqs=2, num_blocks=32, geometry=Geometry(4), lang=lang)
+    fig = F.block_table_heatmap(bt, pad_until=2, **kw).to_plotly_json()
+    named = [tr for tr in fig["data"] if tr.get("showlegend")]
+    assert len(named) == 1 and named[0]["name"].replace("<br>", "").replace(" ", "") == \
+        t("figures", "unused_rows", lang).replace(" ", "")
+    assert all(F._cells(line) <= 22 for line in named[0]["name"].split("<br>"))
+    assert not fig["layout"].get("annotations") and fig["layout"]["showlegend"] is True
+    bands = [s for s in fig["layout"]["shapes"] if s.get("fillcolor") == "white"]
+    assert [(b["y0"], b["y1"]) for b in bands] == [(1.5, 3.5)]
+    # a table with every row in the batch has no such entry and no legend band
+    full = F.block_table_heatmap(bt[:2], pad_until=2, **kw).to_plotly_json()
+    assert not [tr for tr in full["data"] if tr.get("showlegend")]
+    assert fig["layout"]["height"] > F.block_table_heatmap(bt, **kw).to_plotly_json()["layout"]["height"] - 1
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab c（)(中文字") + [" "]), max_size=60), st.integers(4, 30))
+def test_wrap_label_keeps_the_text_and_the_width(text, width):
+    out = F.wrap_label(text, width)
+    assert "".join(out.split("<br>")).replace(" ", "") == text.replace(" ", "")
+    assert all(F._cells(line) <= width for line in out.split("<br>"))
