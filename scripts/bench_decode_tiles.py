@@ -4,8 +4,9 @@
     TRITON_INTERPRET=1 .venv/bin/python scripts/bench_decode_tiles.py --interp   # here, small shapes
 
 For each shape it checks every tile size against dense float64 attention (max |err| printed; exits 1
-above 2e-3), then times both page tables with each tile: median µs (events, do_bench-style, on a
-GPU; wall time of one interpreted call in the interpreter). What ``kernels.paged_decode.row_tile``
+above 2e-3), then times both page tables with each tile through the project's one timer, ``kvviz.gpu.device.time_us``
+(median µs of ``triton.testing.do_bench`` on a GPU: CUDA events, the L2 flushed between calls; wall
+time of one interpreted call in the interpreter). What ``kernels.paged_decode.row_tile``
 picks per backend comes from this table (BENCHMARKS.md, "Paged decode").
 """
 from __future__ import annotations
@@ -13,9 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,6 +38,7 @@ def main() -> int:
     from kernels.page_indices import flashinfer_csr
     from kernels.paged_decode import row_tile, paged_decode_block_table, paged_decode_csr
     from kvviz.gpu.attention_ref import decode_attention_ref
+    from kvviz.gpu.device import time_us
 
     dev = "cuda" if torch.cuda.is_available() and not args.interp else "cpu"
     rows, worst = [], 0.0
@@ -69,7 +69,7 @@ def main() -> int:
                                 ("csr", lambda t=tile: paged_decode_csr(q, cache, ip, ix, lp, row_tile=t))):
                 err = float(np.abs(fn()[:check].cpu().numpy() - want).max())
                 worst = max(worst, err)
-                us = _time_us(fn, dev)
+                us = time_us(fn)
                 shape = f"{reqs}x{seq_len} tok, {qh}/{kvh}h x {dim}"
                 rows.append({"shape": shape, "variant": variant, "row_tile": tile, "us": round(us, 1),
                              "max_abs_err": err, "picked": tile == row_tile(reqs * qh, dev)})
@@ -81,30 +81,6 @@ def main() -> int:
         with atomic_writer(args.json) as f:
             f.write(json.dumps({"device": dev, "rows": rows}, indent=1))
     return 0 if worst <= 2e-3 else 1
-
-
-def _time_us(fn, dev) -> float:
-    import torch
-
-    if dev == "cpu":
-        times = []
-        for _ in range(3):
-            t = time.perf_counter()
-            fn()
-            times.append((time.perf_counter() - t) * 1e6)
-        return statistics.median(times)
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(20):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b) * 1e3)
-    return statistics.median(times)
 
 
 if __name__ == "__main__":
