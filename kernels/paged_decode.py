@@ -10,9 +10,10 @@ being either a block-table row (``paged_decode_block_table``) or a CSR slice
 tiles of tokens. A request with no tokens yields zeros.
 
 The rows per program are chosen per backend (``row_tile``). Compiled on a GPU it is 1: one
-program per (request, query head), never the slowest of the shapes timed on the H200 (tiles of 4
+program per (request, query head), the safe choice of the shapes timed on the H200 (tiles of 4
 rows were 1.5-1.9x faster with many programs at head dim 128, but slower with few programs or at
-head dim 64; BENCHMARKS.md, "Rows per program"; callers may pass ``row_tile``). In Triton's
+head dim 64, and tiles of 8 up to 3.5x slower; BENCHMARKS.md, "Rows per program"; callers may pass
+``row_tile``). In Triton's
 CPU interpreter every program and every standard-library call (``tl.sum``, ``tl.max``) has a fixed
 cost (about half a millisecond each here) while a tile's arithmetic is one numpy call: there one
 program takes every row (up to MAX_ROW_TILE), so a launch is one program instead of requests x
