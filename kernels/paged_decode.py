@@ -9,10 +9,10 @@ being either a block-table row (``paged_decode_block_table``) or a CSR slice
 (``paged_decode_csr``). Scores and softmax are fp32, with an online (running max) softmax over
 tiles of tokens. A request with no tokens yields zeros.
 
-The rows per program are chosen per backend (``row_tile``). Compiled on a GPU it is 1: one
-program per (request, query head), the safe choice of the shapes timed on the H200 (tiles of 4
-rows were 1.5-1.9x faster with many programs at head dim 128, but slower with few programs or at
-head dim 64, and tiles of 8 up to 3.5x slower; BENCHMARKS.md, "Rows per program"; callers may pass
+The rows per program are chosen per backend (``row_tile``). Compiled on a GPU, at head dim 128
+with 512 rows or more, a program takes 4 rows (1.1-1.9x faster than one row a program on the
+H200); with fewer rows (long contexts of few requests, where 4-row tiles leave SMs idle) and at
+other head dims, one row (BENCHMARKS.md, "Rows per program": 40 shapes; callers may pass
 ``row_tile``). In Triton's
 CPU interpreter every program and every standard-library call (``tl.sum``, ``tl.max``) has a fixed
 cost (about half a millisecond each here) while a tile's arithmetic is one numpy call: there one
@@ -110,13 +110,17 @@ def _check_lse(lse_out, num_reqs, num_q_heads):
 
 
 MAX_ROW_TILE = 64        # (request, query head) rows one interpreted program takes at most
+GPU_TILE_ROWS = 512      # compiled: from this many rows on, at head dim 128, a program takes GPU_ROW_TILE rows
+GPU_ROW_TILE = 4
 
 
-def row_tile(num_rows: int, device_type: str) -> int:
-    """(request, query head) rows per program: 1 compiled on a GPU; in the CPU interpreter all of
-    them, as a power of two, at most MAX_ROW_TILE (see the module's docstring)."""
+def row_tile(num_rows: int, device_type: str, head_dim: int | None = None) -> int:
+    """(request, query head) rows per program. Compiled on a GPU: GPU_ROW_TILE at head dim 128 with at
+    least GPU_TILE_ROWS rows, else 1 (the H200 sweep of 40 shapes behind it: BENCHMARKS.md, "Rows per
+    program"; other head dims were not shown to gain). In the CPU interpreter all of them, as a power of
+    two, at most MAX_ROW_TILE (see the module's docstring)."""
     if device_type == "cuda":
-        return 1
+        return GPU_ROW_TILE if head_dim == 128 and num_rows >= GPU_TILE_ROWS else 1
     return min(MAX_ROW_TILE, triton.next_power_of_2(max(num_rows, 1)))
 
 
@@ -141,7 +145,7 @@ def _launch(q, cache, layout, table, t0, t1, seq_lens, indptr, last_page_len, cs
     lse = out if lse_out is None else lse_out   # a pointer the kernel never touches without STORE_LSE
     lse_strides = (0, 0) if lse_out is None else (lse_out.stride(0), lse_out.stride(1))
     num_rows = num_reqs * num_q_heads
-    rows = row_tile(num_rows, q.device.type) if rows is None else int(rows)
+    rows = row_tile(num_rows, q.device.type, head_dim) if rows is None else int(rows)
     if rows < 1 or rows & (rows - 1):
         raise ValueError(f"row_tile must be a power of two, not {rows}")
     _paged_decode_kernel[(triton.cdiv(num_rows, rows),)](

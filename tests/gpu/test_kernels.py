@@ -539,6 +539,24 @@ def test_paged_decode_matches_dense_attention(layout, dtype):
     assert (got_bt[0] == 0).all()   # the empty request
 
 
+@pytest.mark.parametrize("layout,dtype,group", [("NHD", "float16", 16), ("HND", "bfloat16", 7)])
+def test_paged_decode_default_tile_at_head_dim_128(layout, dtype, group):
+    """The default tile where it is not 1 compiled (head dim 128, >= 512 rows: 4 rows a program on a
+    GPU), with groups that do and do not line up with it: dense attention, the empty request zero."""
+    from kernels.paged_decode import GPU_TILE_ROWS, row_tile
+
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    gen = torch.Generator().manual_seed(seed)
+    num_reqs = -(-GPU_TILE_ROWS // (2 * group))
+    assert row_tile(num_reqs * 2 * group, "cuda", 128) > 1
+    got_bt, got_csr, want = decode_case(rng, gen, layout=layout, dtype=dtype, num_reqs=num_reqs, max_seq=24,
+                                        kv_heads=2, group=group, dim=128)
+    for got in (got_bt, got_csr):
+        np.testing.assert_allclose(got, want, atol=2e-3, rtol=2e-3, err_msg=f"seed {seed}")
+    assert (got_bt[0] == 0).all()
+
+
 @pytest.mark.parametrize("kv_heads,group,dim", [(1, 1, 8), (2, 3, 12), (1, 8, 40), (2, 20, 16)])
 # 64 rows only in the interpreter: compiled, a [64, 32, head dim] tile takes minutes to build (the
 # H200 run of these tests went from 36 s to 538 s with it) for a shape the GPU never launches
@@ -580,7 +598,9 @@ def test_paged_decode_row_tiles(kv_heads, group, dim, tile):
 def test_paged_decode_row_tile_per_backend():
     from kernels.paged_decode import MAX_ROW_TILE, row_tile
 
-    assert row_tile(4, "cuda") == 1 and row_tile(4096, "cuda") == 1
+    # compiled: 4 rows a program at head dim 128 from 512 rows on, else 1 (the H200 sweep)
+    assert [row_tile(n, "cuda", 128) for n in (4, 511, 512, 4096)] == [1, 1, 4, 4]
+    assert row_tile(4096, "cuda", 64) == 1 and row_tile(4096, "cuda", 256) == 1 and row_tile(4096, "cuda") == 1
     assert [row_tile(n, "cpu") for n in (1, 2, 3, 20, 64)] == [1, 2, 4, 32, 64]
     assert row_tile(1000, "cpu") == MAX_ROW_TILE
     q = torch.zeros((1, 2, 8), device=DEV)
