@@ -1,13 +1,14 @@
 """Paged decode: microseconds per tile of (request, query head) rows (``row_tile``), on the GPU or in the interpreter.
 
-    python3 scripts/bench_decode_tiles.py [--json OUT] [--tiles 1,2]   # on the GPU machine (compiled)
+    python3 scripts/bench_decode_tiles.py [--json OUT] [--tiles 1,2] [--sweep]   # on the GPU machine (compiled)
     TRITON_INTERPRET=1 .venv/bin/python scripts/bench_decode_tiles.py --interp   # here, small shapes
 
 For each shape it checks every tile size against dense float64 attention (max |err| printed; exits 1
 above 2e-3), then times both page tables with each tile through the project's one timer, ``kvviz.gpu.device.time_us``
 (median µs of ``triton.testing.do_bench`` on a GPU: CUDA events, the L2 flushed between calls; wall
-time of one interpreted call in the interpreter). What ``kernels.paged_decode.row_tile``
-picks per backend comes from this table (BENCHMARKS.md, "Paged decode").
+time of one interpreted call in the interpreter). ``--sweep``: 40 shapes, block table only, then per
+shape the fastest tile and how far tile 1, tile 4 and the tile ``kernels.paged_decode.row_tile`` picks
+are from it; the rule it picks by came from that table (BENCHMARKS.md, "Rows per program").
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def main() -> int:
         gen = torch.Generator().manual_seed(seq_len + reqs)
         pages = -(-seq_len // page)
         nblocks = reqs * pages + 1
-        # drawn where it runs (a 16 x 16384 cache is half a billion values: minutes on the host)
+        # drawn where it runs (16 x 16384 tokens at 8 KV heads x 128 is half a billion values)
         gen_dev = gen if dev == "cpu" else torch.Generator(device=dev).manual_seed(seq_len + reqs)
         cache = torch.randn((2, nblocks, page, kvh, dim), generator=gen_dev, device=dev).half()
         bt = ((torch.randperm(nblocks - 1, generator=gen) + 1)[: reqs * pages].reshape(reqs, pages)).to(torch.int32)
