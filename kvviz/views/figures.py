@@ -58,12 +58,12 @@ LEGEND_LINE_PX = 18          # each further line of a legend entry broken with <
 LEGEND_PER_ROW = 5          # entries a row holds on a half-width chart (row names, Spanish labels)
 
 
-def legend_px(entries: int, shown: bool | None = None) -> int:
+def legend_px(entries: int, shown: bool | None = None, lines: int = 0) -> int:
     """The pixels a legend band of ``entries`` entries under the x axis takes (the entries wrap
     ~LEGEND_PER_ROW to a row); ``shown``: the layout's showlegend (None: plotly's rule, a legend for
-    two entries or more)."""
+    two entries or more); ``lines``: the further lines of the tallest entry (a name broken with <br>)."""
     shown = entries > 1 if shown is None else shown
-    return LEGEND_ROW_PX * -(-entries // LEGEND_PER_ROW) if shown else 0
+    return LEGEND_ROW_PX * -(-entries // LEGEND_PER_ROW) + LEGEND_LINE_PX * lines if shown else 0
 
 
 def legend_below(fig: go.Figure) -> int:
@@ -154,8 +154,9 @@ def figure_of(data: list, layout: dict, title: str, height: int | None = None, *
     layout = dict(layout)
     if legend_band:
         _merge(layout, {"legend": dict(LEGEND_BELOW), "xaxis": {"automargin": True}})
-        entries = sum(1 for tr in data if tr.get("name") and tr.get("showlegend") is not False)
-        height = (height or 0) + legend_px(entries, layout.get("showlegend"))
+        names = [tr["name"] for tr in data if tr.get("name") and tr.get("showlegend") is not False]
+        height = (height or 0) + legend_px(len(names), layout.get("showlegend"),
+                                           max((n.count("<br>") for n in names), default=0))
     _merge(layout, _finish(title, height, wrap))
     return go.Figure(dict(data=[*data, *(dict(tr) for tr in overlay)], layout=layout), _validate=False)
 
@@ -335,8 +336,8 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     if unused:  # rows outside this step's batch (V2: left as they were), washed out; what they are is
         # said in a legend entry under the plot, not over the rows (their ids are what the step left)
         shapes.append(band(y0=max(p1, num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="white", opacity=0.55))
-        note = wrap_label(tr("unused_rows"), 22)    # a half-width chart: its legend does not wrap by itself
-        data.append(dict(type="scatter", x=[None], y=[None], mode="markers", name=note,
+        data.append(dict(type="scatter", x=[None], y=[None], mode="markers",
+                         name=wrap_label(tr("unused_rows"), 22),    # a half-width chart: plotly does not wrap it
                          showlegend=True, hoverinfo="skip",
                          marker=dict(symbol="square", size=14, color="#f3f3f3", line=dict(width=1, color="#999"))))
     if stale_tails and cells <= 20000:
@@ -372,8 +373,6 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     if notes:
         layout["annotations"] = notes
     h = int(min(900, max(320, 90 + 40 * n_rows)))
-    if unused:
-        h += LEGEND_LINE_PX * note.count("<br>")
     fig = figure_of(data, layout, title, h, legend_band=unused)
     return go.Figure(fig.to_plotly_json()) if validate else fig
 
