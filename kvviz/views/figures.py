@@ -61,9 +61,11 @@ LEGEND_PER_ROW = 5          # entries a row holds on a half-width chart (row nam
 def legend_px(entries: int, shown: bool | None = None, lines: int = 0) -> int:
     """The pixels a legend band of ``entries`` entries under the x axis takes (the entries wrap
     ~LEGEND_PER_ROW to a row); ``shown``: the layout's showlegend (None: plotly's rule, a legend for
-    two entries or more); ``lines``: the further lines of the tallest entry (a name broken with <br>)."""
+    two entries or more); ``lines``: the further lines of the tallest entry (a name broken with <br>,
+    a long one: such entries are counted one to a row)."""
     shown = entries > 1 if shown is None else shown
-    return LEGEND_ROW_PX * -(-entries // LEGEND_PER_ROW) + LEGEND_LINE_PX * lines if shown else 0
+    rows = entries if lines else -(-entries // LEGEND_PER_ROW)
+    return rows * (LEGEND_ROW_PX + LEGEND_LINE_PX * lines) if shown else 0
 
 
 def legend_below(fig: go.Figure) -> int:
@@ -311,7 +313,7 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
         heat["x"] = np.arange(c0, c1)
     if cells <= MAX_TEXT_CELLS:
         heat["texttemplate"] = "%{z}"
-    data, shapes, notes = [heat], [], []
+    data, shapes, keys = [heat], [], []
     if counts is not None and col_window is None:  # entries past a row's count: outline the valid prefix
         for r in range(r0, min(num_reqs, r1)):
             n = int(counts[r])
@@ -325,21 +327,21 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     def band(**kw):   # a band across the plot's width (plotly's add_hrect)
         return dict(type="rect", x0=0, x1=1, xref="x domain", yref="y", line=dict(width=0), **kw)
 
+    # a band of rows is named by a legend entry under the plot, not by a label over its rows (a label
+    # hid the last row's ids, and plotly widened the axis to hold it: a phantom row under the table)
+    def key(text, color):
+        keys.append(dict(type="scatter", x=[None], y=[None], mode="markers", showlegend=True, hoverinfo="skip",
+                         name=wrap_label(text, 22),    # a half-width chart: plotly does not wrap it
+                         marker=dict(symbol="square", size=14, color=color, line=dict(width=1, color="#999"))))
+
     p1 = r1 if pad_until is None else max(min(int(pad_until), r1), num_reqs)
     if num_reqs < p1:  # CUDA-graph padded rows
         shapes.append(band(y0=max(num_reqs, r0) - 0.5, y1=p1 - 0.5, fillcolor="gray", opacity=0.15))
-        # the label sits inside the padded band, at its lowest row (the y axis is reversed)
-        notes.append(dict(x=c1 - 0.5, y=p1 - 0.5, xanchor="right", yanchor="bottom", showarrow=False,
-                          text=tr("padded_rows"), font=dict(size=FONT - 2, color="#333"),
-                          bgcolor="rgba(255,255,255,0.75)"))
-    unused = max(p1, num_reqs, r0) < r1
-    if unused:  # rows outside this step's batch (V2: left as they were), washed out; what they are is
-        # said in a legend entry under the plot, not over the rows (their ids are what the step left)
+        key(tr("padded_rows"), "#d9d9d9")
+    if max(p1, num_reqs, r0) < r1:  # rows outside this step's batch (V2: left as they were), washed out
         shapes.append(band(y0=max(p1, num_reqs, r0) - 0.5, y1=r1 - 0.5, fillcolor="white", opacity=0.55))
-        data.append(dict(type="scatter", x=[None], y=[None], mode="markers",
-                         name=wrap_label(tr("unused_rows"), 22),    # a half-width chart: plotly does not wrap it
-                         showlegend=True, hoverinfo="skip",
-                         marker=dict(symbol="square", size=14, color="#f3f3f3", line=dict(width=1, color="#999"))))
+        key(tr("unused_rows"), "#f3f3f3")
+    data += keys
     if stale_tails and cells <= 20000:
         xs, ys = [], []
         for r, n in stale_tails.items():
@@ -366,14 +368,12 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     if c1 - c0 <= 40:
         xaxis["dtick"] = 1
     layout = dict(xaxis=xaxis, yaxis=yaxis)
-    if unused:
+    if keys:
         layout["showlegend"] = True
     if shapes:
         layout["shapes"] = shapes
-    if notes:
-        layout["annotations"] = notes
     h = int(min(900, max(320, 90 + 40 * n_rows)))
-    fig = figure_of(data, layout, title, h, legend_band=unused)
+    fig = figure_of(data, layout, title, h, legend_band=bool(keys))
     return go.Figure(fig.to_plotly_json()) if validate else fig
 
 

@@ -267,9 +267,9 @@ def test_pool_figures_built_from_dicts_pass_plotly_validation():
 
 @pytest.mark.parametrize("lang", ["en", "zh", "es"])
 def test_rows_outside_the_batch_are_named_in_the_legend_not_over_the_rows(lang):
-    """V2's input table: rows past the step's batch are washed out and named by a legend entry under the
-    plot (an annotation inside the band hid the last row's ids); the entry is wrapped to fit a half-width
-    chart, and the figure grows by the legend's height."""
+    """V2's input table: rows past the step's batch are washed out, CUDA-graph padded rows greyed, and
+    each band is named by a legend entry under the plot (an annotation inside the band hid the last
+    row's ids); the entries are wrapped to fit a half-width chart, and the figure grows by the legend."""
     from kvviz.texts.i18n import t
 
     bt = np.arange(1, 4 * 5 + 1).reshape(4, 5)
@@ -282,6 +282,15 @@ def test_rows_outside_the_batch_are_named_in_the_legend_not_over_the_rows(lang):
     assert not fig["layout"].get("annotations") and fig["layout"]["showlegend"] is True
     bands = [s for s in fig["layout"]["shapes"] if s.get("fillcolor") == "white"]
     assert [(b["y0"], b["y1"]) for b in bands] == [(1.5, 3.5)]
+    # CUDA-graph padded rows (2) then rows outside the batch (3): two entries, no label over any row,
+    # and no axis widened for one (a label inside the padded band used to add a phantom row)
+    both = F.block_table_heatmap(bt, pad_until=3, **kw).to_plotly_json()
+    assert [tr["name"].replace("<br>", "").replace(" ", "") for tr in both["data"] if tr.get("showlegend")] == \
+        [t("figures", k, lang).replace(" ", "") for k in ("padded_rows", "unused_rows")]
+    assert not both["layout"].get("annotations")
+    assert [(b["y0"], b["y1"]) for b in both["layout"]["shapes"] if b.get("fillcolor") in ("gray", "white")] == \
+        [(1.5, 2.5), (2.5, 3.5)]
+    assert both["layout"]["height"] > fig["layout"]["height"]            # two entries, one to a row
     # a table with every row in the batch has no such entry and no legend band
     full = F.block_table_heatmap(bt[:2], pad_until=2, **kw).to_plotly_json()
     assert not [tr for tr in full["data"] if tr.get("showlegend")]
