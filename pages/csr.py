@@ -28,7 +28,7 @@ v2 = choice.runner == "v2"
 with vr[2]:
     ui.runner_note(choice, choice.runner)
 # the source on a line of its own: a preset's name is long ("Mixto: prellenados, decodificaciones, ...")
-c = [st.container()] + st.columns(3)
+c = [st.container()] + st.columns([1, 1.6, 1])   # the rule's second option in full ("antes del 2025-11-14: ...")
 c[0].selectbox(tr("source"), sources, key="csr.src",
                format_func=lambda s: tr("from_batch") if s == "batch" else btr("p_" + s))
 c[1].number_input(tr("empty_rows"), 0, 8, key="csr.empty")
@@ -91,10 +91,11 @@ if clicked or (auto and S.get("csr.result_key") != run_key):
     S["csr.result_key"] = run_key
 if S.get("csr.result_key") == run_key:
     res = S["csr.result"]
+    detail = ui.plain(backend.detail_text(res.detail, ui.lang()))   # the harness writes English
     if res.passed:
-        st.success(tr("pass", detail=res.detail), icon=":material/check_circle:")
+        st.success(tr("pass", detail=detail), icon=":material/check_circle:")
     else:
-        st.error(tr("fail", detail=ui.plain(res.detail)), icon=":material/cancel:")
+        st.error(tr("fail", detail=detail), icon=":material/cancel:")
     st.caption(f"{ui.device_text(label)} · {res.us:.1f} µs" if res.us is not None else ui.device_text(label))
 else:
     st.info(tr("run_big", n=len(indices)), icon=":material/hourglass_empty:")

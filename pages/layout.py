@@ -59,7 +59,7 @@ for key, top in (("lay.block", S["lay.blocks"] - 1), ("lay.off", S["lay.bs"] - 1
 left, right = st.columns(2, gap="large")
 with left:
     st.subheader(tr("pick"))
-    p = st.columns(5)
+    p = st.columns([1.4, 1.2, 1, 1.1, 0.8], gap="xsmall")   # at 1280 px: both K/V buttons, each label on one line
     p[0].segmented_control("K/V", ["k", "v"], key="lay.kv")
     p[1].number_input(tr("p_block"), 0, S["lay.blocks"] - 1, key="lay.block", help=tr("p_block_help"))
     p[2].number_input(tr("p_offset"), 0, S["lay.bs"] - 1, key="lay.off", help=tr("p_offset_help"))

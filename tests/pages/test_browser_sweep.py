@@ -17,6 +17,8 @@ The criteria (each finding names page, language, size, the element and the text)
 * **Ellipsis by CSS** - an element whose computed style has ``text-overflow: ellipsis`` and whose
   ``scrollWidth > clientWidth`` (the browser is drawing "…" in place of the end of its text: metric
   values and labels, widget labels, tabs, buttons).
+* **Segmented controls / pills** - an option button whose text is wider than the button, or a button
+  past the right edge of its group (clipped, no ellipsis).
 * **Select boxes** - the chosen value is the text of the box's combobox ``input``: its
   ``measureText`` width (the input's own font) wider than the input's content box means the end of
   the option is clipped.
@@ -103,6 +105,15 @@ PROBE = r"""
     m0.font = cs.font;
     const avail = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
     if (m0.measureText(el.value).width > avail + 1) out.push({kind: 'select', where: 'stSelectbox', text: el.value});
+  }
+  // segmented controls and pills: an option wider than its button is clipped without an ellipsis
+  for (const g of document.querySelectorAll('[data-testid=stButtonGroup]')) {
+    if (!seen(g)) continue;
+    const box = g.getBoundingClientRect();
+    for (const b of g.querySelectorAll('button')) {
+      const r = b.getBoundingClientRect();
+      if (seen(b) && (b.scrollWidth > b.clientWidth + 1 || r.right > box.right + 1)) out.push({kind: 'option', where: 'stButtonGroup', text: b.textContent});
+    }
   }
   for (const el of document.querySelectorAll('[data-testid=stMetricValue], [data-testid=stMetricValue] > div')) {
     if (seen(el) && el.scrollWidth > el.clientWidth + 1) out.push({kind: 'metric', where: 'stMetricValue', text: el.textContent});

@@ -417,3 +417,15 @@ def test_batch_cache_family_link():
     bad.switch_page("pages/batch.py").run()
     assert not bad.exception and bad.selectbox(key="batch.family").value == "flashinfer_packed"
     assert any("cache_layout" in w.value for w in bad.warning)
+
+
+def test_csr_check_detail_in_the_pages_language():
+    """The repack check's detail (the harness writes English) reads in Spanish on a Spanish page."""
+    from page_support import app_test
+    from kvviz.texts.i18n import t
+
+    at = _open(app_test(lang="es"), "csr")
+    assert not at.exception
+    shown = " ".join(s.value for s in at.success)
+    assert t("kernel_lab", "detail.identical", "es", what="paged_kv_indptr", n=8).split(":")[-1].strip() in shown
+    assert "entries identical" not in shown and "left alone" not in shown
