@@ -1,9 +1,10 @@
 """`kvviz check DUMP`: every invariant a dump of a step's tables can be tested against."""
 from __future__ import annotations
 
-from kvviz.core.versions import ALIASES
+from kvviz.core.versions import ALIASES, range_sentence  # noqa: F401 (ALIASES kept importable)
 from kvviz.dumps.check import CHECKS, first_wrong_row, findings_to_json, resolve_profile, run_checks
 from kvviz.cli import dump_json
+from kvviz.cli.versions import announce_beyond_newest, requested
 from kvviz.dumps.format import load_dump
 from kvviz.errors import BadInput
 
@@ -21,9 +22,8 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true",
                    help='print {"findings": [{"check", "row"?, "index"?, "message"}], "profile": P}')
     p.add_argument("--vllm", "--profile", dest="profile", metavar="VERSION", default=None,
-                   help="check under the rules of vLLM VERSION (v0.11.0 .. v0.27.1 or main; a version between "
-                   "releases follows the older one; old names: " + ", ".join(ALIASES) + "); --profile is its "
-                   "old name; default: the dump's own profile key, else main")
+                   help="check under the rules of vLLM VERSION (--profile is its old name; default: the dump's own "
+                   "vllm/profile key, else main). " + range_sentence())
     p.add_argument("--runner", choices=["v1", "v2"], default=None,
                    help="the model runner the dump comes from, for a dump without a \"runner\" key (v2: its "
                         "block_table is the gathered input table, checked against state_block_table through "
@@ -37,9 +37,12 @@ def run(args) -> int:
         profile, source = resolve_profile(dump, args.profile)
     except ValueError as e:
         raise BadInput(str(e)) from None
+    asked = args.profile if args.profile is not None else dump.vllm
+    announce_beyond_newest(asked)
     findings = run_checks(dump, profile=profile)
     if args.json:
         out = findings_to_json(findings, profile)
+        out.update(requested(asked, profile))
         if dump.runner is not None:
             out["runner"] = dump.runner
         print(dump_json(out))

@@ -6,7 +6,7 @@ import sys
 from kvviz.cli import dump_json, read_json_file
 from kvviz.core.runner_v2 import batch_v2_tables as v2_tables  # noqa: F401 (kept importable here)
 from kvviz.core.step import build_step_from_batch
-from kvviz.cli.versions import add_version_args, rules_from_args, runner_from_args
+from kvviz.cli.versions import add_version_args, requested, rules_from_args, runner_from_args
 from kvviz.errors import BadInput
 
 
@@ -53,7 +53,7 @@ def run(args) -> int:
             print(f"kvviz compute: {e}", file=sys.stderr)
             return 1
     out = step.to_json(backend)
-    out.update({"vllm": profile.name, "runner": runner})
+    out.update({"vllm": profile.name, **requested(args.vllm, profile), "runner": runner})
     if runner == "v2":
         out.update(v2_tables(step))
     print(dump_json(out))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from kvviz.cli import dump_json
+from kvviz.cli.versions import announce_beyond_newest, requested
 from kvviz.dumps.diff import diff_dumps
 from kvviz.dumps.format import load_dump
 from kvviz.errors import BadInput
@@ -38,10 +39,16 @@ def _rules(dump, option):
 def run(args) -> int:
     a, b = load_dump(args.a), load_dump(args.b)
     rules = {"a": _rules(a, args.vllm), "b": _rules(b, args.vllm)}
+    asked = {"a": args.vllm if args.vllm is not None else a.vllm, "b": args.vllm if args.vllm is not None else b.vllm}
+    for name in dict.fromkeys(asked.values()):
+        announce_beyond_newest(name)
     res = diff_dumps(a, b, rules_a=rules["a"], rules_b=rules["b"])
     if args.json:
         out = res.to_json()
         out["vllm"] = {side: r.name for side, r in rules.items()}
+        extra = {side: requested(asked[side], r).get("vllm_requested") for side, r in rules.items()}
+        if any(extra.values()):
+            out["vllm_requested"] = {side: v for side, v in extra.items() if v}
         print(dump_json(out))
         return 0 if res.equal else 1
     if res.equal:

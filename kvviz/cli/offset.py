@@ -11,6 +11,7 @@ from kvviz.cli import dump_json
 from kvviz.errors import BadInput
 from kvviz.core.layout import (ALL_CACHE_LAYOUTS, DEFAULT_ATTN_BACKEND, NEWEST_CACHE_LAYOUT, CacheGeometry,
                                cache_layout_for, check_backend_layout)
+from kvviz.cli.versions import checked_rules, requested
 from kvviz.core.versions import ATTN_BACKENDS, MAIN, RELEASES, rules_for
 
 
@@ -51,10 +52,7 @@ def register(sub) -> None:
 
 def _family(args) -> tuple[str, str]:
     """(release name, family) from --vllm/--attn-backend, or the family --cache-layout names."""
-    try:
-        rules = rules_for(args.vllm)
-    except ValueError as e:
-        raise BadInput(f"--vllm: {e}") from None
+    rules = checked_rules(args.vllm, "--vllm: ")
     if args.cache_layout is not None:
         return rules.name, args.cache_layout
     try:
@@ -79,6 +77,7 @@ def run(args) -> int:
                 raise BadInput("missing --" + ", --".join(missing) + " (or give --byte-offset)")
             out = geo.address(args.slot, args.head, args.dim, args.kv)
         out.update(cache_layout=family, vllm=release, attn_backend=args.attn_backend)
+        out.update(requested(args.vllm, rules_for(release)) if args.vllm != MAIN else {})
         print(dump_json(out))
         return 0
     except BadInput:

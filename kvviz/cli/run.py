@@ -11,7 +11,7 @@ from kvviz.files import read_bounded
 from kvviz.views.report import step_to_json, step_to_text
 from kvviz.core.scenario import parse_scenario
 from kvviz.core.versions import rules_for
-from kvviz.cli.versions import add_version_args, rules_from_args, runner_from_args
+from kvviz.cli.versions import add_version_args, announce_beyond_newest, requested, rules_from_args, runner_from_args
 
 EXIT_CUT_SHORT = 3
 """`run`'s exit status when --max-steps stopped the replay before every request finished."""
@@ -60,6 +60,8 @@ def run(args) -> int:
     raw = read_bounded(args.scenario, MAX_INPUT_BYTES)
     _refuse_npz(args.scenario, raw)
     scenario = parse_scenario(parse_json(raw, args.scenario))
+    if args.vllm is None:
+        announce_beyond_newest(scenario.config.profile)
     _override_version(scenario.config, args)
     if (args.dump is None) != (args.out is None):
         raise BadInput("--dump STEP and --out FILE go together")
@@ -69,7 +71,9 @@ def run(args) -> int:
         return _write_dump(args, scenario, history)
     if args.json:
         print(json.dumps({"scenario": scenario.name, "profile": scenario.config.profile,
-                          "vllm": scenario.config.vllm, "runner": engine.runner,
+                          "vllm": scenario.config.vllm,
+                          **requested(scenario.config.profile, rules_for(scenario.config.vllm)),
+                          "runner": engine.runner,
                           "steps": [step_to_json(r, scenario.config) for r in history]},
                          separators=(",", ":")))
     else:

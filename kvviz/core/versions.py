@@ -16,10 +16,19 @@ from dataclasses import dataclass, replace
 RELEASES = ("v0.11.0", "v0.11.1", "v0.11.2", "v0.12.0", "v0.13.0", "v0.14.0", "v0.14.1", "v0.15.0",
             "v0.15.1", "v0.16.0", "v0.17.0", "v0.17.1", "v0.18.0", "v0.18.1", "v0.19.0", "v0.19.1",
             "v0.20.0", "v0.20.1", "v0.20.2", "v0.21.0", "v0.22.0", "v0.22.1", "v0.23.0", "v0.24.0",
-            "v0.25.0", "v0.25.1", "v0.26.0", "v0.27.0", "v0.27.1")
+            "v0.25.0", "v0.25.1", "v0.26.0", "v0.27.0", "v0.27.1",
+            # read from each release's wheel on the package registry (no git history in the mirror)
+            "v0.28.0", "v0.29.0", "v0.30.0", "v0.31.0", "v0.32.0", "v0.33.0", "v0.34.0")
+NEWEST = RELEASES[-1]
+# the wheels' upload dates (the releases after the mirror's history ends, and the last one in it)
+RELEASE_DATES = {"v0.27.1": "2026-08-13", "v0.28.0": "2026-08-25", "v0.29.0": "2026-09-09",
+                 "v0.30.0": "2026-09-22", "v0.31.0": "2026-10-03", "v0.32.0": "2026-10-17",
+                 "v0.33.0": "2026-11-01", "v0.34.0": "2026-11-16"}
 MAIN = "main"
 MAIN_COMMIT = "ef47a897e (2026-08-18)"
-VERSIONS = (*RELEASES, MAIN)
+# main is the mirror's newest commit: after v0.27.1, before v0.28.0 (it sorts there)
+VERSIONS = (*RELEASES[:RELEASES.index("v0.27.1") + 1], MAIN, *RELEASES[RELEASES.index("v0.27.1") + 1:])
+LAST_V1_RELEASE = "v0.33.0"     # v0.34.0 deleted gpu_model_runner.py, gpu_input_batch.py, block_table.py
 ALIASES = {"current": MAIN, "2025-11": "v0.11.1", "2025-early": "v0.11.0"}
 RUNNERS = ("v1", "v2")
 ATTN_BACKENDS = ("flash_attn", "flashinfer", "triton", "flex")
@@ -58,6 +67,34 @@ class Rules:
     # --- model runners ---
     has_runner_v2: bool = False               # Model Runner V2 exists (opt-in)
     default_runner: str = "v1"                # what a dense generate model gets
+    v2_for_every_model: bool = False          # MRV2 the default for MoE, hybrid, state, pooling too
+    has_runner_v1: bool = True                # the V1 model runner still ships
+    # --- Model Runner V2 tables ---
+    # DCP slot arithmetic: "kernel_block" (virtual block = kernel block x CP), "kv_block" (manager
+    # block x CP, then kernel-block index/offset), "manager_ids" (state rows hold manager ids)
+    mrv2_dcp_slots: str = "kernel_block"
+    mrv2_row_overflow_error: bool = False     # a staged write past a row's width raises
+    mrv2_slot_mapping_enabled: bool = False   # per-group flag: a disabled group's tokens all PAD
+    mrv2_dcp_sharded: bool = False            # per-group DCP sharding; idx_mapping -1 rows emit PAD
+    mrv2_swa_gather_zero: bool = False        # gather writes 0 for a sliding window's dropped columns
+    mrv2_zero_dirty_rows: bool = False        # gather zeroes [num_reqs_padded, previous num_reqs) too
+    # --- both runners' tables ---
+    # the persistent tables hold KV-manager ids; each attention group builds the kernel-block table
+    kernel_block_table_per_group: bool = False
+    # --- FlashInfer CSR under DCP: page counts and last_page_len from rank-local lengths ---
+    csr_dcp_local_lengths: bool = False
+    # --- pool and manager ---
+    none_hash_seed: str = "urandom"           # urandom | fixed ("vllm-none-hash" unless PYTHONHASHSEED)
+    retention_interval_default: int | None = None   # None: dense; 0: semantic checkpoints only
+    null_block_in_capacity: bool = False      # the capacity check keeps one block for the null block
+    null_block_ref_counted: bool = True       # touch/free maintain the null block's ref count
+    # --- scheduler ---
+    has_max_num_active_seqs: bool = False     # scheduler knob max_num_active_seqs
+    long_prefill_lone_request_exempt: bool = False   # threshold ignored with one request in all
+    two_waiting_queues: bool = False          # kv_holding_waiting drained first, deferred set
+    lookahead_block_hashes: bool = False      # under EAGLE/MTP a block hash covers the next L tokens
+    # --- KV cache bytes: "standardized" = one allocation, [L, B, H, N, C] in one of six orders ---
+    extensible_kv_cache: bool = False         # layer regions padded to the VMM granule (CUDA default)
 
     @property
     def alias(self) -> str | None:
@@ -76,10 +113,14 @@ class Rules:
         return f"{where}: " + "; ".join(r.summary for r in RULES if version_key(r.first_release)
                                         <= version_key(self.name))
 
-    def runner_for(self, *, state_groups: bool = False, hybrid: bool = False) -> str:
-        """The model runner this release picks: V2 for dense models from v0.25.0, V1 otherwise
-        (hybrid models and models with state groups stay on V1)."""
-        if state_groups or hybrid:
+    def runner_for(self, *, state_groups: bool = False, hybrid: bool = False, moe: bool = False,
+                   pooling: bool = False) -> str:
+        """The model runner this release picks for a model kind: V1 before v0.25.0; V2 for dense
+        generate models v0.25.0 .. v0.28.x (MoE, hybrid, state-group and pooling models stay on V1);
+        V2 for every model from v0.29.0 (#53183); only V2 in v0.34.0."""
+        if self.v2_for_every_model or not self.has_runner_v1:
+            return "v2"
+        if state_groups or hybrid or moe or pooling:
             return "v1"
         return self.default_runner
 
@@ -88,10 +129,11 @@ class Rules:
 class Rule:
     field: str
     value: object
-    pr: int
-    date: str
+    pr: int | None            # None: no PR could be tied to the change (read from the wheels)
+    date: str | None          # the PR's merge date (None where the PR is unknown)
     first_release: str        # a tag in RELEASES, or "main"
     summary: str
+    where: str = ""           # the release's file and function (rules read from the wheels)
 
 
 RULES = (
@@ -136,16 +178,81 @@ RULES = (
     Rule("width_alignment", "lcm", 50302, "2026-07-31", "v0.27.0",
          "block-table width aligned to 128 tokens for every block size (lcm rule)"),
     Rule("prepend_when_caching_off", True, 51482, "2026-08-11", "main",
-         "with prefix caching off freed blocks go to the front again"),
+         "with prefix caching off freed blocks go to the front again", "core/block_pool.py BlockPool.free_blocks"),
+    # --- from here on read from each release's wheel (vllm/…), diffed against the one before ---
+    Rule("v2_for_every_model", True, 53183, None, "v0.29.0",
+         "Model Runner V2 is the default for every model kind (MoE, hybrid, state groups, pooling)",
+         "config/vllm.py VllmConfig.use_v2_model_runner"),
+    Rule("mrv2_dcp_slots", "kv_block", 51031, None, "v0.29.0",
+         "MRV2 DCP slots: virtual block = KV-manager block x DCP, then kernel-block index and offset",
+         "v1/worker/gpu/block_table.py _compute_slot_mappings_kernel"),
+    Rule("mrv2_slot_mapping_enabled", True, 53896, None, "v0.29.0",
+         "MRV2 per-group slot_mapping_enabled: a group without slots (circular buffer) gets PAD for every token",
+         "v1/worker/gpu/block_table.py _compute_slot_mappings_kernel"),
+    Rule("mrv2_row_overflow_error", True, 50493, None, "v0.29.0",
+         "MRV2 staged write past a row's width raises (RuntimeError)",
+         "v1/worker/gpu/block_table.py BlockTables.append_block_ids"),
+    Rule("none_hash_seed", "fixed", 51875, None, "v0.29.0",
+         "NONE_HASH = hash_fn(seed): PYTHONHASHSEED, else \"vllm-none-hash\" for sha256 (reproducible chains)",
+         "v1/core/kv_cache_utils.py init_none_hash"),
+    Rule("retention_interval_default", 0, 52216, None, "v0.29.0",
+         "prefix_cache_retention_interval defaults to 0 (semantic checkpoints only) instead of dense",
+         "config/cache.py CacheConfig.prefix_cache_retention_interval"),
+    Rule("null_block_in_capacity", True, 47272, None, "v0.29.0",
+         "the KV-cache capacity check keeps one block's bytes for the null block",
+         "v1/core/kv_cache_utils.py check_enough_kv_cache_memory"),
+    Rule("cache_layout_era", "standardized", 51718, None, "v0.29.0",
+         "one allocation for the whole KV cache, each layer a view [L, B, H, N, C] in one of six orders (default LBNHC)",
+         "v1/kv_cache_layout.py KVCacheLayout; kv_cache_interface.py compute_layout_strides"),
+    Rule("csr_dcp_local_lengths", True, None, None, "v0.30.0",
+         "FlashInfer CSR under DCP: page counts and last_page_len from rank-local lengths",
+         "v1/attention/backends/flashinfer.py FlashInferMetadataBuilder.build"),
+    Rule("mrv2_dcp_sharded", True, None, None, "v0.31.0",
+         "MRV2 per-group dcp_sharded (unsharded groups use global positions on every rank); idx_mapping -1 rows emit PAD",
+         "v1/worker/gpu/block_table.py _compute_slot_mappings_kernel"),
+    Rule("has_max_num_active_seqs", True, 56758, None, "v0.31.0",
+         "scheduler knob max_num_active_seqs caps running requests at admission",
+         "v1/core/sched/scheduler.py Scheduler.schedule"),
+    Rule("long_prefill_lone_request_exempt", True, 57951, None, "v0.31.0",
+         "long_prefill_token_threshold ignored when running + waiting <= 1",
+         "v1/core/sched/scheduler.py Scheduler.schedule"),
+    Rule("two_waiting_queues", True, 58947, None, "v0.31.0",
+         "skipped waiting requests: kv_holding_waiting (drained first) and deferred_waiting",
+         "v1/core/sched/scheduler.py Scheduler.schedule"),
+    Rule("kernel_block_table_per_group", True, None, None, "v0.32.0",
+         "persistent block tables hold KV-manager ids; each attention group writes its kernel-block table (j + r*b)",
+         "v1/worker/utils.py AttentionGroup.map_to_kernel_block_table"),
+    Rule("mrv2_dcp_slots", "manager_ids", None, None, "v0.32.0",
+         "MRV2 DCP slots from KV-manager ids: slot = manager block x KV block size + local offset",
+         "v1/worker/gpu/block_table.py _compute_slot_mappings_kernel"),
+    Rule("mrv2_swa_gather_zero", True, None, None, "v0.33.0",
+         "MRV2 gather writes the null block for a sliding window's columns already out of reach",
+         "v1/worker/gpu/block_table.py _gather_block_tables_kernel"),
+    Rule("mrv2_zero_dirty_rows", True, None, None, "v0.33.0",
+         "MRV2 gather also zeroes rows from num_reqs_padded up to the previous batch's num_reqs",
+         "v1/worker/gpu/block_table.py BlockTables.gather_block_tables"),
+    Rule("null_block_ref_counted", False, None, None, "v0.33.0",
+         "the null block's ref count is no longer maintained (touch and free skip it)",
+         "v1/core/block_pool.py BlockPool.touch, free_blocks"),
+    Rule("lookahead_block_hashes", True, None, None, "v0.33.0",
+         "with EAGLE/MTP + prefix caching a block hash also covers the next L tokens",
+         "v1/core/kv_cache_utils.py get_request_block_hasher"),
+    Rule("has_runner_v1", False, None, None, "v0.34.0",
+         "the V1 model runner is gone (gpu_model_runner.py, gpu_input_batch.py, block_table.py deleted)",
+         "v1/worker/gpu_worker.py Worker.init_device"),
+    Rule("extensible_kv_cache", True, None, None, "v0.34.0",
+         "extensible KV cache (CUDA default): each layer region padded to the VMM granule of the reserved capacity",
+         "v1/worker/extensible_kv_cache.py; v1/core/kv_cache_planning.py finalize_extensible_kv_cache"),
 )
 
 _VERSION = re.compile(r"v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?([.+-]?[0-9A-Za-z.+-]{0,40})?")
 
 
 def version_key(name: str) -> tuple[int, int, int]:
-    """A sortable key for a release tag or "main" (after every release)."""
+    """A sortable key for a release tag or "main" (the mirror's commit of 2026-08-18: after v0.27.1,
+    before v0.28.0)."""
     if name == MAIN:
-        return (1 << 30, 0, 0)
+        return (0, 27, 1 << 20)
     m = _VERSION.fullmatch(name)
     if not m:
         raise ValueError(name)
@@ -169,19 +276,42 @@ V2025_EARLY = _TABLE["v0.11.0"]
 
 
 def range_sentence() -> str:
-    return (f"kvviz knows vLLM {RELEASES[0]} to {RELEASES[-1]} and main (a version between two releases "
-            f"follows the older one); the old names {', '.join(ALIASES)} still work")
+    return (f"kvviz knows vLLM {RELEASES[0]} to {RELEASES[-1]} and main (the 2026-08-18 snapshot; a "
+            f"version between two releases follows the older one, one newer than {NEWEST} follows "
+            f"{NEWEST} with a warning); the old names {', '.join(ALIASES)} still work")
+
+
+def is_version_number(name) -> bool:
+    """Whether ``name`` reads as a version number (v0.29.0, 0.29, 0.29.0rc1), not a name like main."""
+    return isinstance(name, str) and _VERSION.fullmatch(name.strip()) is not None
+
+
+def newer_than_known(name) -> bool:
+    """Whether ``name`` is a well-formed version newer than the newest release kvviz knows."""
+    if not isinstance(name, str):
+        return False
+    m = _VERSION.fullmatch(name.strip())
+    return bool(m) and version_key(f"{m.group(1)}.{m.group(2)}.{m.group(3) or 0}") > version_key(NEWEST)
+
+
+def beyond_newest_note(name: str) -> str:
+    """The one line said when a version newer than the newest known one runs the newest rules."""
+    return (f"vLLM {str(name).strip()[:40]} is newer than the newest release kvviz knows ({NEWEST}, "
+            f"{RELEASE_DATES[NEWEST]}): following {NEWEST}'s rules")
 
 
 def resolve_version(name: str) -> str:
     """The known version whose rules ``name`` follows: itself, an alias's target, or the newest
-    release at or before it. Raises ValueError with one sentence naming the range."""
+    release at or before it (a version newer than every known release follows the newest: callers
+    say so, see ``newer_than_known``). Raises ValueError with one sentence naming the range."""
     if not isinstance(name, str):
         raise ValueError(f"a vLLM version is text like v0.25.1; got {type(name).__name__}. {range_sentence()}")
     text = name.strip()
     if text in ALIASES:
         return ALIASES[text]
-    if text.lower() in (MAIN, "latest", "nightly"):
+    if text.lower() == "latest":
+        return NEWEST
+    if text.lower() in (MAIN, "nightly"):
         return MAIN
     m = _VERSION.fullmatch(text)
     if not m:
@@ -216,7 +346,14 @@ def resolve_runner(rules: Rules, runner: str | None, *, state_groups: bool = Fal
         raise ValueError(f"unknown runner {str(runner)[:20]!r}; choose v1 or v2")
     if runner == "v2" and not rules.has_runner_v2:
         raise ValueError(f"Model Runner V2 first shipped in vLLM v0.12.0 (#25266); {rules.name} has only V1")
+    if runner == "v1" and not rules.has_runner_v1:
+        raise ValueError(no_v1_sentence(rules.name))
     return runner
+
+
+def no_v1_sentence(release: str) -> str:
+    return (f"vLLM {release} has no V1 model runner (v0.34.0 deleted it; {LAST_V1_RELEASE} is the last "
+            f"release with V1): use --runner v2 or an older --vllm")
 
 
 def rule_table() -> list[dict]:
