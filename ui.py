@@ -601,6 +601,9 @@ def runner_note(choice, ran: str, *, v1_only: bool = False) -> None:
         st.info(tr("v1_only_model"), icon=":material/info:")
     if "v2" not in runner_choices(choice.version):
         st.caption(tr("no_v2", version=choice.version))
+    if "v1" not in runner_choices(choice.version):
+        from kvviz.core.versions import LAST_V1_RELEASE
+        st.caption(tr("no_v1", version=choice.version, last=LAST_V1_RELEASE))
     st.caption(tr("running", version=choice.version, runner=ran.upper()))
 
 

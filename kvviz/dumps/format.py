@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kvviz.core.geometry import Geometry
-from kvviz.core.versions import PROFILES, RUNNERS, resolve_version
+from kvviz.core.versions import LAST_V1_RELEASE, PROFILES, RUNNERS, resolve_version, rules_for
 from kvviz.dumps.npz import read_npz, short_error
 from kvviz.files import atomic_writer, open_regular, read_bounded
 from kvviz.errors import BadInput, parse_json
@@ -353,6 +353,11 @@ def _header(m: dict) -> dict:
         except ValueError as e:
             raise BadInput(f"'vllm': {e}") from None
     runner = _text(m, "runner", RUNNERS)
+    if vllm is not None and (runner or "v1") == "v1" and not rules_for(vllm).has_runner_v1:
+        said = "runner v1" if runner else "no runner key, so V1"
+        raise BadInput(f"the dump declares vLLM {vllm[:40]} with {said}, but vLLM {rules_for(vllm).name} has no "
+                       f"V1 model runner (v0.34.0 deleted it; {LAST_V1_RELEASE} is the last release with V1): "
+                       f"declare an older vllm, or runner v2 with its tables")
     mamba = _text(m, "mamba_cache_mode", MAMBA_CACHE_MODES)
     chunk = _scalar(m, "attention_chunk_size", lo=1, hi=1 << 40, optional=True)
     if chunk is not None and window is not None:

@@ -67,27 +67,36 @@ STRINGS = {
                   "es": "Ninguna petición terminó tras lanzar los kernels: el pool es el mismo al lanzar y después."},
     # --- the vLLM version and model runner (shared by every page that shows tables) ---
     "vllm": {"en": "vLLM version", "zh": "vLLM 版本", "es": "Versión de vLLM"},
-    "vllm_main": {"en": "main (newest)", "zh": "main（最新）", "es": "main (última)"},
+    "vllm_main": {"en": "main (2026-08-18 snapshot)", "zh": "main（2026-08-18 快照）", "es": "main (instantánea 2026-08-18)"},
     "runner": {"en": "Model runner", "zh": "模型运行器", "es": "Model runner"},
     "runner_auto": {"en": "auto → {runner}", "zh": "自动 → {runner}", "es": "auto → {runner}"},
     "runner_v1": {"en": "V1: persistent batch", "zh": "V1：持久批次", "es": "V1: lote persistente"},
     "runner_v2": {"en": "V2: request states + gather", "zh": "V2：请求状态 + gather",
                   "es": "V2: estados de petición + gather"},
     "runner_help": {"en": "auto follows the vLLM version: Model Runner V2 for dense models from v0.25.0 (#44443), "
-                          "V1 before. V2 first shipped, opt-in, in v0.12.0 (#25266), so older versions offer only V1.",
-                    "zh": "自动：跟随 vLLM 版本，从 v0.25.0（#44443）起稠密模型用 Model Runner V2，之前用 V1。"
-                          "V2 首次（需手动开启）出现在 v0.12.0（#25266），因此更早的版本只提供 V1。",
+                          "for every model from v0.29.0 (#53183), V1 before. V2 first shipped, opt-in, in v0.12.0 "
+                          "(#25266), so older versions offer only V1; v0.34.0 deleted V1, so it offers only V2.",
+                    "zh": "自动：跟随 vLLM 版本，从 v0.25.0（#44443）起稠密模型用 Model Runner V2，从 v0.29.0（#53183）起"
+                          "所有模型都用 V2，之前用 V1。V2 首次（需手动开启）出现在 v0.12.0（#25266），因此更早的版本只提供 V1；"
+                          "v0.34.0 删除了 V1，因此只提供 V2。",
                     "es": "auto sigue la versión de vLLM: Model Runner V2 para modelos densos desde v0.25.0 (#44443), "
-                          "V1 antes. V2 apareció (opcional) en v0.12.0 (#25266), así que las versiones anteriores "
-                          "solo ofrecen V1."},
+                          "para todos los modelos desde v0.29.0 (#53183), V1 antes. V2 apareció (opcional) en v0.12.0 "
+                          "(#25266), así que las versiones anteriores solo ofrecen V1; v0.34.0 eliminó V1, así que "
+                          "solo ofrece V2."},
     "no_v2": {"en": "vLLM {version} has only Model Runner V1 (V2 first shipped in v0.12.0, #25266): V2 is not offered.",
               "zh": "vLLM {version} 只有 Model Runner V1（V2 首次出现在 v0.12.0，#25266）：不提供 V2。",
               "es": "vLLM {version} solo tiene Model Runner V1 (V2 apareció en v0.12.0, #25266): no se ofrece V2."},
-    "v1_only_model": {"en": "This scenario has a state group or several KV-cache groups: vLLM keeps such models on "
-                            "Model Runner V1, so it runs on V1 whatever the runner selector says.",
-                      "zh": "该场景含状态组或多个 KV 缓存组：vLLM 让这类模型留在 Model Runner V1，因此无论运行器选择什么都按 V1 运行。",
-                      "es": "Este escenario tiene un grupo de estado o varios grupos de caché KV: vLLM mantiene esos "
-                            "modelos en Model Runner V1, así que se ejecuta en V1 diga lo que diga el selector."},
+    "no_v1": {"en": "vLLM {version} has no Model Runner V1 (v0.34.0 deleted it; {last} is the last release with V1): "
+                    "V1 is not offered.",
+              "zh": "vLLM {version} 没有 Model Runner V1（v0.34.0 已将其删除；{last} 是最后一个带 V1 的版本）：不提供 V1。",
+              "es": "vLLM {version} no tiene Model Runner V1 (v0.34.0 lo eliminó; {last} es la última versión con V1): "
+                    "no se ofrece V1."},
+    "v1_only_model": {"en": "This scenario has a state group or several KV-cache groups: before v0.29.0 vLLM keeps such "
+                            "models on Model Runner V1, so it runs on V1 whatever the runner selector says.",
+                      "zh": "该场景含状态组或多个 KV 缓存组：v0.29.0 之前 vLLM 让这类模型留在 Model Runner V1，因此无论运行器选择什么都按 V1 运行。",
+                      "es": "Este escenario tiene un grupo de estado o varios grupos de caché KV: antes de v0.29.0 vLLM "
+                            "mantiene esos modelos en Model Runner V1, así que se ejecuta en V1 diga lo que diga el "
+                            "selector."},
     "running": {"en": "Simulating vLLM {version}, Model Runner {runner}.", "zh": "模拟 vLLM {version}，Model Runner {runner}。",
                 "es": "Simulando vLLM {version}, Model Runner {runner}."},
     "custom_versions": {"en": "Loading a scenario sets the version and runner selectors from its own `vllm` and "

@@ -165,11 +165,14 @@ def encode_scenario(name: str, step: int, vllm: str | None = None, runner: str |
 def decode_version_runner(params) -> tuple[str | None, str | None, list[str]]:
     """(version, runner, warnings) from a link's ``vllm`` and ``runner``: a known version (as the
     selector lists it) and auto/v1/v2; anything else is dropped with a warning."""
-    from kvviz.core.versions import RUNNERS, VERSIONS
+    from kvviz.core.versions import NEWEST, RUNNERS, VERSIONS, beyond_newest_note, newer_than_known
 
     warnings: list[str] = []
     vllm, runner = _first(params, "vllm"), _first(params, "runner")
-    if vllm is not None and vllm not in VERSIONS:
+    if vllm is not None and vllm not in VERSIONS and newer_than_known(vllm):
+        warnings.append(f"link parameter vllm: {beyond_newest_note(vllm)}")
+        vllm = NEWEST
+    elif vllm is not None and vllm not in VERSIONS:
         warnings.append(f"link parameter vllm={str(vllm)[:20]!r} is not a vLLM version kvviz lists; showing main")
         vllm = None
     if runner is not None and runner not in ("auto", *RUNNERS):

@@ -2,7 +2,8 @@
 selectors offer, what "auto" means for a version, and whether a model can leave V1 at all.
 
 Model Runner V2 first shipped in v0.12.0 (#25266), opt-in; from v0.25.0 it is the default for dense
-models. A model with a state group (Mamba-like) or several KV-cache groups (hybrid) stays on V1.
+models (a model with a state group (Mamba-like) or several KV-cache groups (hybrid) stays on V1); from
+v0.29.0 (#53183) it is the default for every model; v0.34.0 has no V1 at all.
 """
 from __future__ import annotations
 
@@ -11,28 +12,39 @@ from dataclasses import dataclass
 from kvviz.core.versions import MAIN, RUNNERS, VERSIONS, resolve_runner, rules_for
 
 AUTO = "auto"
-VERSION_CHOICES = tuple(reversed(VERSIONS))     # main first, then the releases newest first
+VERSION_CHOICES = tuple(reversed(VERSIONS))     # newest first; main (2026-08-18) in its place
 RUNNER_CHOICES = (AUTO, *RUNNERS)
 DEFAULT_VERSION = MAIN
 DEFAULT_RUNNER = AUTO
 
 
 def runner_choices(version: str) -> tuple[str, ...]:
-    """The runner selector's options for ``version``: v2 only where V2 exists (v0.12.0 on)."""
-    return RUNNER_CHOICES if rules_for(version).has_runner_v2 else (AUTO, "v1")
+    """The runner selector's options for ``version``: v2 only where V2 exists (v0.12.0 on), v1 only
+    where V1 still ships (up to v0.33.0)."""
+    rules = rules_for(version)
+    if not rules.has_runner_v2:
+        return (AUTO, "v1")
+    if not rules.has_runner_v1:
+        return (AUTO, "v2")
+    return RUNNER_CHOICES
 
 
-def v1_only(groups) -> bool:
-    """A model vLLM keeps on Model Runner V1: a state group, or several KV-cache groups."""
+def v1_only(groups, version: str | None = None) -> bool:
+    """A model vLLM keeps on Model Runner V1: a state group, or several KV-cache groups, in a release
+    that does not yet run every model on V2 (before v0.29.0; ``version`` None: the kind alone)."""
     groups = list(groups)
-    return len(groups) > 1 or any(getattr(g, "kind", "full") == "state" for g in groups)
+    kind_v1 = len(groups) > 1 or any(getattr(g, "kind", "full") == "state" for g in groups)
+    if not kind_v1 or version is None:
+        return kind_v1
+    return rules_for(version).runner_for(state_groups=True, hybrid=True) == "v1"
 
 
 @dataclass(frozen=True)
 class RunnerChoice:
     """The runner in effect on a page: ``runner`` (v1 | v2), for ``version`` (a known version), as
     chosen (``choice``: auto | v1 | v2). ``forced_v1``: v2 was asked (or would be picked) but the
-    model is V1 only. ``refused``: the choice named v2 on a version without it (then v1)."""
+    model is V1 only. ``refused``: the choice named a runner the version does not ship (v2 before
+    v0.12.0: then v1; v1 in v0.34.0: then v2)."""
     version: str
     choice: str
     runner: str
@@ -43,8 +55,10 @@ class RunnerChoice:
     @property
     def override(self) -> str | None:
         """The scenario config's ``runner`` for this choice (None: the version picks)."""
-        if self.forced_v1 or self.refused:
+        if self.forced_v1:
             return "v1"
+        if self.refused:
+            return self.runner
         return None if self.choice == AUTO else self.choice
 
 
@@ -52,7 +66,7 @@ def pick_runner(version: str | None, choice: str | None = AUTO, *, groups=None) 
     """The runner a page simulates for ``version`` and the selector's ``choice``; ``groups`` (the
     model's KV-cache groups, default one full group) can keep it on V1."""
     rules = rules_for(version or DEFAULT_VERSION)
-    only_v1 = v1_only(groups) if groups is not None else False
+    only_v1 = v1_only(groups, rules.name) if groups is not None else False
     auto = rules.runner_for(state_groups=only_v1, hybrid=only_v1)
     choice = choice if choice in RUNNER_CHOICES else AUTO
     if choice == AUTO:
@@ -63,5 +77,5 @@ def pick_runner(version: str | None, choice: str | None = AUTO, *, groups=None) 
     try:
         runner = resolve_runner(rules, choice)
     except ValueError:
-        return RunnerChoice(rules.name, choice, "v1", auto, refused=True)
+        return RunnerChoice(rules.name, choice, "v1" if choice == "v2" else "v2", auto, refused=True)
     return RunnerChoice(rules.name, choice, runner, auto)

@@ -128,6 +128,7 @@ def selectors_for(name_or_json: str, vllm: str | None, runner: str | None) -> tu
     """The (version, runner) selector values a page shows once this scenario is loaded: its own
     config keys where it has them (a ``vllm`` without a ``runner`` means "auto": that version
     picks), else the page's current ones (default main, auto). BadInput on a bad scenario text."""
+    from kvviz.core.versions import no_v1_sentence
     from kvviz.views.runners import AUTO, DEFAULT_VERSION, VERSION_CHOICES, runner_choices
 
     own = own_version_keys(name_or_json)
@@ -141,14 +142,17 @@ def selectors_for(name_or_json: str, vllm: str | None, runner: str | None) -> tu
     if chosen not in runner_choices(version):
         if "runner" in own:   # the scenario's own runner does not exist in its own version
             parse_scenario(scenario_dict(name_or_json))   # BadInput naming it
+            if own["runner"] == "v1":
+                raise BadInput(f"config: {no_v1_sentence(version)}")
             raise BadInput(f"config: Model Runner V2 first shipped in vLLM v0.12.0; {version} has only V1")
         chosen = AUTO
     return version, chosen
 
 
 def is_v1_only(scenario: Scenario) -> bool:
-    """A scenario vLLM keeps on Model Runner V1 (a state group, or several KV-cache groups)."""
-    return v1_only(scenario.config.groups)
+    """A scenario vLLM keeps on Model Runner V1 (a state group, or several KV-cache groups, before
+    v0.29.0)."""
+    return v1_only(scenario.config.groups, scenario.config.vllm)
 
 
 def replay(scenario: Scenario, max_steps: int = MAX_STEPS) -> list[StepRecord]:

@@ -14,7 +14,8 @@ from kvviz.core.versions import RELEASES, RULES, VERSIONS, resolve_runner, resol
 
 
 def _engine(version: str, config: dict, requests: list, actions=(), faults=None) -> Engine:
-    cfg = {"vllm": version, "runner": "v1", **config}
+    """V1 where the release still has it (v0.34.0 runs V2 only)."""
+    cfg = {"vllm": version, "runner": "v1" if rules_for(version).has_runner_v1 else "v2", **config}
     return Engine(parse_scenario({"config": cfg, "requests": requests, "actions": list(actions)}), faults=faults)
 
 
@@ -155,6 +156,25 @@ def probe_mamba_align_mode(v):
     return run_checks(d) == []
 
 
+def probe_v2_for_every_model(v):
+    """A hybrid scenario (a full and a sliding-window group) without a runner: which does it replay?"""
+    e = Engine(parse_scenario({"config": {"vllm": v, "num_blocks": 32, "block_size": 4,
+                                          "groups": [{"kind": "full"}, {"kind": "sliding", "sliding_window": 8}]},
+                               "requests": [{"id": "A", "prompt_len": 6, "max_tokens": 2}]}))
+    return e.runner == "v2"
+
+
+def probe_has_runner_v1(v):
+    """Can a scenario be replayed on V1 at all (``"runner": "v1"``)?"""
+    from kvviz.errors import BadInput
+    try:
+        e = Engine(parse_scenario({"config": {"vllm": v, "runner": "v1", "num_blocks": 16},
+                                   "requests": [{"id": "A", "prompt_len": 5, "max_tokens": 1}]}))
+    except BadInput:
+        return False
+    return e.runner == "v1"
+
+
 PROBES = {name[len("probe_"):]: f for name, f in globals().items() if name.startswith("probe_")}
 
 
@@ -179,17 +199,56 @@ def test_versions_resolve():
     assert all(resolve_version(v) == v for v in VERSIONS)
     assert resolve_version("v0.21.1") == "v0.21.0" and resolve_version("0.27.9") == "v0.27.1"
     assert resolve_version("current") == "main" and resolve_version("2025-11") == "v0.11.1"
+    assert resolve_version("v0.31.2") == "v0.31.0" and resolve_version("latest") == "v0.34.0"
     for bad in ("v0.10.2", "0.9", "banana", "v1", ""):
-        with pytest.raises(ValueError, match="v0.11.0 to v0.27.1"):
+        with pytest.raises(ValueError, match="v0.11.0 to v0.34.0"):
             resolve_version(bad)
-    assert RELEASES[0] == "v0.11.0" and RELEASES[-1] == "v0.27.1"
+    assert RELEASES[0] == "v0.11.0" and RELEASES[-1] == "v0.34.0"
+
+
+def test_a_release_newer_than_the_newest_follows_it_and_says_so():
+    from kvviz.core.versions import beyond_newest_note, newer_than_known
+    assert resolve_version("v9.0.0") == "v0.34.0" and resolve_version("0.35") == "v0.34.0"
+    assert newer_than_known("v9.0.0") and newer_than_known("v0.34.1")
+    assert not newer_than_known("v0.34.0") and not newer_than_known("main") and not newer_than_known("v0.28.0")
+    assert "v0.34.0" in beyond_newest_note("v9.0.0") and "v9.0.0" in beyond_newest_note("v9.0.0")
+
+
+def test_main_sits_between_v0_27_1_and_v0_28_0():
+    """main is the mirror's commit of 2026-08-18: v0.27.1 (2026-08-13) + #51482, before v0.28.0."""
+    i = VERSIONS.index("main")
+    assert VERSIONS[i - 1] == "v0.27.1" and VERSIONS[i + 1] == "v0.28.0"
+    assert [version_key(v) for v in VERSIONS] == sorted(version_key(v) for v in VERSIONS)
+
+
+@pytest.mark.parametrize("model, dense_v2, all_v2", [
+    ({}, "v0.25.0", "v0.29.0"), ({"hybrid": True}, None, "v0.29.0"), ({"state_groups": True}, None, "v0.29.0"),
+    ({"moe": True}, None, "v0.29.0"), ({"pooling": True}, None, "v0.29.0")])
+def test_default_runner_per_model_kind(model, dense_v2, all_v2):
+    """config/vllm.py use_v2_model_runner: dense generate models from v0.25.0, every model from v0.29.0
+    (#53183, the architecture list removed); v0.34.0 deleted V1 (gpu_worker.py builds only
+    worker/gpu/model_runner.GPUModelRunner)."""
+    first = dense_v2 or all_v2
+    for v in RELEASES:
+        want = "v2" if version_key(v) >= version_key(first) else "v1"
+        assert rules_for(v).runner_for(**model) == want, v
+
+
+def test_v1_refused_from_v0_34_0_in_one_sentence():
+    for v in ("v0.34.0", "v9.0.0"):
+        with pytest.raises(ValueError, match=r"v0\.33\.0 is the last release with V1") as e:
+            resolve_runner(rules_for(v), "v1")
+        assert "\n" not in str(e.value)
+    assert resolve_runner(rules_for("v0.33.0"), "v1") == "v1"
+    assert resolve_runner(rules_for("v0.34.0"), None, hybrid=True) == "v2"
 
 
 def test_every_release_replays_a_scenario_under_both_runners():
     spec = {"requests": [{"id": "A", "prompt_len": 9, "max_tokens": 3}, {"id": "B", "arrival": 1, "prompt_len": 5,
                                                                         "max_tokens": 2}]}
     for v in VERSIONS:
-        for runner in ("v1", "v2") if rules_for(v).has_runner_v2 else ("v1",):
+        rules = rules_for(v)
+        for runner in [r for r in ("v1", "v2") if (r == "v1" and rules.has_runner_v1) or (r == "v2" and rules.has_runner_v2)]:
             e = Engine(parse_scenario({"config": {"vllm": v, "runner": runner, "num_blocks": 16}, **spec}))
             h = e.run(50)
             assert e.done() and e.runner == runner
@@ -202,6 +261,7 @@ def test_readme_table_lists_every_rule_with_its_pr_and_release():
     import re
     from pathlib import Path
     text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    rows = set(re.findall(r"^\| `(\w+)` = `([^`]*)` \|.*\| #(\d+) \| [\d-]+ \| (v[\d.]+|main) \|$", text, re.M))
-    want = {(r.field, str(r.value), str(r.pr), r.first_release) for r in RULES}
+    rows = set(re.findall(r"^\| `(\w+)` = `([^`]*)` \|.*\| (?:#(\d+)|—) \| (?:[\d-]+|—) \| (v[\d.]+|main) \|$",
+                          text, re.M))
+    want = {(r.field, str(r.value), str(r.pr) if r.pr else "", r.first_release) for r in RULES}
     assert rows == want

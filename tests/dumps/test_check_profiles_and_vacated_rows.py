@@ -180,7 +180,7 @@ def test_profile_rules_in_the_checker():
     assert resolve_profile(base_dump(profile="2025-11"))[0].name == "v0.11.1"
     assert resolve_profile(base_dump(profile="2025-11"), "current")[0].name == "main"
     assert resolve_profile(base_dump())[1] == "default"
-    with pytest.raises(ValueError, match="unknown vLLM version '2024'; kvviz knows vLLM v0.11.0 to v0.27.1"):
+    with pytest.raises(ValueError, match="unknown vLLM version '2024'; kvviz knows vLLM v0.11.0 to v0.34.0"):
         run_checks(base_dump(), profile="2024")
 
 

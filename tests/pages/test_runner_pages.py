@@ -93,7 +93,8 @@ def test_table_pages_under_v2_v1_and_an_old_version(page, lang):
     p = PREFIX[page]
     # the default: main, auto -> V2 for these dense models
     assert at.selectbox(key=f"{p}.vllm").value == "main" and at.selectbox(key=f"{p}.runner").value == "auto"
-    assert at.selectbox(key=f"{p}.vllm").options[1] == "v0.27.1"          # main, then newest first
+    opts = at.selectbox(key=f"{p}.vllm").options                           # newest first, main in its place
+    assert opts[0] == "v0.34.0" and opts[opts.index("v0.28.0") + 1].startswith("main")
     _assert_v2(at, page, lang)
     _set(at, page, runner="v1")
     _assert_v1(at, page, lang)

@@ -18,8 +18,9 @@ from kvviz.views import scenarios as stepper
 
 
 def test_version_and_runner_choices():
-    assert rv.VERSION_CHOICES[0] == "main" and rv.VERSION_CHOICES[1] == RELEASES[-1]
-    assert list(rv.VERSION_CHOICES[1:]) == list(reversed(RELEASES))
+    assert rv.VERSION_CHOICES[0] == RELEASES[-1] == "v0.34.0"                # newest first
+    assert [v for v in rv.VERSION_CHOICES if v != "main"] == list(reversed(RELEASES))
+    assert rv.VERSION_CHOICES.index("main") == rv.VERSION_CHOICES.index("v0.28.0") + 1
     assert rv.runner_choices("v0.11.2") == ("auto", "v1")
     assert rv.runner_choices("v0.12.0") == ("auto", "v1", "v2")
     assert rv.pick_runner("main").runner == "v2" and rv.pick_runner("v0.24.0").runner == "v1"
@@ -32,6 +33,20 @@ def test_version_and_runner_choices():
     assert forced.runner == "v1" and forced.forced_v1
     assert rv.pick_runner("main", "auto", groups=hybrid).runner == "v1"
     assert rv.pick_runner("main", "v1").override == "v1" and rv.pick_runner("main").override is None
+
+
+def test_runner_choices_from_v0_29_and_v0_34():
+    """config/vllm.py use_v2_model_runner (0.29.0, #53183): every model on V2, so a hybrid model is no
+    longer held on V1; v0.34.0 deleted the V1 runner: the selector offers only V2, and a v1 choice
+    (e.g. from a link) is refused and runs V2."""
+    hybrid = [type("G", (), {"kind": "full"})(), type("G", (), {"kind": "sliding_window"})()]
+    assert rv.pick_runner("v0.28.0", "auto", groups=hybrid).runner == "v1"
+    assert rv.pick_runner("v0.29.0", "auto", groups=hybrid).runner == "v2"
+    assert not rv.pick_runner("v0.29.0", "v2", groups=hybrid).forced_v1
+    assert rv.runner_choices("v0.33.0") == ("auto", "v1", "v2")
+    assert rv.runner_choices("v0.34.0") == ("auto", "v2")
+    gone = rv.pick_runner("v0.34.0", "v1")
+    assert gone.runner == "v2" and gone.refused and gone.override == "v2"
 
 
 def test_scenario_overrides():
