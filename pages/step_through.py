@@ -29,6 +29,7 @@ def load_custom():
         S["step.custom_error"] = str(e)      # the scenario and step on screen stay as they were
         return
     S.pop("step.custom_error", None)
+    S["step.custom_note"] = stepper.version_note(text)
     S["step.custom"] = text
     S["step.vllm"] = S["step.vllm.kept"] = vllm
     S["step.runner"] = S["step.runner.kept"] = runner
@@ -58,6 +59,8 @@ with top[3].expander(tr("custom")):
     st.button(tr("unload"), on_click=unload_custom, key="step.unload", disabled="step.custom" not in S)
 if S.get("step.custom_error"):
     st.error(tr("bad_scenario", msg=ui.plain(S["step.custom_error"])), icon=":material/error:")
+if S.get("step.custom") and S.get("step.custom_note"):
+    st.warning(ui.plain(S["step.custom_note"]), icon=":material/warning:")
 source = S.get("step.custom", S["step.sc"])
 try:
     scenario, records = ui.replay(source, S["step.vllm"], S["step.runner"])

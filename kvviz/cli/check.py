@@ -1,7 +1,7 @@
 """`kvviz check DUMP`: every invariant a dump of a step's tables can be tested against."""
 from __future__ import annotations
 
-from kvviz.core.versions import ALIASES, range_sentence  # noqa: F401 (ALIASES kept importable)
+from kvviz.core.versions import ALIASES, LAST_V1_RELEASE, range_sentence  # noqa: F401 (ALIASES kept importable)
 from kvviz.dumps.check import CHECKS, first_wrong_row, findings_to_json, resolve_profile, run_checks
 from kvviz.cli import dump_json
 from kvviz.cli.versions import announce_beyond_newest, requested
@@ -37,6 +37,9 @@ def run(args) -> int:
         profile, source = resolve_profile(dump, args.profile)
     except ValueError as e:
         raise BadInput(str(e)) from None
+    if (dump.runner or "v1") == "v1" and not profile.has_runner_v1:
+        raise BadInput(f"this is a V1 dump, but vLLM {profile.name} has no V1 model runner (v0.34.0 deleted "
+                       f"it; {LAST_V1_RELEASE} is the last release with V1): check it under an older --vllm")
     asked = args.profile if args.profile is not None else dump.vllm
     announce_beyond_newest(asked)
     findings = run_checks(dump, profile=profile)

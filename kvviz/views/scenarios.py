@@ -124,6 +124,20 @@ def own_version_keys(name_or_json: str) -> dict:
     return out
 
 
+def version_note(name_or_json: str) -> str | None:
+    """The warning a page shows when a scenario names a vLLM newer than every release kvviz knows
+    (it runs the newest release's rules), else None."""
+    from kvviz.core.versions import beyond_newest_note, newer_than_known
+
+    try:
+        d = scenario_dict(name_or_json)
+    except BadInput:
+        return None
+    cfg = d.get("config") if isinstance(d, dict) else None
+    name = cfg.get("vllm", cfg.get("profile")) if isinstance(cfg, dict) else None
+    return beyond_newest_note(name) if newer_than_known(name) else None
+
+
 def selectors_for(name_or_json: str, vllm: str | None, runner: str | None) -> tuple[str, str]:
     """The (version, runner) selector values a page shows once this scenario is loaded: its own
     config keys where it has them (a ``vllm`` without a ``runner`` means "auto": that version
