@@ -429,3 +429,22 @@ def test_csr_check_detail_in_the_pages_language():
     shown = " ".join(s.value for s in at.success)
     assert t("kernel_lab", "detail.identical", "es", what="paged_kv_indptr", n=8).split(":")[-1].strip() in shown
     assert "entries identical" not in shown and "left alone" not in shown
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "es"])
+def test_a_scenario_naming_a_vllm_newer_than_known_is_never_silent(lang):
+    """A pasted scenario with "vllm": "v0.40.0" replays v0.34.0's rules; the page says so in a warning,
+    the version selector shows v0.34.0 and the runner note says V1 is not offered (v0.34.0 has none)."""
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["lang"] = lang
+    at.switch_page("pages/step_through.py").run()
+    at.text_area(key="step.custom_text").set_value(
+        '{"config": {"vllm": "v0.40.0", "num_blocks": 8, "block_size": 4}, '
+        '"requests": [{"id": "Z", "prompt_len": 6, "max_tokens": 2}]}').run()
+    at.button(key="step.load").click().run()
+    assert not at.exception and not at.error
+    assert any("v0.40.0" in w.value and "v0.34.0" in w.value for w in at.warning)
+    assert at.selectbox(key="step.vllm").value == "v0.34.0"
+    assert len(at.selectbox(key="step.runner").options) == 2          # auto and V2: no V1
+    assert any("v0.33.0" in c.value for c in at.caption)
