@@ -153,13 +153,19 @@ def runner_label(run: DemoRun, lang: str) -> str:
 
 
 def runner_caption(key: str, lang: str) -> str:
-    """What the page says a demo shows: each distinct release and runner of its runs, in run order."""
+    """What the page says a demo shows: each distinct release and runner of its runs, in run order,
+    then, for a demo of V1's mechanics, the releases that have them (V1 ships up to v0.33.0)."""
+    from kvviz.core.versions import LAST_V1_RELEASE
+
     seen: list[str] = []
     for run in runs_of(key):
         label = runner_label(run, lang)
         if label not in seen:
             seen.append(label)
-    return " | ".join(seen)
+    text = " | ".join(seen)
+    if "v1" in runners_of(runs_of(key)):
+        text += " " + _T(lang)("ui.v1_releases", last=LAST_V1_RELEASE)
+    return text
 
 
 def _kernel_ids(run: DemoRun, g, ids) -> list[int]:
