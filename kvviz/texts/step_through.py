@@ -167,4 +167,25 @@ STRINGS = {
     "col.parent": {"en": "parent", "zh": "父请求", "es": "padre"},
     "col.preempted": {"en": "preempted", "zh": "被抢占次数", "es": "expulsiones"},
     "col.num_blocks": {"en": "num_blocks", "zh": "num_blocks", "es": "num_blocks"},
+    # vLLM's start-up capacity check (kvviz/core/capacity.py; v1/core/kv_cache_utils.py get_kv_cache_configs)
+    "capacity_ok": {"en": "vLLM {v}'s start-up check passes: one request of max_model_len {mml} tokens needs {needed} "
+                          "block(s), the check counts {counted} ({why}).",
+                    "zh": "vLLM {v} 的启动检查通过：一个 max_model_len {mml} token 的请求需要 {needed} 个块，检查计入 "
+                          "{counted} 个（{why}）。",
+                    "es": "La comprobación de arranque de vLLM {v} pasa: una petición de max_model_len {mml} tokens "
+                          "necesita {needed} bloque(s) y la comprobación cuenta {counted} ({why})."},
+    "capacity_refused": {"en": "vLLM {v} would refuse to start with this config: one request of max_model_len {mml} "
+                               "tokens needs {needed} block(s), the check counts {counted} ({why}); estimated maximum "
+                               "model length {est}. kvviz replays it anyway.",
+                         "zh": "vLLM {v} 会拒绝以此配置启动：一个 max_model_len {mml} token 的请求需要 {needed} 个块，"
+                               "检查只计入 {counted} 个（{why}）；估计的最大模型长度为 {est}。kvviz 仍然重放它。",
+                         "es": "vLLM {v} se negaría a arrancar con esta configuración: una petición de max_model_len "
+                               "{mml} tokens necesita {needed} bloque(s) y la comprobación cuenta {counted} ({why}); "
+                               "longitud máxima estimada {est}. kvviz la reproduce de todos modos."},
+    "capacity_null": {"en": "num_blocks − 1: one block kept for the null block, from v0.29.0",
+                      "zh": "num_blocks − 1：从 v0.29.0 起为 null block 留出一个块",
+                      "es": "num_blocks − 1: un bloque reservado para el bloque nulo, desde v0.29.0"},
+    "capacity_all": {"en": "all num_blocks, the null block included, as before v0.29.0",
+                     "zh": "全部 num_blocks，含 null block，v0.29.0 之前如此",
+                     "es": "todos los num_blocks, el bloque nulo incluido, como antes de v0.29.0"},
 }
