@@ -88,7 +88,8 @@ class KVCacheManager:
         known = self._hashes.get(req.req_id, [])
         n_full = self.geometry.full_blocks(req.num_tokens)
         if len(known) < n_full:
-            known = block_hashes_for(req.tokens, self.geometry.virtual_block_size, req.extra_keys)
+            known = block_hashes_for(req.tokens, self.geometry.virtual_block_size, req.extra_keys,
+                                     self.pool.none_hash)
             self._hashes[req.req_id] = known
         return known[:n_full]
 

@@ -21,26 +21,36 @@ from kvviz.constants import NULL_BLOCK_ID
 from kvviz.core.versions import CURRENT, Profile
 
 NONE_HASH = hashlib.sha256(b"kvviz-none-hash").digest()
-"""Parent hash of a request's first block: deterministic, as vLLM's since 2026-08."""
+"""Parent hash of a request's first block up to vLLM v0.28.x, where a process without PYTHONHASHSEED
+draws ``os.urandom(32)`` (chains differ from process to process): kvviz pins this one stand-in draw
+so replays stay reproducible."""
+FIXED_NONE_HASH = hashlib.sha256(b"vllm-none-hash").digest()
+"""From v0.29.0 (#51875) NONE_HASH = hash_fn(seed), the seed "vllm-none-hash" for sha256 unless
+PYTHONHASHSEED is set (v1/core/kv_cache_utils.py ``init_none_hash``): the same in every process."""
 
 
-def hash_block_tokens(parent: bytes | None, tokens, extra_keys=None) -> bytes:
+def none_hash_for(rules) -> bytes:
+    """The release's NONE_HASH (``Rules.none_hash_seed``: "urandom" or "fixed")."""
+    return FIXED_NONE_HASH if rules.none_hash_seed == "fixed" else NONE_HASH
+
+
+def hash_block_tokens(parent: bytes | None, tokens, extra_keys=None, none_hash: bytes = NONE_HASH) -> bytes:
     """Chained hash of one full block: H(parent or NONE_HASH, token ids, extra keys)."""
     h = hashlib.sha256()
-    h.update(parent if parent is not None else NONE_HASH)
+    h.update(parent if parent is not None else none_hash)
     h.update(b"|tokens:" + ",".join(str(int(t)) for t in tokens).encode())
     if extra_keys:
         h.update(b"|extra:" + repr(tuple(extra_keys)).encode())
     return h.digest()
 
 
-def block_hashes_for(tokens, block_size: int, extra_keys=None) -> list[bytes]:
+def block_hashes_for(tokens, block_size: int, extra_keys=None, none_hash: bytes = NONE_HASH) -> list[bytes]:
     """Hashes of every *full* block of ``tokens``; a partial tail block gets none."""
     out: list[bytes] = []
     parent = None
     for start in range(0, len(tokens) - block_size + 1, block_size):
         parent = hash_block_tokens(parent, tokens[start : start + block_size],
-                                   extra_keys if start == 0 else None)
+                                   extra_keys if start == 0 else None, none_hash)
         out.append(parent)
     return out
 
@@ -143,6 +153,7 @@ class BlockPool:
         self.num_blocks = num_blocks
         self.enable_caching = enable_caching
         self.profile = profile
+        self.none_hash = none_hash_for(profile)
         with _gc_paused():  # a million linked blocks would otherwise trigger many full collections
             self.blocks = [Block(i) for i in range(num_blocks)]
             self.free_queue = FreeBlockQueue(self.blocks)

@@ -188,4 +188,17 @@ STRINGS = {
     "capacity_all": {"en": "all num_blocks, the null block included, as before v0.29.0",
                      "zh": "全部 num_blocks，含 null block，v0.29.0 之前如此",
                      "es": "todos los num_blocks, el bloque nulo incluido, como antes de v0.29.0"},
+    "none_hash_fixed": {"en": "NONE_HASH (the first block's parent hash) = hash of the fixed seed \"vllm-none-hash\" "
+                              "(v0.29.0+): a prompt hashes the same in every vLLM process.",
+                        "zh": "NONE_HASH（第一个块的父哈希）= 固定种子 \"vllm-none-hash\" 的哈希（v0.29.0 起）："
+                              "同一提示词在每个 vLLM 进程里哈希相同。",
+                        "es": "NONE_HASH (el hash padre del primer bloque) = hash de la semilla fija \"vllm-none-hash\" "
+                              "(v0.29.0+): un prompt da el mismo hash en todo proceso de vLLM."},
+    "none_hash_random": {"en": "NONE_HASH (the first block's parent hash): 32 random bytes per vLLM process before "
+                               "v0.29.0 (PYTHONHASHSEED unset), so hashes differ between processes; kvviz pins one draw.",
+                         "zh": "NONE_HASH（第一个块的父哈希）：v0.29.0 之前每个 vLLM 进程取 32 个随机字节（未设 "
+                               "PYTHONHASHSEED），不同进程的哈希不同；kvviz 固定使用其中一次取值。",
+                         "es": "NONE_HASH (el hash padre del primer bloque): 32 bytes aleatorios por proceso de vLLM antes "
+                               "de v0.29.0 (sin PYTHONHASHSEED), así que los hashes difieren entre procesos; kvviz fija "
+                               "un sorteo."},
 }

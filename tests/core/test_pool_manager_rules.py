@@ -90,3 +90,14 @@ def test_max_num_active_seqs_holds_admission():
 def test_knobs_are_validated(config, msg):
     with pytest.raises(BadInput, match=msg):
         parse_scenario({"config": config})
+
+
+def test_none_hash_is_fixed_from_v0_29_and_the_hash_chain_view_follows():
+    """kv_cache_utils.py 0.29.0 init_none_hash: NONE_HASH = hash_fn("vllm-none-hash") (sha256, no
+    PYTHONHASHSEED); 0.28.0 drew os.urandom(32), kvviz's stand-in is sha256(b"kvviz-none-hash")."""
+    import hashlib
+    from kvviz.core.pool import NONE_HASH, none_hash_for
+    assert none_hash_for(rules_for("v0.29.0")) == hashlib.sha256(b"vllm-none-hash").digest()
+    assert none_hash_for(rules_for("v0.28.0")) == NONE_HASH == hashlib.sha256(b"kvviz-none-hash").digest()
+    e, h = _run("v0.29.0", {"num_blocks": 8, "block_size": 4}, [{"id": "A", "prompt": [1, 2, 3, 4, 5], "max_tokens": 1}])
+    assert e.manager.pool.none_hash == none_hash_for(rules_for("v0.29.0"))

@@ -189,6 +189,16 @@ def probe_long_prefill_lone_request_exempt(v):
     return e.step().num_tokens == 12
 
 
+def probe_none_hash_seed(v):
+    """A's first full block's hash, as the engine cached it: chained from hash_fn("vllm-none-hash")
+    (v1/core/kv_cache_utils.py init_none_hash, v0.29.0) or from a per-process draw (kvviz pins one)?"""
+    import hashlib
+    from kvviz.core.pool import block_hashes_for, with_group
+    e = _engine(v, {"num_blocks": 8, "block_size": 4}, [{"id": "A", "prompt": [1, 2, 3, 4, 5], "max_tokens": 1}])
+    fixed = block_hashes_for([1, 2, 3, 4], 4, none_hash=hashlib.sha256(b"vllm-none-hash").digest())[0]
+    return "fixed" if e.step().cached_blocks[1] == with_group(fixed, 0)[:4].hex() else "urandom"
+
+
 PROBES = {name[len("probe_"):]: f for name, f in globals().items() if name.startswith("probe_")}
 
 
