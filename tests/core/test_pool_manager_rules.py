@@ -101,3 +101,11 @@ def test_none_hash_is_fixed_from_v0_29_and_the_hash_chain_view_follows():
     assert none_hash_for(rules_for("v0.28.0")) == NONE_HASH == hashlib.sha256(b"kvviz-none-hash").digest()
     e, h = _run("v0.29.0", {"num_blocks": 8, "block_size": 4}, [{"id": "A", "prompt": [1, 2, 3, 4, 5], "max_tokens": 1}])
     assert e.manager.pool.none_hash == none_hash_for(rules_for("v0.29.0"))
+
+
+def test_ref_count_chart_draws_a_negative_null_count_below_zero():
+    from kvviz.views.figures import ref_count_figure
+    fig = ref_count_figure([-3, 1, 0, 0], [2, 3], {})
+    assert fig.layout.yaxis.range[0] == -3.5
+    null_bar = next(d for d in fig.data if d.type == "bar" and 0 in list(d.x))
+    assert list(null_bar.y) == [-3]
