@@ -7,6 +7,8 @@ import ui
 ui.ensure_app_shell()
 from kvviz.views import links as share
 from kvviz.views import scenarios as stepper
+from kvviz.core.capacity import capacity_check
+from kvviz.core.versions import rules_for
 from kvviz.errors import BadInput
 from kvviz.views.report import step_to_json
 
@@ -78,6 +80,11 @@ if scenario.description == stepper.SCENARIOS.get(S["step.sc"], {}).get("descript
 else:   # a user's scenario: its own text, as text
     st.caption(ui.plain(scenario.description))
 
+cap = capacity_check(scenario.config, rules_for(scenario.config.vllm))
+st.caption(tr("capacity_ok" if cap["fits"] else "capacity_refused", v=scenario.config.vllm, mml=cap["max_model_len"],
+              needed=cap["needed"], counted=cap["counted"], est=cap.get("estimated_max_model_len", 0),
+              why=tr("capacity_null" if cap["null_reserved"] else "capacity_all")))
+st.caption(tr("none_hash_fixed" if rules_for(scenario.config.vllm).none_hash_seed == "fixed" else "none_hash_random"))
 S["step.n"] = len(records)
 # the step's tables keep their English keys (tests, CSV); the headers are the page's language
 COLS = {k: tr("col." + k) for k in stepper.STEP_TABLE_COLUMNS}

@@ -14,10 +14,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kvviz.core.batch import PersistentBatch
+from kvviz.core.capacity import capacity_check
 from kvviz.core.block_table import BlockTable, MultiGroupBlockTable
 from kvviz.errors import BadInput
 from kvviz.core.manager import KVCacheManager, Request
 from kvviz.core.runner_v2 import FAULTS_V2, GroupTables, RequestStates
+from kvviz.core.scheduler import Scheduler
 from kvviz.core.versions import get_profile, resolve_runner
 from kvviz.core.scenario import EngineConfig, Scenario, sampled_token
 from kvviz.core.step import StepInputs, build_step
@@ -85,7 +87,7 @@ class _Commit:
     bytes: int
 
 
-class Engine(V2Worker):
+class Engine(Scheduler, V2Worker):
     """Replays a scenario step by step; ``history`` keeps every step's record. The worker side is
     the V1 model runner's persistent batch or Model Runner V2's request states (``runner``)."""
 
@@ -108,6 +110,7 @@ class Engine(V2Worker):
         self.reserve_full_prompt = (self.profile.reserve_full_prompt if c.scheduler_reserve_full_isl is None
                                     else c.scheduler_reserve_full_isl)
         self.geometry = c.geometry
+        self.capacity = capacity_check(c, self.profile)   # vLLM's start-up check (noted, not enforced)
         self.events: list[dict] = []
         self.manager = KVCacheManager(c.num_blocks, groups=c.groups, geometry=self.geometry,
                                       enable_caching=c.enable_prefix_caching, profile=self.profile,
@@ -192,16 +195,6 @@ class Engine(V2Worker):
             elif a.kind == "fork" and st == "running" and self._row_of(a.req) is not None:
                 self._fork(a.req, a.n)
 
-    def _may_finish_later(self, rid: str) -> bool:
-        return any(a.step > self.step_index and a.req == rid and a.kind == "finish" for a in self.scenario.actions)
-
-    def _never_fits(self, rid: str, tokens: int) -> str:
-        c = self.config
-        return (f"the scenario can never finish: at step {self.step_index} request {rid} needs room for {tokens} "
-                f"tokens, more than the whole pool holds with nothing else running ({c.num_blocks - 1} usable "
-                f"blocks of {c.block_size} tokens, shared by {len(c.groups)} group(s)); give it fewer tokens "
-                "or the pool more blocks")
-
     # --- one step -----------------------------------------------------------------------
     def done(self) -> bool:
         return not self._pending and not self.waiting and not self.running
@@ -231,88 +224,6 @@ class Engine(V2Worker):
         self._finish_completed(sched_list, record)
         self._keep(record)
         return record
-
-    # --- scheduler side -----------------------------------------------------------------
-    def _admit_arrivals(self) -> None:
-        """Requests whose arrival step has come join the waiting queue, in arrival order."""
-        while self._pending and self._pending[0].arrival <= self.step_index:
-            spec = self._pending.pop(0)
-            self.requests[spec.req_id] = Request(spec.req_id, list(spec.prompt), spec.max_tokens,
-                                                 extra_keys=spec.extra_keys)
-            self.waiting.append(spec.req_id)
-            self.state[spec.req_id] = "waiting"
-            self.events.append({"kind": "arrive", "req": spec.req_id, "prompt_len": len(spec.prompt)})
-
-    def _schedule(self) -> dict[str, tuple[int, int, list[list[int]]]]:
-        """Running requests first, then waiting ones, within the token budget. Returns
-        rid -> (tokens scheduled, tokens computed before, block ids added per group)."""
-        scheduled: dict[str, tuple[int, int, list[list[int]]]] = {}
-        budget, preempted = self._schedule_running(scheduled, self.config.max_num_batched_tokens)
-        if not preempted:  # none after a preemption: the pool just ran short, as in vLLM's scheduler
-            self._schedule_waiting(scheduled, budget)
-        return scheduled
-
-    def _schedule_running(self, scheduled: dict, budget: int) -> tuple[int, bool]:
-        """Running requests, oldest first, preempting the newest when the pool is short.
-        Returns the budget left and whether anything was preempted."""
-        i = 0
-        preempted = False
-        while i < len(self.running) and budget > 0:
-            rid = self.running[i]
-            req = self.requests[rid]
-            n = min(req.num_tokens - req.num_computed_tokens, budget)
-            if n <= 0:
-                i += 1
-                continue
-            ids, preempted_now = self._allocate_or_preempt(rid, n, scheduled)
-            preempted = preempted or preempted_now
-            if ids is None:
-                break
-            scheduled[rid] = (n, req.num_computed_tokens, ids)
-            budget -= n
-            i += 1
-        return budget, preempted
-
-    def _allocate_or_preempt(self, rid: str, n: int, scheduled: dict) -> tuple[list[list[int]] | None, bool]:
-        """Room for ``n`` more tokens of running request ``rid``, preempting the newest running
-        request until it fits (None if ``rid`` itself was preempted); and whether one was."""
-        req = self.requests[rid]
-        preempted = False
-        while True:
-            ids = self.manager.allocate_slots(req, n)
-            if ids is not None:
-                return ids, preempted
-            victim = self.running[-1]
-            if victim == rid and len(self.running) == 1:
-                # it holds every block in use and still does not fit: it would be preempted,
-                # re-admitted and preempted again forever (vLLM refuses such a model length)
-                raise BadInput(self._never_fits(rid, req.num_computed_tokens + n))
-            self._preempt(victim, "pool exhausted")
-            preempted = True
-            scheduled.pop(victim, None)
-            if victim == rid:
-                return None, preempted
-
-    def _schedule_waiting(self, scheduled: dict, budget: int) -> None:
-        """Waiting requests, in order, while rows and budget last; a prefix-cache hit is
-        counted as computed."""
-        while self.waiting and budget > 0 and len(self.running) < self.config.max_num_reqs:
-            rid = self.waiting[0]
-            req = self.requests[rid]
-            hits, n_hit = self.manager.get_computed_blocks(req)
-            n = min(req.num_tokens - n_hit, budget)
-            ids = self.manager.allocate_slots(req, n, hits, n_hit, full_sequence_must_fit=self.reserve_full_prompt)
-            if ids is None:
-                if not self.running and not scheduled and not self._may_finish_later(rid):
-                    whole = req.num_tokens if self.reserve_full_prompt else n_hit + n
-                    raise BadInput(self._never_fits(rid, max(whole, n_hit + n)))
-                break
-            self.waiting.pop(0)
-            req.num_computed_tokens = n_hit
-            self.running.append(rid)
-            self.state[rid] = "running"
-            scheduled[rid] = (n, n_hit, ids)
-            budget -= n
 
     # --- worker side ----------------------------------------------------------------------
     def _update_batch(self, scheduled: dict) -> None:

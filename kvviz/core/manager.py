@@ -88,7 +88,8 @@ class KVCacheManager:
         known = self._hashes.get(req.req_id, [])
         n_full = self.geometry.full_blocks(req.num_tokens)
         if len(known) < n_full:
-            known = block_hashes_for(req.tokens, self.geometry.virtual_block_size, req.extra_keys)
+            known = block_hashes_for(req.tokens, self.geometry.virtual_block_size, req.extra_keys,
+                                     self.pool.none_hash)
             self._hashes[req.req_id] = known
         return known[:n_full]
 
@@ -175,7 +176,7 @@ class KVCacheManager:
         added = []
         for gid, g in enumerate(self.groups):
             if hit_blocks[gid]:
-                self.pool.touch(hit_blocks[gid])
+                self.pool.touch(hit_blocks[gid], req_id=req.req_id)
                 self.events.append({"kind": "cache_hit", "req": req.req_id, "group": gid,
                                     "blocks": [b.block_id for b in hit_blocks[gid]],
                                     "tokens": num_hit_tokens})
@@ -228,7 +229,7 @@ class KVCacheManager:
         for gid, g in enumerate(self.groups):
             src = pblocks[gid]
             shared = [] if g.kind == "state" else src[:n_full]
-            self.pool.touch(shared)
+            self.pool.touch(shared, req_id=child.req_id)
             mine = list(shared)
             if copies[gid]:
                 new = self.pool.get_new_blocks(1, req_id=child.req_id, group_id=gid)[0]

@@ -1,7 +1,10 @@
 """The block pool: physical blocks, the free queue, ref counts and the prefix cache.
 
 Block 0 is the null block: taken out of the queue at start, never handed out,
-never freed, its ref count not maintained. Allocation pops from the front of the
+never queued again. Up to v0.32.x ``touch`` and ``free_blocks`` still count its
+references: nothing adds one when a sliding window swaps a block for it, but every
+null entry a request frees takes one away, so its ref count only falls (below 0);
+from v0.33.0 both skip it and it stays 0 (``null_block_ref_counted``). Allocation pops from the front of the
 free queue; a block with no hash that drops to ref 0 goes back to the front
 (reused first), a hashed one to the back (least recently used evicted first).
 A cached block stays findable while it sits in the queue and loses its hash
@@ -18,26 +21,38 @@ from kvviz.constants import NULL_BLOCK_ID
 from kvviz.core.versions import CURRENT, Profile
 
 NONE_HASH = hashlib.sha256(b"kvviz-none-hash").digest()
-"""Parent hash of a request's first block: deterministic, as vLLM's since 2026-08."""
+"""Parent hash of a request's first block up to vLLM v0.28.x, where a process without PYTHONHASHSEED
+draws ``os.urandom(32)`` (chains differ from process to process): kvviz pins this one stand-in draw
+so replays stay reproducible."""
+FIXED_NONE_HASH = hashlib.sha256(b"vllm-none-hash").digest()
+"""From v0.29.0 (#51875) NONE_HASH = hash_fn(seed), the seed "vllm-none-hash" for sha256 unless
+PYTHONHASHSEED is set (v1/core/kv_cache_utils.py ``init_none_hash``): the same in every process.
+kvviz's chain hashes raw bytes (not vLLM's pickled tuples), so this is the seed's hash in kvviz's own
+scheme: what matches vLLM is that the chain is fixed from v0.29.0 on, not the bytes."""
 
 
-def hash_block_tokens(parent: bytes | None, tokens, extra_keys=None) -> bytes:
+def none_hash_for(rules) -> bytes:
+    """The release's NONE_HASH (``Rules.none_hash_seed``: "urandom" or "fixed")."""
+    return FIXED_NONE_HASH if rules.none_hash_seed == "fixed" else NONE_HASH
+
+
+def hash_block_tokens(parent: bytes | None, tokens, extra_keys=None, none_hash: bytes = NONE_HASH) -> bytes:
     """Chained hash of one full block: H(parent or NONE_HASH, token ids, extra keys)."""
     h = hashlib.sha256()
-    h.update(parent if parent is not None else NONE_HASH)
+    h.update(parent if parent is not None else none_hash)
     h.update(b"|tokens:" + ",".join(str(int(t)) for t in tokens).encode())
     if extra_keys:
         h.update(b"|extra:" + repr(tuple(extra_keys)).encode())
     return h.digest()
 
 
-def block_hashes_for(tokens, block_size: int, extra_keys=None) -> list[bytes]:
+def block_hashes_for(tokens, block_size: int, extra_keys=None, none_hash: bytes = NONE_HASH) -> list[bytes]:
     """Hashes of every *full* block of ``tokens``; a partial tail block gets none."""
     out: list[bytes] = []
     parent = None
     for start in range(0, len(tokens) - block_size + 1, block_size):
         parent = hash_block_tokens(parent, tokens[start : start + block_size],
-                                   extra_keys if start == 0 else None)
+                                   extra_keys if start == 0 else None, none_hash)
         out.append(parent)
     return out
 
@@ -140,6 +155,7 @@ class BlockPool:
         self.num_blocks = num_blocks
         self.enable_caching = enable_caching
         self.profile = profile
+        self.none_hash = none_hash_for(profile)
         with _gc_paused():  # a million linked blocks would otherwise trigger many full collections
             self.blocks = [Block(i) for i in range(num_blocks)]
             self.free_queue = FreeBlockQueue(self.blocks)
@@ -192,14 +208,28 @@ class BlockPool:
         b.hash_num_tokens = 0
         self.events.append({"kind": "evict", "block": b.block_id})
 
-    def touch(self, blocks) -> None:
-        """A prefix-cache hit or a share: take one more reference."""
+    def touch(self, blocks, *, req_id: str | None = None) -> None:
+        """A prefix-cache hit or a share: take one more reference. The null block is skipped from
+        v0.33.0; before, its count was raised too (vLLM block_pool.py ``BlockPool.touch``)."""
+        nulls = 0
         for b in blocks:
             if b.is_null:
+                nulls += 1
                 continue
             if b.ref_cnt == 0:
                 self.free_queue.remove(b)
             b.ref_cnt += 1
+        if nulls:
+            self._null_ref(nulls, req_id)
+
+    def _null_ref(self, delta: int, req_id: str | None = None, group_id: int = 0) -> None:
+        """The null block's count under ``touch`` (+1) or ``free_blocks`` (-1): kept up to v0.32.x
+        (never queued, never checked), not maintained from v0.33.0."""
+        if not self.profile.null_block_ref_counted:
+            return
+        self.null_block.ref_cnt += delta
+        self.events.append({"kind": "null_ref", "req": req_id, "group": group_id, "delta": delta,
+                            "ref_cnt": self.null_block.ref_cnt})
 
     def _to_front(self, b: Block) -> bool:
         """Whether a block freed to ref 0 is reused first, by the release's free-queue era:
@@ -212,10 +242,13 @@ class BlockPool:
 
     def free_blocks(self, ordered_blocks, *, req_id: str | None = None, group_id: int = 0) -> None:
         """Drop one reference from each block, in the order given (callers pass a request's
-        blocks tail first, so its deepest cached block is evicted first)."""
+        blocks tail first, so its deepest cached block is evicted first). A null entry lowers the
+        null block's count up to v0.32.x and is skipped from v0.33.0 (``BlockPool.free_blocks``)."""
         first, last, freed = [], [], []
+        nulls = 0
         for b in ordered_blocks:
             if b.is_null:
+                nulls += 1
                 continue
             if b.ref_cnt <= 0:
                 raise ValueError(f"block {b.block_id} freed with ref count {b.ref_cnt}")
@@ -226,6 +259,8 @@ class BlockPool:
                     first.append(b)
                 else:
                     last.append(b)
+        if nulls:
+            self._null_ref(-nulls, req_id, group_id)
         self.free_queue.prepend_n(first)
         self.free_queue.append_n(last)
         if freed:

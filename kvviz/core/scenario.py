@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from kvviz.core.geometry import Geometry
+from kvviz.core.knobs import parse_knobs
 from kvviz.core.manager import GROUP_KINDS, GroupSpec
 from kvviz.core.versions import RUNNERS, resolve_runner, resolve_version, rules_for
 from kvviz.errors import BadInput
@@ -68,6 +69,8 @@ class EngineConfig:
     vllm: str = "main"
     runner: str | None = None                       # v1 | v2; None: what the release picks
     scheduler_reserve_full_isl: bool | None = None  # None: the release's default
+    long_prefill_token_threshold: int = 0           # 0: no cap (kvviz/core/knobs.py)
+    max_num_active_seqs: int | None = None          # v0.31.0+; None: max_num_reqs
 
     def __post_init__(self):
         if self.profile == "current" and self.vllm != "main":   # built in code with only vllm= given
@@ -259,7 +262,7 @@ def _parse_config(cfg) -> EngineConfig:
     except ValueError as e:
         raise BadInput(f"config: {e}") from None
     _check_table_size(config)
-    return config
+    return replace(config, **parse_knobs(cfg, config))
 
 
 def _config_version(cfg: dict) -> tuple[str, str]:

@@ -50,6 +50,22 @@ STRINGS = {
     "commit": {"en": "commit: rows [0, {rows}) copied to the device mirror, {bytes} bytes",
                   "zh": "提交:第 [0, {rows}) 行拷到设备镜像,{bytes} 字节",
                   "es": "commit: filas [0, {rows}) copiadas al espejo del dispositivo, {bytes} bytes"},
+    # vLLM up to v0.32.x counts the null block's references (block_pool.py touch / free_blocks)
+    "null_ref": {"en": "{req}: the null block's ref count changes by {delta} to {ref_cnt} (kept up to v0.32, "
+                       "never checked; v0.33 skips it)",
+                 "zh": "{req}:null block 的引用计数变化 {delta},变为 {ref_cnt}(v0.32 及以前照常计数但从不检查;"
+                       "v0.33 起跳过)",
+                 "es": "{req}: la cuenta de referencias del bloque nulo cambia en {delta} y queda en {ref_cnt} "
+                       "(se lleva hasta v0.32 sin comprobarse; v0.33 la omite)"},
+    # scheduler knobs (v1/core/sched/scheduler.py Scheduler.schedule)
+    "active_cap": {"en": "{req} waits: {cap} request(s) already running, the max_num_active_seqs cap (v0.31+)",
+                   "zh": "{req} 继续等待:已有 {cap} 个请求在运行,达到 max_num_active_seqs 上限(v0.31 起)",
+                   "es": "{req} espera: ya hay {cap} petición(es) en ejecución, el tope max_num_active_seqs (v0.31+)"},
+    "long_prefill_exempt": {"en": "long_prefill_token_threshold {threshold} not applied: only one request is running "
+                                  "or waiting (v0.31+)",
+                            "zh": "long_prefill_token_threshold {threshold} 未生效:运行与等待的请求只有一个(v0.31 起)",
+                            "es": "long_prefill_token_threshold {threshold} no se aplica: solo hay una petición en "
+                                  "ejecución o en espera (v0.31+)"},
     # Model Runner V2 (rows by request-state index; vllm/v1/worker/gpu/)
     "add_state": {"en": "{req} takes request-state index {state} (the last one on the free list)",
                   "zh": "{req} 取得请求状态索引 {state}(空闲列表的最后一个)",

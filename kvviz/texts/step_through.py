@@ -176,4 +176,38 @@ STRINGS = {
     "col.parent": {"en": "parent", "zh": "父请求", "es": "padre"},
     "col.preempted": {"en": "preempted", "zh": "被抢占次数", "es": "expulsiones"},
     "col.num_blocks": {"en": "num_blocks", "zh": "num_blocks", "es": "num_blocks"},
+    # vLLM's start-up capacity check (kvviz/core/capacity.py; v1/core/kv_cache_utils.py get_kv_cache_configs)
+    "capacity_ok": {"en": "vLLM {v}'s start-up check passes: one request of max_model_len {mml} tokens needs {needed} "
+                          "block(s), the check counts {counted} ({why}).",
+                    "zh": "vLLM {v} 的启动检查通过：一个 max_model_len {mml} token 的请求需要 {needed} 个块，检查计入 "
+                          "{counted} 个（{why}）。",
+                    "es": "La comprobación de arranque de vLLM {v} pasa: una petición de max_model_len {mml} tokens "
+                          "necesita {needed} bloque(s) y la comprobación cuenta {counted} ({why})."},
+    "capacity_refused": {"en": "vLLM {v} would refuse to start with this config: one request of max_model_len {mml} "
+                               "tokens needs {needed} block(s), the check counts {counted} ({why}); estimated maximum "
+                               "model length {est}. kvviz replays it anyway.",
+                         "zh": "vLLM {v} 会拒绝以此配置启动：一个 max_model_len {mml} token 的请求需要 {needed} 个块，"
+                               "检查只计入 {counted} 个（{why}）；估计的最大模型长度为 {est}。kvviz 仍然重放它。",
+                         "es": "vLLM {v} se negaría a arrancar con esta configuración: una petición de max_model_len "
+                               "{mml} tokens necesita {needed} bloque(s) y la comprobación cuenta {counted} ({why}); "
+                               "longitud máxima estimada {est}. kvviz la reproduce de todos modos."},
+    "capacity_null": {"en": "num_blocks − 1: one block kept for the null block, from v0.29.0",
+                      "zh": "num_blocks − 1：从 v0.29.0 起为 null block 留出一个块",
+                      "es": "num_blocks − 1: un bloque reservado para el bloque nulo, desde v0.29.0"},
+    "capacity_all": {"en": "all num_blocks, the null block included, as before v0.29.0",
+                     "zh": "全部 num_blocks，含 null block，v0.29.0 之前如此",
+                     "es": "todos los num_blocks, el bloque nulo incluido, como antes de v0.29.0"},
+    "none_hash_fixed": {"en": "NONE_HASH (the first block's parent hash) = hash of the fixed seed \"vllm-none-hash\" "
+                              "(v0.29.0+): a prompt hashes the same in every vLLM process.",
+                        "zh": "NONE_HASH（第一个块的父哈希）= 固定种子 \"vllm-none-hash\" 的哈希（v0.29.0 起）："
+                              "同一提示词在每个 vLLM 进程里哈希相同。",
+                        "es": "NONE_HASH (el hash padre del primer bloque) = hash de la semilla fija \"vllm-none-hash\" "
+                              "(v0.29.0+): un prompt da el mismo hash en todo proceso de vLLM."},
+    "none_hash_random": {"en": "NONE_HASH (the first block's parent hash): 32 random bytes per vLLM process before "
+                               "v0.29.0 (PYTHONHASHSEED unset), so hashes differ between processes; kvviz pins one draw.",
+                         "zh": "NONE_HASH（第一个块的父哈希）：v0.29.0 之前每个 vLLM 进程取 32 个随机字节（未设 "
+                               "PYTHONHASHSEED），不同进程的哈希不同；kvviz 固定使用其中一次取值。",
+                         "es": "NONE_HASH (el hash padre del primer bloque): 32 bytes aleatorios por proceso de vLLM antes "
+                               "de v0.29.0 (sin PYTHONHASHSEED), así que los hashes difieren entre procesos; kvviz fija "
+                               "un sorteo."},
 }

@@ -501,6 +501,7 @@ def ref_count_figure(ref_counts, free_queue, cached: dict, *, title: str = "", l
     states = [state(b) for b in ids]
     custom = np.array([[tr(states[b]), qpos.get(b, -1), cached.get(b, "-")] for b in ids], dtype=object)
     height = np.maximum(ref, 0.08)
+    height[ref < 0] = ref[ref < 0]   # the null block's count up to vLLM v0.32 (it only falls): drawn below 0
     hashed = np.array([b != NULL_BLOCK_ID and b in cached for b in ids], dtype=bool)
     data = []
     for st, colour in POOL_STATES:
@@ -524,7 +525,8 @@ def ref_count_figure(ref_counts, free_queue, cached: dict, *, title: str = "", l
     # a fixed floor for the axis: with every count 0 the stubs must stay stubs, not fill the plot;
     # room on top for the stars
     top = max(1, int(ref.max()) if n else 1) + 0.5
-    layout = dict(xaxis=xaxis, yaxis=dict(title=dict(text=tr("ref_count")), dtick=1, range=[0, top]),
+    low = int(ref.min()) - 0.5 if n and ref.min() < 0 else 0
+    layout = dict(xaxis=xaxis, yaxis=dict(title=dict(text=tr("ref_count")), dtick=1, range=[low, top]),
                   barmode="overlay", bargap=0.15, legend=dict(font=dict(size=FONT - 2)))
     if shapes:
         layout["shapes"] = shapes

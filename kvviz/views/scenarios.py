@@ -12,12 +12,12 @@ import numpy as np
 import pandas as pd
 
 from kvviz.core.engine import Engine, StepRecord
-from kvviz.core.pool import block_hashes_for
+from kvviz.core.pool import block_hashes_for, none_hash_for
 from kvviz.errors import BadInput
 from kvviz.views.report import describe_event
 from kvviz.core.manager import GroupSpec
 from kvviz.core.scenario import EngineConfig, Scenario, parse_scenario
-from kvviz.core.versions import RUNNERS, resolve_version
+from kvviz.core.versions import RUNNERS, resolve_version, rules_for
 from kvviz.views.runners import pick_runner, v1_only
 
 SCENARIOS = {
@@ -414,7 +414,8 @@ def hash_chain_frame(scenario: Scenario, records: list[StepRecord], index: int, 
         if spec is None:
             continue
         parent = "NONE_HASH"
-        for i, h in enumerate(block_hashes_for(spec.prompt, geo.virtual_block_size, spec.extra_keys)):
+        for i, h in enumerate(block_hashes_for(spec.prompt, geo.virtual_block_size, spec.extra_keys,
+                                               none_hash_for(rules_for(scenario.config.vllm)))):
             short = h[:4].hex()
             if short not in cached_hashes:
                 out.append({"physical block": None, "hash": short, "parent hash": parent,

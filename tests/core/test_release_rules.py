@@ -174,6 +174,49 @@ def probe_has_runner_v1(v):
         return False
     return e.runner == "v1"
 
+def probe_null_block_ref_counted(v):
+    """A sliding window swaps three of A's blocks for the null block; A finishes and frees them: does
+    block 0's ref count move (v1/core/block_pool.py BlockPool.free_blocks, skipped from v0.33.0)?"""
+    e = _engine(v, {"num_blocks": 16, "block_size": 4,
+                    "groups": [{"kind": "full"}, {"kind": "sliding_window", "sliding_window": 4}]},
+                [{"id": "A", "prompt_len": 16, "max_tokens": 2}])
+    return e.run()[-1].ref_counts_after[0] != 0
+
+
+def probe_null_block_in_capacity(v):
+    """max_model_len 32 needs all 8 blocks of size 4: does the start-up check count one fewer
+    (v1/core/kv_cache_utils.py get_kv_cache_configs, check_enough_kv_cache_memory)?"""
+    return not _engine(v, {"num_blocks": 8, "block_size": 4, "max_model_len": 32}, []).capacity["fits"]
+
+
+def probe_has_max_num_active_seqs(v):
+    """max_num_active_seqs 1: is B kept waiting while A runs (v1/core/sched/scheduler.py schedule)?
+    Before v0.31.0 the knob is refused."""
+    from kvviz.errors import BadInput
+    try:
+        e = _engine(v, {"num_blocks": 16, "block_size": 4, "max_num_active_seqs": 1},
+                    [{"id": "A", "prompt_len": 5, "max_tokens": 2}, {"id": "B", "prompt_len": 5, "max_tokens": 2}])
+    except BadInput:
+        return False
+    return e.step().requests["B"]["state"] == "waiting"
+
+
+def probe_long_prefill_lone_request_exempt(v):
+    """A lone 12-token prompt, long_prefill_token_threshold 4: all 12 tokens in step 0?"""
+    e = _engine(v, {"num_blocks": 16, "block_size": 4, "long_prefill_token_threshold": 4},
+                [{"id": "A", "prompt_len": 12, "max_tokens": 2}])
+    return e.step().num_tokens == 12
+
+
+def probe_none_hash_seed(v):
+    """A's first full block's hash, as the engine cached it: chained from hash_fn("vllm-none-hash")
+    (v1/core/kv_cache_utils.py init_none_hash, v0.29.0) or from a per-process draw (kvviz pins one)?"""
+    import hashlib
+    from kvviz.core.pool import block_hashes_for, with_group
+    e = _engine(v, {"num_blocks": 8, "block_size": 4}, [{"id": "A", "prompt": [1, 2, 3, 4, 5], "max_tokens": 1}])
+    fixed = block_hashes_for([1, 2, 3, 4], 4, none_hash=hashlib.sha256(b"vllm-none-hash").digest())[0]
+    return "fixed" if e.step().cached_blocks[1] == with_group(fixed, 0)[:4].hex() else "urandom"
+
 
 PROBES = {name[len("probe_"):]: f for name, f in globals().items() if name.startswith("probe_")}
 
