@@ -36,6 +36,8 @@ import triton.language as tl
 
 from kernels.slot_mapping import PAD_SLOT_ID
 
+DCP_ERAS = ("kernel_block", "kv_block", "manager_ids")   # ERA 0, 1, 2 of the slot kernel
+
 GATHER_MIN_BLOCK, GATHER_MAX_BLOCK = 16, 1024   # columns per loop iteration of the gather
 # (tokens per loop iteration, warps) of the slot mapping: slot_tile_config
 SLOT_TILE, SLOT_WARPS = 128, 4
@@ -47,7 +49,8 @@ MAX_GRID_Y = 65535                              # CUDA's limit on a grid's secon
 @triton.jit(do_not_specialize=["num_reqs"])
 def _gather_block_tables_kernel(state_ptr, st_g, st_r, st_c, inp_ptr, in_g, in_r, in_c,
                                 nb_ptr, nb_g, nb_r, idx_ptr, widths_ptr, num_reqs,
-                                BLOCK: tl.constexpr):
+                                nc_ptr, reach_ptr, ebs_ptr,
+                                BLOCK: tl.constexpr, MASK_SW: tl.constexpr):
     g = tl.program_id(0).to(tl.int64)
     b = tl.program_id(1).to(tl.int64)
     width = tl.load(widths_ptr + g).to(tl.int64)
@@ -58,27 +61,38 @@ def _gather_block_tables_kernel(state_ptr, st_g, st_r, st_c, inp_ptr, in_g, in_r
         n = tl.load(nb_ptr + g * nb_g + s * nb_r).to(tl.int64)
         n = tl.minimum(tl.maximum(n, 0), width)        # a bad count cannot leave the group's row
         src = state_ptr + g * st_g + s * st_r
+        num_null = 0
+        if MASK_SW:
+            # v0.33.0: a sliding window's columns no query of this step reaches read block 0
+            reach = tl.load(reach_ptr + g).to(tl.int64)
+            first = tl.load(nc_ptr + s).to(tl.int64)
+            ebs = tl.load(ebs_ptr + g).to(tl.int64)
+            num_null = tl.where(reach > 0, tl.maximum(first - reach, 0) // ebs, 0)
         for c in range(0, n, BLOCK):
             cc = c + cols
             m = cc < n
-            tl.store(dst + cc * in_c, tl.load(src + cc * st_c, mask=m), mask=m)
+            v = tl.load(src + cc * st_c, mask=m & (cc >= num_null), other=0)
+            tl.store(dst + cc * in_c, v, mask=m)
     else:
-        # a CUDA-graph padding row: all of the group's width to the null block
+        # a CUDA-graph padding row (or, v0.33.0, a row the previous batch left): the null block
         for c in range(0, width, BLOCK):
             cc = c + cols
             tl.store(dst + cc * in_c, tl.zeros([BLOCK], dtype=tl.int32), mask=cc < width)
 
 
-@triton.jit(do_not_specialize=["num_reqs", "max_num_tokens", "token_limit", "group_mask"])
-def _slot_mappings_kernel(state_ptr, st_g, st_r, st_c, widths_ptr, bs_ptr, idx_ptr, qsl_ptr,
+@triton.jit(do_not_specialize=["num_reqs", "max_num_tokens", "token_limit", "group_mask",
+                               "enabled_mask", "sharded_mask"])
+def _slot_mappings_kernel(state_ptr, st_g, st_r, st_c, widths_ptr, bs_ptr, kvbs_ptr, idx_ptr, qsl_ptr,
                           pos_ptr, out_ptr, out_g, out_t, num_reqs, max_num_tokens, token_limit,
-                          group_mask, CP_SIZE: tl.constexpr, CP_RANK: tl.constexpr,
-                          CP_INTERLEAVE: tl.constexpr, PAD_ID: tl.constexpr, TILE: tl.constexpr):
+                          group_mask, enabled_mask, sharded_mask, CP_SIZE: tl.constexpr,
+                          CP_RANK: tl.constexpr, CP_INTERLEAVE: tl.constexpr, ERA: tl.constexpr,
+                          PAD_UNMAPPED: tl.constexpr, PAD_ID: tl.constexpr, TILE: tl.constexpr):
     g = tl.program_id(0)
     b = tl.program_id(1)
+    g64 = g.to(tl.int64)
     lanes = tl.arange(0, TILE).to(tl.int64)
-    row_out = out_ptr + g.to(tl.int64) * out_g
-    if ((group_mask.to(tl.int64) >> g.to(tl.int64)) & 1) != 0:   # state (Mamba) groups: nothing written
+    row_out = out_ptr + g64 * out_g
+    if ((group_mask.to(tl.int64) >> g64) & 1) != 0:   # skipped groups: nothing written
         if b == num_reqs:
             # the extra program: the CUDA-graph tail [qsl[num_reqs], max_num_tokens)
             tail = tl.load(qsl_ptr + num_reqs).to(tl.int64)
@@ -90,25 +104,55 @@ def _slot_mappings_kernel(state_ptr, st_g, st_r, st_c, widths_ptr, bs_ptr, idx_p
             start = tl.load(qsl_ptr + b).to(tl.int64)
             end = tl.load(qsl_ptr + b + 1).to(tl.int64)
             s = tl.load(idx_ptr + b).to(tl.int64)
+            # idx_mapping -1: a row that owns no block (read nothing; PAD from v0.31.0)
             width = tl.load(widths_ptr + g).to(tl.int64)
-            bs = tl.load(bs_ptr + g).to(tl.int64)
-            row = state_ptr + g.to(tl.int64) * st_g + s * st_r
-            vbs = bs * CP_SIZE                        # a virtual block: one block on every rank
+            kbs = tl.load(bs_ptr + g).to(tl.int64)
+            kvbs = tl.load(kvbs_ptr + g).to(tl.int64)
+            enabled = ((enabled_mask.to(tl.int64) >> g64) & 1) != 0
+            if ERA == 2:
+                entry = kvbs                          # rows hold manager ids
+            else:
+                entry = kbs                           # rows hold kernel block ids
+            if ERA == 0:
+                base = kbs                            # virtual block = kernel block x CP
+            else:
+                base = kvbs                           # virtual block = KV block x CP
+            row = state_ptr + g64 * st_g + tl.maximum(s, 0) * st_r
             for i in range(start, end, TILE):
                 offs = i + lanes
                 m = (offs < end) & (offs < token_limit)   # a corrupt qsl cannot write past out
                 pos = tl.load(pos_ptr + offs, mask=m, other=0).to(tl.int64)
-                col = pos // vbs
-                off = pos - col * vbs
-                ok = m & (col >= 0) & (col < width)       # past the width: the null block 0
+                gcol = pos // entry
+                goff = pos - gcol * entry
                 if CP_SIZE == 1:
-                    blk = tl.load(row + col * st_c, mask=ok, other=0).to(tl.int64)
-                    slot = blk * bs + off
+                    col = gcol
+                    off = goff
+                    local = m
                 else:
-                    local = ((off // CP_INTERLEAVE) % CP_SIZE) == CP_RANK
-                    loff = (off // (CP_INTERLEAVE * CP_SIZE)) * CP_INTERLEAVE + off % CP_INTERLEAVE
-                    blk = tl.load(row + col * st_c, mask=ok & local, other=0).to(tl.int64)
-                    slot = tl.where(local, blk * bs + loff, PAD_ID)
+                    vbs = base * CP_SIZE
+                    vidx = pos // vbs
+                    voff = pos - vidx * vbs
+                    local = ((voff // CP_INTERLEAVE) % CP_SIZE) == CP_RANK
+                    loff = (voff // (CP_INTERLEAVE * CP_SIZE)) * CP_INTERLEAVE + voff % CP_INTERLEAVE
+                    if ERA == 0:
+                        col = vidx                    # the local offset is added as it is
+                        off = loff
+                    else:
+                        lp = vidx * base + loff
+                        col = lp // entry
+                        off = lp - col * entry
+                    # an unsharded group (v0.31.0) uses global positions, local on every rank
+                    sh = (((lanes * 0 + sharded_mask.to(tl.int64)) >> g64) & 1) != 0
+                    col = tl.where(sh, col, gcol)
+                    off = tl.where(sh, off, goff)
+                    local = local | (sh == 0)
+                live = (lanes * 0 + s) >= 0                     # real, one lane each
+                ok = m & local & live & (col >= 0) & (col < width)   # past the width: block 0
+                blk = tl.load(row + col * st_c, mask=ok, other=0).to(tl.int64)
+                slot = tl.where(local, blk * entry + off, PAD_ID)
+                if PAD_UNMAPPED:
+                    slot = tl.where(live, slot, PAD_ID)
+                slot = tl.where(enabled, slot, PAD_ID)
                 tl.store(row_out + offs * out_t, slot, mask=m)
 
 
@@ -185,7 +229,9 @@ def _check_idx(idx_mapping, num_reqs: int | None):
 
 
 def gather_block_tables(state_tables, num_blocks, idx_mapping, num_reqs_padded: int, input_tables, *,
-                        widths=None, num_reqs: int | None = None, block: int | None = None):
+                        widths=None, num_reqs: int | None = None, block: int | None = None,
+                        num_computed=None, sliding_window_reach=None, block_sizes=None,
+                        dirty_rows: int = 0):
     """Gather the scheduled requests' state rows into the input tables, every group in one launch.
 
     ``state_tables`` and ``input_tables``: stacked int32 ``[G, max_num_reqs, Wmax]`` (any strides;
@@ -195,7 +241,13 @@ def gather_block_tables(state_tables, num_blocks, idx_mapping, num_reqs_padded: 
     only: nothing syncs). For b < num_reqs, ``input[g, b, :n]`` = ``state[g, idx_mapping[b], :n]``
     with n = clamp(num_blocks[g, idx_mapping[b]], 0, W_g), and ``input[g, b, n:]`` is left as it
     was; rows [num_reqs, num_reqs_padded) get zeros in ``[0, W_g)``; nothing else is written.
-    Returns ``input_tables``."""
+
+    v0.33.0 (``BlockTables.gather_block_tables``): ``dirty_rows`` (the previous gather's num_reqs)
+    zeroes rows up to it too; with ``num_computed`` (int32 ``[max_num_reqs]`` by state row, the
+    request's first scheduled position), ``sliding_window_reach`` ([G]: window - 1 + extra, 0 for
+    other groups) and ``block_sizes`` ([G]: the tokens one row entry covers) a group's columns
+    below ``max(num_computed - reach, 0) // block_size`` are written as 0. Returns
+    ``input_tables``."""
     _check_stacked(state_tables, "state_tables")
     _check_stacked(input_tables, "input_tables")
     n_groups, rows, wmax = state_tables.shape
@@ -208,18 +260,40 @@ def gather_block_tables(state_tables, num_blocks, idx_mapping, num_reqs_padded: 
     num_reqs_padded = int(num_reqs_padded)
     if not n <= num_reqs_padded <= input_tables.shape[1]:
         raise ValueError(f"num_reqs_padded {num_reqs_padded} outside [{n}, {input_tables.shape[1]}]")
-    if num_reqs_padded > MAX_GRID_Y:
-        raise ValueError(f"num_reqs_padded {num_reqs_padded} over the grid limit {MAX_GRID_Y}")
+    num_rows = max(num_reqs_padded, min(int(dirty_rows), input_tables.shape[1]))
+    if num_rows > MAX_GRID_Y:
+        raise ValueError(f"{num_rows} rows over the grid limit {MAX_GRID_Y}")
     _check_widths(widths, wmax)
     w = _per_group(widths, "widths", n_groups, state_tables.device, default=wmax)
+    mask_sw, nc, reach, ebs = _swa_args(num_computed, sliding_window_reach, block_sizes, n_groups, rows,
+                                        state_tables.device, w)
     if block is None:
         block = min(max(triton.next_power_of_2(wmax), GATHER_MIN_BLOCK), GATHER_MAX_BLOCK)
-    if n_groups == 0 or num_reqs_padded == 0:
+    if n_groups == 0 or num_rows == 0:
         return input_tables
-    _gather_block_tables_kernel[(n_groups, num_reqs_padded)](
+    _gather_block_tables_kernel[(n_groups, num_rows)](
         state_tables, *state_tables.stride(), input_tables, *input_tables.stride(),
-        num_blocks, *num_blocks.stride(), idx_mapping, w, n, BLOCK=block)
+        num_blocks, *num_blocks.stride(), idx_mapping, w, n, nc, reach, ebs, BLOCK=block,
+        MASK_SW=mask_sw)
     return input_tables
+
+
+def _swa_args(num_computed, reach, block_sizes, n_groups: int, rows: int, device, dummy):
+    """(MASK_SW, num_computed, reach, block sizes) of the gather: masking only with
+    ``num_computed`` and a reach (a host list with every entry 0 turns it off, as vLLM's
+    ``has_sliding_window_groups``); otherwise any int32 tensor stands in for the unused ones."""
+    import torch
+
+    if num_computed is None or reach is None:
+        return False, dummy, dummy, dummy
+    if not isinstance(reach, torch.Tensor) and not any(int(r) > 0 for r in reach):
+        return False, dummy, dummy, dummy
+    if block_sizes is None:
+        raise ValueError("sliding-window masking needs block_sizes")
+    if num_computed.dtype != torch.int32 or num_computed.dim() != 1 or num_computed.numel() < rows:
+        raise ValueError(f"num_computed must be a 1-D int32 tensor of >= {rows} entries (by state row)")
+    return (True, num_computed, _per_group(reach, "sliding_window_reach", n_groups, device, minimum=0),
+            _per_group(block_sizes, "block_sizes", n_groups, device, minimum=1))
 
 
 def _group_mask(has_slot_mapping, n_groups: int) -> int:
@@ -271,7 +345,9 @@ def compute_slot_mappings(state_tables, idx_mapping, query_start_loc, positions,
                           slot_mappings, *, widths=None, has_slot_mapping=None, cp_size: int = 1,
                           cp_rank: int = 0, cp_interleave: int = 1, num_reqs: int | None = None,
                           max_query_len: int | None = None, tile: int | None = None,
-                          num_warps: int | None = None):
+                          num_warps: int | None = None, dcp_era: str = "kernel_block",
+                          kv_block_sizes=None, slot_mapping_enabled=None, dcp_sharded=None,
+                          pad_unmapped_rows: bool = False):
     """Slot mappings of every group in one launch, read from the *state* tables.
 
     ``state_tables``: stacked int32 ``[G, max_num_reqs, Wmax]``; ``widths`` as in
@@ -286,7 +362,18 @@ def compute_slot_mappings(state_tables, idx_mapping, query_start_loc, positions,
     of another rank gets PAD. Lists are copied to the device on each call: pass tensors under a
     CUDA graph. ``max_query_len`` (host int, as vLLM's metadata has it; default: ``positions``'
     length over num_reqs, rounded up) only picks the tile and warps (``slot_tile_config``), never
-    the result; ``tile`` and ``num_warps`` override them."""
+    the result; ``tile`` and ``num_warps`` override them.
+
+    Release rules (``kvviz.core.slots_v2`` states them): ``dcp_era`` "kernel_block" (to v0.28.x:
+    virtual block = kernel block x CP), "kv_block" (v0.29 .. v0.31: KV block x CP, then split by
+    the kernel block) or "manager_ids" (v0.32 on: rows hold manager ids, slots in KV blocks);
+    ``kv_block_sizes``: each group's KV-manager block size (default: ``block_sizes``);
+    ``slot_mapping_enabled`` (v0.29.0): a group flagged False gets PAD for every token;
+    ``dcp_sharded`` (v0.31.0): a group flagged False uses global positions on every rank;
+    ``pad_unmapped_rows`` (v0.31.0): a row whose idx_mapping is -1 gets PAD (otherwise it reads
+    the null block 0: kvviz never reads outside the tables)."""
+    if dcp_era not in DCP_ERAS:
+        raise ValueError(f"dcp_era {dcp_era!r}: one of {DCP_ERAS}")
     n = _check_idx(idx_mapping, num_reqs)
     cp_size, cp_rank, cp_interleave = int(cp_size), int(cp_rank), int(cp_interleave)
     _check_slot_args(state_tables, query_start_loc, positions, slot_mappings, n, cp_size, cp_rank,
@@ -295,7 +382,11 @@ def compute_slot_mappings(state_tables, idx_mapping, query_start_loc, positions,
     _check_widths(widths, wmax)
     w = _per_group(widths, "widths", n_groups, state_tables.device, default=wmax)
     bs = _per_group(block_sizes, "block_sizes", n_groups, state_tables.device, minimum=1)
+    kvbs = bs if kv_block_sizes is None else _per_group(kv_block_sizes, "kv_block_sizes", n_groups,
+                                                        state_tables.device, minimum=1)
     mask = _group_mask(has_slot_mapping, n_groups)
+    enabled = _group_mask(slot_mapping_enabled, n_groups)
+    sharded = _group_mask(dcp_sharded, n_groups)
     if max_query_len is None:
         max_query_len = -(-positions.numel() // max(n, 1))
     d_tile, d_warps = slot_tile_config(max_query_len)
@@ -307,9 +398,10 @@ def compute_slot_mappings(state_tables, idx_mapping, query_start_loc, positions,
     if n_groups == 0 or mask == 0:
         return slot_mappings
     _slot_mappings_kernel[(n_groups, n + 1)](
-        state_tables, *state_tables.stride(), w, bs, idx_mapping, query_start_loc, positions,
+        state_tables, *state_tables.stride(), w, bs, kvbs, idx_mapping, query_start_loc, positions,
         slot_mappings, *slot_mappings.stride(), n, max_num_tokens,
-        min(max_num_tokens, positions.numel()), mask,
-        CP_SIZE=cp_size, CP_RANK=cp_rank, CP_INTERLEAVE=cp_interleave, PAD_ID=PAD_SLOT_ID,
+        min(max_num_tokens, positions.numel()), mask, enabled, sharded,
+        CP_SIZE=cp_size, CP_RANK=cp_rank, CP_INTERLEAVE=cp_interleave,
+        ERA=DCP_ERAS.index(dcp_era), PAD_UNMAPPED=bool(pad_unmapped_rows), PAD_ID=PAD_SLOT_ID,
         TILE=tile, num_warps=num_warps)
     return slot_mappings

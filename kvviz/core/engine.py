@@ -18,7 +18,7 @@ from kvviz.core.capacity import capacity_check
 from kvviz.core.block_table import BlockTable, MultiGroupBlockTable
 from kvviz.errors import BadInput
 from kvviz.core.manager import KVCacheManager, Request
-from kvviz.core.runner_v2 import FAULTS_V2, GroupTables, RequestStates
+from kvviz.core.runner_v2 import FAULTS_V2, make_states
 from kvviz.core.scheduler import Scheduler
 from kvviz.core.versions import get_profile, resolve_runner
 from kvviz.core.scenario import EngineConfig, Scenario, sampled_token
@@ -124,8 +124,7 @@ class Engine(Scheduler, V2Worker):
                   for g in c.groups]
         self.batch = PersistentBatch(MultiGroupBlockTable(tables), events=self.events,
                                      remove_clears_row=self.profile.remove_clears_row)
-        self.states = RequestStates(c.max_num_reqs, [GroupTables(t.geometry, t.width, max_num_reqs=c.max_num_reqs)
-                                                     for t in tables], self.events, faults=self.faults)
+        self.states = make_states(c, self.profile, tables, self.events, self.faults)
         self.requests: dict[str, Request] = {}
         self.waiting: list[str] = []
         self.running: list[str] = []

@@ -19,15 +19,21 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kvviz.core.geometry import Geometry
+from kvviz.core.slots_v2 import swa_null_columns, swa_reach
 
 FAULTS_V2 = ("skip_apply_staged_writes", "skip_gather")
+
+
+class RowOverflow(ValueError, RuntimeError):
+    """A staged write past a state row's width (v0.29.0 on: ``BlockTables.append_block_ids``
+    raises RuntimeError; kvviz raised ValueError before, so both catch it)."""
 
 
 @dataclass
 class StagedWrite:
     state_index: int
     start: int
-    block_ids: list[int]      # kernel block ids, as written
+    block_ids: list[int]      # the ids as written: kernel block ids, manager ids from v0.32.0
 
 
 @dataclass
@@ -39,6 +45,10 @@ class GroupTables:
     input: np.ndarray = field(init=False)
     num_blocks: np.ndarray = field(init=False)
     max_num_reqs: int = 0
+    manager_ids: bool = False   # rows hold KV-manager ids (v0.32.0 on), else kernel block ids
+    reach: int = 0              # sliding-window reach of the v0.33.0 gather (0: none)
+    slot_mapping_enabled: bool = True
+    dcp_sharded: bool = True
 
     def __post_init__(self):
         self.state = np.zeros((self.max_num_reqs, self.width), dtype=np.int32)
@@ -50,7 +60,10 @@ class RequestStates:
     """The request-state indices, staged writes and both tables of every group."""
 
     def __init__(self, max_num_reqs: int, groups: list[GroupTables], events: list | None = None,
-                 *, faults: set[str] | None = None):
+                 *, faults: set[str] | None = None, rules=None):
+        from kvviz.core.versions import rules_for
+        self.rules = rules if rules is not None else rules_for(None)
+        self.num_dirty_rows = 0     # the previous gather's num_reqs (v0.33.0's _num_dirty_rows)
         self.max_num_reqs = max_num_reqs
         self.groups = groups
         self.events = events if events is not None else []
@@ -93,11 +106,11 @@ class RequestStates:
         idx = self.req_id_to_index[req_id]
         for gid, (g, ids) in enumerate(zip(self.groups, block_ids_per_group)):
             start = 0 if overwrite else int(self.host_num_blocks[gid, idx])
-            kernel_ids = g.geometry.kernel_blocks(ids) if g.geometry.blocks_per_kv_block > 1 else list(ids)
+            split = g.geometry.blocks_per_kv_block > 1 and not g.manager_ids
+            kernel_ids = g.geometry.kernel_blocks(ids) if split else list(ids)
             end = start + len(kernel_ids)
             if end > g.width:
-                raise ValueError(f"state {idx} of group {gid} would hold {end} blocks; the table is "
-                                 f"{g.width} wide")
+                self._overflow(idx, gid, end, g.width)
             self.host_num_blocks[gid, idx] = end
             if kernel_ids or overwrite:
                 self.staged[gid].append(StagedWrite(idx, start, [int(b) for b in kernel_ids]))
@@ -105,6 +118,16 @@ class RequestStates:
             self.events.append({"kind": "stage_write", "req": req_id, "state": idx,
                                 "overwrite": overwrite,
                                 "blocks": [list(map(int, g)) for g in block_ids_per_group]})
+
+    def _overflow(self, idx: int, gid: int, end: int, width: int) -> None:
+        """A write past the row: v0.29.0 on raises; before, vLLM's apply kernel wrote on into the
+        next state rows (row-major, no bound check); kvviz does that too and drops what would
+        fall past the table, with an event."""
+        if self.rules.mrv2_row_overflow_error:
+            raise RowOverflow(f"state {idx} of group {gid} would hold {end} blocks; the table is "
+                              f"{width} wide")
+        self.events.append({"kind": "row_overflow", "state": idx, "group": gid, "end": int(end),
+                            "width": int(width)})
 
     def apply_staged_writes(self) -> int:
         """Write the staged ids into the state tables (one fused launch in vLLM) and publish the
@@ -115,7 +138,10 @@ class RequestStates:
         for gid, g in enumerate(self.groups):
             for w in self.staged[gid]:
                 if not lost:
-                    g.state[w.state_index, w.start:w.start + len(w.block_ids)] = w.block_ids
+                    flat = g.state.reshape(-1)      # a view: a write past the row runs on
+                    at = w.state_index * g.width + w.start
+                    k = max(min(len(w.block_ids), flat.size - at), 0)
+                    flat[at:at + k] = w.block_ids[:k]
                 nbytes += 4 * len(w.block_ids) + 8
                 writes += 1
             self.staged[gid] = []
@@ -135,20 +161,35 @@ class RequestStates:
     def idx_mapping(self, order: list[str]) -> np.ndarray:
         return np.array([self.req_id_to_index[rid] for rid in order], dtype=np.int32)
 
-    def gather(self, idx_mapping: np.ndarray, num_reqs_padded: int) -> None:
+    def gather(self, idx_mapping: np.ndarray, num_reqs_padded: int, num_computed=None) -> None:
         """Each group's input table: row b <- the first num_blocks entries of state row
-        idx_mapping[b]; rows [num_reqs, num_reqs_padded) zeroed; the rest left as it was."""
+        idx_mapping[b]; rows [num_reqs, num_reqs_padded) zeroed; the rest left as it was.
+        v0.33.0 (``gather_block_tables``): a sliding-window group's columns below
+        ``max(num_computed[b] - reach, 0) // block_size`` get 0, and rows up to the previous
+        gather's num_reqs are zeroed too (``_num_dirty_rows``)."""
         if "skip_gather" in self.faults:
             self.events.append({"kind": "gather", "rows": 0, "fault": "skip_gather"})
             return
         n = len(idx_mapping)
+        rows = num_reqs_padded
+        if self.rules.mrv2_zero_dirty_rows:
+            rows = max(rows, self.num_dirty_rows)
+            self.num_dirty_rows = n
+        nulled = 0
         for g in self.groups:
+            entry = g.geometry.block_size if g.manager_ids else g.geometry.kernel_block_size
             for b, s in enumerate(idx_mapping):
-                cnt = int(g.num_blocks[s])
+                cnt = min(int(g.num_blocks[s]), g.width)
                 g.input[b, :cnt] = g.state[s, :cnt]
-            g.input[n:num_reqs_padded] = 0
+                if self.rules.mrv2_swa_gather_zero and num_computed is not None:
+                    k = min(swa_null_columns(g.reach, num_computed[b], entry), cnt)
+                    g.input[b, :k] = 0
+                    nulled += k
+            g.input[n:rows] = 0
         self.events.append({"kind": "gather", "rows": n, "padded_rows": num_reqs_padded - n,
-                            "idx_mapping": [int(x) for x in idx_mapping]})
+                            "idx_mapping": [int(x) for x in idx_mapping],
+                            **({"dirty_rows": rows - num_reqs_padded} if rows > num_reqs_padded else {}),
+                            **({"swa_nulled": nulled} if nulled else {})})
 
     def state_rows_view(self, gid: int, idx_mapping: np.ndarray, num_reqs_padded: int) -> np.ndarray:
         """The state rows the slot-mapping kernel reads, in batch order (padded rows: zeros)."""
@@ -162,6 +203,23 @@ class RequestStates:
 
     def rows_by_state(self) -> list[str | None]:
         return [self.index_to_req_id.get(i) for i in range(self.max_num_reqs)]
+
+
+def make_states(config, rules, tables, events, faults) -> RequestStates:
+    """The request states of an engine: per group the V2 width (manager ids from v0.32.0: the
+    V1 width over blocks_per_kv_block), the sliding-window reach and the per-group flags."""
+    groups = []
+    manager_ids = rules.mrv2_dcp_slots == "manager_ids"
+    max_blocks = config.geometry.blocks_for(config.max_model_len)
+    for spec, t in zip(config.groups, tables):
+        geo = t.geometry
+        state = spec.kind == "state"
+        width = geo.table_width(1 if state else max_blocks, "none" if state else rules.width_alignment)
+        if manager_ids:
+            width //= geo.blocks_per_kv_block
+        groups.append(GroupTables(geo, width, max_num_reqs=config.max_num_reqs, manager_ids=manager_ids,
+                                  reach=swa_reach(spec.kind, spec.sliding_window, geo.dcp_world_size)))
+    return RequestStates(config.max_num_reqs, groups, events, faults=faults, rules=rules)
 
 
 def batch_v2_tables(step) -> dict:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kvviz.core.slots_v2 import expand_kernel_blocks, mrv2_slot_mapping
 from kvviz.core.step import build_step
 
 
@@ -48,19 +49,25 @@ class V2Worker:
         return sched_list, seq_lens, q_lens, idx
 
     def _v2_inputs(self, idx: np.ndarray, r_pad: int, t_pad: int, seq_lens, q_lens) -> list:
-        """Each group's attention inputs: the page index from the gathered input table, the slot
-        mapping from the state rows read through idx_mapping (the same numbers unless a fault left
-        the two apart)."""
+        """Each group's attention inputs: the page index from the gathered input table (from
+        v0.32.0 the kernel-block table the attention group writes from its manager ids, every
+        column of the rows passed in), the slot mapping from the state rows read through
+        idx_mapping with the release's arithmetic (``kvviz.core.slots_v2``)."""
         st = self.states
         inputs = []
         for gid, (g, tables) in enumerate(zip(self.config.groups, st.groups)):
             kw = dict(geometry=tables.geometry, num_reqs_padded=r_pad, num_tokens_padded=t_pad,
                       has_slot_mapping=g.kind != "state",
                       empty_last_page_len_is_zero=self.profile.empty_last_page_len_is_zero)
-            step_in = build_step(st.input_view(gid, r_pad), seq_lens, q_lens, **kw)
+            view = st.input_view(gid, r_pad)
+            if tables.manager_ids:
+                view = expand_kernel_blocks(view, tables.geometry.blocks_per_kv_block)
+                kw["padded_row_fill"] = None      # padded rows: the kernel blocks of block 0
+            step_in = build_step(view, seq_lens, q_lens, **kw)
             if step_in.slot_mapping is not None:
-                step_in.slot_mapping = build_step(st.state_rows_view(gid, idx, r_pad), seq_lens, q_lens,
-                                                  **kw).slot_mapping
+                step_in.slot_mapping = mrv2_slot_mapping(
+                    st.rules, tables.state, idx, step_in.query_start_loc, step_in.positions, t_pad,
+                    geometry=tables.geometry, enabled=tables.slot_mapping_enabled, sharded=tables.dcp_sharded)
             inputs.append(step_in)
         return inputs
 
@@ -72,7 +79,7 @@ class V2Worker:
         num_reqs = len(sched_list)
         r_pad, t_pad = self._padding(num_reqs, sum(q_lens), sched_list)
         before = [g.input.copy() for g in st.groups]
-        st.gather(idx, r_pad)
+        st.gather(idx, r_pad, num_computed=[s.num_computed for s in sched_list])
         inputs = self._v2_inputs(idx, r_pad, t_pad, seq_lens, q_lens)
         self._execute(sched_list)
         record = self._v2_snapshot(sched_list, before, written, nbytes, idx, r_pad, t_pad, inputs)

@@ -159,7 +159,7 @@ def probe_mamba_align_mode(v):
 def probe_v2_for_every_model(v):
     """A hybrid scenario (a full and a sliding-window group) without a runner: which does it replay?"""
     e = Engine(parse_scenario({"config": {"vllm": v, "num_blocks": 32, "block_size": 4,
-                                          "groups": [{"kind": "full"}, {"kind": "sliding", "sliding_window": 8}]},
+                                          "groups": [{"kind": "full"}, {"kind": "sliding_window", "sliding_window": 8}]},
                                "requests": [{"id": "A", "prompt_len": 6, "max_tokens": 2}]}))
     return e.runner == "v2"
 
@@ -216,6 +216,95 @@ def probe_none_hash_seed(v):
     e = _engine(v, {"num_blocks": 8, "block_size": 4}, [{"id": "A", "prompt": [1, 2, 3, 4, 5], "max_tokens": 1}])
     fixed = block_hashes_for([1, 2, 3, 4], 4, none_hash=hashlib.sha256(b"vllm-none-hash").digest())[0]
     return "fixed" if e.step().cached_blocks[1] == with_group(fixed, 0)[:4].hex() else "urandom"
+
+# --- Model Runner V2 (vllm/v1/worker/gpu/block_table.py) ---------------------------------------------------
+
+def _v2(version: str, config: dict, requests: list, actions=()) -> Engine:
+    return _engine(version, {**config, "runner": "v2"}, requests, actions)
+
+
+def probe_mrv2_dcp_slots(v):
+    """DCP 2, rank 0, block 8, kernel block 4, interleave 8 (above the kernel block): to v0.28.x the
+    slot kernel deals each 4-token kernel block out on its own (rank 0 keeps all 8 tokens of a
+    virtual block, local offsets 0..7 run into the next kernel block); v0.29 deals 16-token KV
+    blocks (V1's arithmetic, Geometry.slots); from v0.32 the state rows hold manager ids."""
+    from kvviz.core.geometry import Geometry
+    e = _v2(v, {"num_blocks": 32, "block_size": 8, "kernel_block_size": 4, "dcp_world_size": 2,
+                "cp_kv_cache_interleave_size": 8}, [{"id": "A", "prompt_len": 20, "max_tokens": 3}])
+    rec = e.step()
+    ids = e.manager.block_ids("A")[0]
+    s = int(rec.idx_mapping[0])
+    row = rec.cpu_tables[0][s]
+    if list(row[:len(ids)]) == ids and len(ids) > 1:
+        return "manager_ids"
+    geo = Geometry(8, 4, 2, 0, 8)
+    pos = np.arange(20)
+    v1 = geo.slots(pos, np.zeros(20, int), row[None, :])
+    return "kv_block" if (rec.inputs[0].slot_mapping[:20] == v1).all() else "kernel_block"
+
+
+def probe_mrv2_slot_mapping_enabled(v):
+    """A group without slots (vLLM's CircularBufferSpec: kvviz's slot arithmetic with
+    enabled=False): PAD for every token from v0.29.0, its slots computed as any group's before."""
+    from kvviz.core.geometry import Geometry
+    from kvviz.core.slots_v2 import mrv2_slot_mapping
+    rows = np.array([[5, 6]], np.int32)
+    out = mrv2_slot_mapping(rules_for(v), rows, [0], [0, 3], np.arange(3), 4, geometry=Geometry(4),
+                            enabled=False)
+    return bool((out == -1).all())
+
+
+def probe_mrv2_row_overflow_error(v):
+    """A state row written past its width: RuntimeError from v0.29.0; before, the write runs on
+    into the next row (an event in kvviz)."""
+    from kvviz.core.geometry import Geometry
+    from kvviz.core.runner_v2 import GroupTables, RequestStates
+    st = RequestStates(2, [GroupTables(Geometry(4), 2, max_num_reqs=2)], rules=rules_for(v))
+    st.add_request("B", [[1]])              # state 1
+    try:
+        st.add_request("A", [[3, 4, 5]])    # state 0, one id past the row
+    except RuntimeError:
+        return True
+    st.apply_staged_writes()
+    assert any(x["kind"] == "row_overflow" for x in st.events)
+    assert st.groups[0].state.tolist() == [[3, 4], [5, 0]]
+    return False
+
+
+def probe_mrv2_dcp_sharded(v):
+    """An unsharded group under DCP 2 on rank 1 (global positions, local on every rank) and a
+    batch row with idx_mapping -1 (PAD) from v0.31.0."""
+    from kvviz.core.geometry import Geometry
+    from kvviz.core.slots_v2 import mrv2_slot_mapping
+    rows = np.array([[5, 6, 7, 8]], np.int32)
+    out = mrv2_slot_mapping(rules_for(v), rows, [0, -1], [0, 4, 6], np.array([0, 1, 2, 3, 0, 1]), 6,
+                            geometry=Geometry(4, 4, 2, 1, 1), sharded=False)
+    return out.tolist() == [20, 21, 22, 23, -1, -1]
+
+
+def probe_mrv2_swa_gather_zero(v):
+    """A sliding window of 4 over 4-token blocks, 13 tokens computed: the gather nulls columns
+    below (13 - 3) // 4 = 2 from v0.33.0."""
+    e = _v2(v, {"num_blocks": 64, "block_size": 4, "max_num_batched_tokens": 13,
+                "groups": [{"kind": "sliding_window", "sliding_window": 4}]},
+            [{"id": "A", "prompt_len": 13, "max_tokens": 3}])
+    e.step()
+    rec = e.step()
+    s = int(rec.idx_mapping[0])
+    state, inp = rec.cpu_tables[0][s], rec.device_tables[0][0]
+    assert state[2] != 0
+    return bool((inp[:2] == 0).all() and (state[:2] != 0).any())
+
+
+def probe_mrv2_zero_dirty_rows(v):
+    """Three requests, then one (no CUDA-graph padding): from v0.33.0 the gather also zeroes the
+    rows the larger batch left (rows 1 and 2)."""
+    e = _v2(v, {"num_blocks": 64, "block_size": 4, "cudagraph_capture_sizes": []},
+            [{"id": r, "prompt_len": 5, "max_tokens": 1 if r != "A" else 3} for r in "ABC"])
+    e.step()
+    rec = e.step()
+    assert rec.num_reqs == 1 and rec.num_reqs_padded == 1
+    return not rec.device_tables[0][1:3].any()
 
 
 PROBES = {name[len("probe_"):]: f for name, f in globals().items() if name.startswith("probe_")}

@@ -70,3 +70,60 @@ def test_kernels_replay_every_v2_step(name, spec):
                 np.testing.assert_array_equal(out[gid].cpu().numpy(), x.slot_mapping,
                                               err_msg=f"{name} step {rec.index} group {gid} slots")
     assert steps > 3
+
+
+RELEASE_SPEC = {
+    "config": {"runner": "v2", "num_blocks": 64, "block_size": 8, "kernel_block_size": 4, "max_num_reqs": 4,
+               "max_num_batched_tokens": 24, "dcp_world_size": 2, "cp_kv_cache_interleave_size": 8,
+               "cudagraph_capture_sizes": [],
+               "groups": [{"kind": "full"}, {"kind": "sliding_window", "sliding_window": 5}]},
+    "requests": [{"id": f"R{i}", "arrival": i, "prompt_len": 5 + 9 * i, "max_tokens": 3 + 2 * (i % 2)}
+                 for i in range(5)]}
+
+
+@pytest.mark.parametrize("version,dcp", [(v, d) for v in ("v0.28.0", "v0.29.0", "v0.31.0", "v0.32.0", "v0.33.0")
+                                         for d in (1, 2)])
+def test_kernels_replay_each_release(version, dcp):
+    """The simulator's V2 steps under each release (vllm/v1/worker/gpu/block_table.py of that wheel:
+    slot era, manager-id rows from 0.32.0, 0.33.0's sliding-window nulling and dirty rows), replayed
+    by the kernels with the release's arguments."""
+    spec = json.loads(json.dumps(RELEASE_SPEC))
+    spec["config"].update(vllm=version, dcp_world_size=dcp)
+    engine = Engine(parse_scenario(spec))
+    rules, st = engine.profile, engine.states
+    era = rules.mrv2_dcp_slots
+    prev = 0
+    steps = 0
+    while not engine.done() and steps < 40:
+        rec = engine.step()
+        steps += 1
+        n, r_pad = rec.num_reqs, rec.num_reqs_padded
+        idx = _t(rec.idx_mapping) if n else torch.zeros(0, dtype=torch.int32, device=DEV)
+        state, widths = stack_tables([_t(t) for t in rec.cpu_tables])
+        counts = _t(np.stack(rec.num_blocks_per_row))
+        nc = np.zeros(engine.config.max_num_reqs, np.int32)
+        for s in rec.scheduled:
+            nc[s.state_index] = s.num_computed
+        before, _ = stack_tables([_t(t) for t in rec.device_before_commit])
+        entry = [g.geometry.block_size if g.manager_ids else g.geometry.kernel_block_size for g in st.groups]
+        gather_block_tables(state, counts, idx, r_pad, before, widths=widths,
+                            num_computed=_t(nc) if rules.mrv2_swa_gather_zero else None,
+                            sliding_window_reach=[g.reach for g in st.groups], block_sizes=entry,
+                            dirty_rows=prev if rules.mrv2_zero_dirty_rows else 0)
+        prev = n
+        for gid, want in enumerate(rec.device_tables):
+            got = before[gid, :, :want.shape[1]].cpu().numpy()
+            np.testing.assert_array_equal(got, want, err_msg=f"{version} step {rec.index} group {gid} gather")
+        if n == 0:
+            continue
+        first = rec.inputs[0]
+        out = torch.full((len(st.groups), first.num_tokens_padded), -7777, dtype=torch.int64, device=DEV)
+        compute_slot_mappings(state, idx, _t(first.query_start_loc[:n + 1]), _t(first.positions, torch.int64),
+                              [g.geometry.kernel_block_size for g in st.groups], out, widths=widths,
+                              cp_size=dcp, cp_rank=0, cp_interleave=engine.geometry.interleave, dcp_era=era,
+                              kv_block_sizes=[g.geometry.block_size for g in st.groups],
+                              pad_unmapped_rows=rules.mrv2_dcp_sharded)
+        for gid, x in enumerate(rec.inputs):
+            np.testing.assert_array_equal(out[gid].cpu().numpy(), x.slot_mapping,
+                                          err_msg=f"{version} step {rec.index} group {gid} slots")
+    assert steps > 3
