@@ -12,6 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+# What the releases v0.28.0 .. v0.34.0 changed that kvviz does not model (README, "not modelled"): the
+# prefix-cache retention interval default (v0.29.0, #52216: kvviz looks up no prefix hits for
+# sliding-window or Mamba groups), the two waiting queues (v0.31.0, #58947: a kvviz waiting request
+# never holds blocks and is never skipped, so no order changes), lookahead block hashes (v0.33.0:
+# kvviz has no speculative decoding).
+
 # every plain release tag from v0.11.0 on (release candidates are not releases), then main
 RELEASES = ("v0.11.0", "v0.11.1", "v0.11.2", "v0.12.0", "v0.13.0", "v0.14.0", "v0.14.1", "v0.15.0",
             "v0.15.1", "v0.16.0", "v0.17.0", "v0.17.1", "v0.18.0", "v0.18.1", "v0.19.0", "v0.19.1",
@@ -85,14 +91,11 @@ class Rules:
     csr_dcp_local_lengths: bool = False
     # --- pool and manager ---
     none_hash_seed: str = "urandom"           # urandom | fixed ("vllm-none-hash" unless PYTHONHASHSEED)
-    retention_interval_default: int | None = None   # None: dense; 0: semantic checkpoints only
     null_block_in_capacity: bool = False      # the capacity check keeps one block for the null block
     null_block_ref_counted: bool = True       # touch/free maintain the null block's ref count
     # --- scheduler ---
     has_max_num_active_seqs: bool = False     # scheduler knob max_num_active_seqs
     long_prefill_lone_request_exempt: bool = False   # threshold ignored with one request in all
-    two_waiting_queues: bool = False          # kv_holding_waiting drained first, deferred set
-    lookahead_block_hashes: bool = False      # under EAGLE/MTP a block hash covers the next L tokens
     # --- KV cache bytes: "standardized" = one allocation, [L, B, H, N, C] in one of six orders ---
     extensible_kv_cache: bool = False         # layer regions padded to the VMM granule (CUDA default)
 
@@ -195,9 +198,6 @@ RULES = (
     Rule("none_hash_seed", "fixed", 51875, None, "v0.29.0",
          "NONE_HASH = hash_fn(seed): PYTHONHASHSEED, else \"vllm-none-hash\" for sha256 (reproducible chains)",
          "v1/core/kv_cache_utils.py init_none_hash"),
-    Rule("retention_interval_default", 0, 52216, None, "v0.29.0",
-         "prefix_cache_retention_interval defaults to 0 (semantic checkpoints only) instead of dense",
-         "config/cache.py CacheConfig.prefix_cache_retention_interval"),
     Rule("null_block_in_capacity", True, 47272, None, "v0.29.0",
          "the KV-cache capacity check keeps one block's bytes for the null block",
          "v1/core/kv_cache_utils.py check_enough_kv_cache_memory"),
@@ -216,9 +216,6 @@ RULES = (
     Rule("long_prefill_lone_request_exempt", True, 57951, None, "v0.31.0",
          "long_prefill_token_threshold ignored when running + waiting <= 1",
          "v1/core/sched/scheduler.py Scheduler.schedule"),
-    Rule("two_waiting_queues", True, 58947, None, "v0.31.0",
-         "skipped waiting requests: kv_holding_waiting (drained first) and deferred_waiting",
-         "v1/core/sched/scheduler.py Scheduler.schedule"),
     Rule("kernel_block_table_per_group", True, None, None, "v0.32.0",
          "persistent block tables hold KV-manager ids; each attention group writes its kernel-block table (j + r*b)",
          "v1/worker/utils.py AttentionGroup.map_to_kernel_block_table"),
@@ -234,9 +231,6 @@ RULES = (
     Rule("null_block_ref_counted", False, None, None, "v0.33.0",
          "the null block's ref count is no longer maintained (touch and free skip it)",
          "v1/core/block_pool.py BlockPool.touch, free_blocks"),
-    Rule("lookahead_block_hashes", True, None, None, "v0.33.0",
-         "with EAGLE/MTP + prefix caching a block hash also covers the next L tokens",
-         "v1/core/kv_cache_utils.py get_request_block_hasher"),
     Rule("has_runner_v1", False, None, None, "v0.34.0",
          "the V1 model runner is gone (gpu_model_runner.py, gpu_input_batch.py, block_table.py deleted)",
          "v1/worker/gpu_worker.py Worker.init_device"),
