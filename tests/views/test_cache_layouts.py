@@ -394,7 +394,7 @@ def test_layout_changes_name_the_prs():
     assert [(c.pr, c.first_release) for c in layout_changes("triton", "v0.25.1")] == [(37940, "v0.20.0")]
     assert [c.pr for c in layout_changes("flex", "v0.23.0")] == [42095]
     assert layout_changes("flashinfer", "v0.25.1") == []
-    assert {c.pr for c in CACHE_LAYOUT_CHANGES} == {37940, 42095, 44455}
+    assert {c.pr for c in CACHE_LAYOUT_CHANGES} == {37940, 42095, 44455, 51718}
 
 
 def test_layout_page_picks_the_family_from_version_and_backend():
