@@ -103,7 +103,7 @@ def _standardized_layout(args, rules) -> str | None:
             return std.check_layout_for(rules, args.attn_backend, named or args.layout, args.sm10x)
         except ValueError as e:
             raise BadInput(str(e)) from None
-    given = [n for n in _NEW if getattr(args, n) not in (None, False)]
+    given = [n for n in _NEW if getattr(args, n) is not None and getattr(args, n) is not False]
     if given:
         why = (f"vLLM {rules.name} has no standardized cache" if not std.is_standardized(rules)
                else f"--cache-layout {named} is one layer's tensor")
