@@ -157,3 +157,16 @@ def test_one_layer_equals_the_packed_family(layout, family):
     g, old = KVCacheGeometry(1, 3, 4, 2, 8, "float16", layout), CacheGeometry(family[1], 3, 4, 2, 8, "float16", family[0])
     for b, n, h, kv, d in np.ndindex(3, 4, 2, 2, 8):
         assert g.address(0, b, n, h, "kv"[kv], d) == old.address(b * 4 + n, h, d, "kv"[kv])["byte_offset"]
+
+
+def test_geometry_cache_reads_a_standardized_layout_as_one_layer():
+    """kvviz.core.geometry.Geometry.cache: a one-layer LBHNC cache is the packed HND family byte for
+    byte (checked above); LHBNC has no such family and is refused with one sentence."""
+    from kvviz.core.geometry import Geometry
+    g = Geometry(4, num_kv_heads=2, head_dim=8, dtype="float16", layout="NHD", cache_layout="LBHNC")
+    cache = g.cache(3)
+    assert (cache.cache_layout, cache.layout) == ("flashinfer_packed", "HND")
+    assert g.byte_address(9, 1, 3, "v", num_blocks=3)["byte_offset"] == \
+        KVCacheGeometry(1, 3, 4, 2, 8, "float16", "LBHNC").address(0, 2, 1, 1, "v", 3)
+    with pytest.raises(ValueError, match="heads outside blocks"):
+        g.with_cache(cache_layout="LHBNC").cache(3)
