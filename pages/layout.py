@@ -7,13 +7,16 @@ import ui
 ui.ensure_app_shell()
 from kvviz.views import figures
 from kvviz.views import layout as lay_vm
+from kvviz.views import layout5 as lay5
+from kvviz.core import kv_cache_layout as std
 
 tr = ui.texts("layout")
 S = st.session_state
 DECODED = {"kv": "K/V", "block": tr("d_block"), "offset_in_block": tr("d_offset"), "byte_in_element": tr("d_byte")}
 DEFAULTS = {"lay.blocks": 2, "lay.bs": 4, "lay.heads": 2, "lay.dim": 4, "lay.dtype": "float16", "lay.kv": "k",
             "lay.block": 1, "lay.off": 2, "lay.head": 1, "lay.d": 0, "lay.byte": "0", "lay.as": "NHD",
-            "lay.vllm": lay_vm.DEFAULT_VERSION, "lay.backend": lay_vm.DEFAULT_BACKEND, "lay.family": lay_vm.AUTO}
+            "lay.vllm": lay_vm.DEFAULT_VERSION, "lay.backend": lay_vm.DEFAULT_BACKEND, "lay.family": lay_vm.AUTO,
+            "lay.order": "LBNHC", "lay.layers": 2, "lay.layer": 0, "lay.sm10x": False}
 ui.restore(DEFAULTS)
 S["lay.byte"] = str(S["lay.byte"])  # a text input (decimal or 0x-hex)
 for key, choices in (("lay.vllm", lay_vm.VERSION_CHOICES), ("lay.backend", lay_vm.BACKEND_CHOICES),
@@ -44,6 +47,64 @@ else:
     st.markdown(tr("effect_vllm", line=choice.vllm_line()))
 if choice.history():
     st.caption(tr("history", version=choice.version, prs=choice.history()))
+
+
+def standardized(choice) -> None:
+    """vLLM v0.29.0+: the one-allocation cache of every layer, in the order picked among those the
+    backend accepts; the picked element's byte, the formula, a decoder and the layer picture."""
+    s = st.columns([1.2, 0.8, 0.8, 1.4])
+    if choice.backend == "flashinfer":
+        s[3].checkbox(tr("sm10x"), key="lay.sm10x", help=tr("sm10x_help"))
+    orders = std.supported_layouts(choice.version, choice.backend, bool(S["lay.sm10x"]) and choice.backend == "flashinfer")
+    if S["lay.order"] not in orders:
+        S["lay.order"] = orders[0]
+    s[0].selectbox(tr("order"), orders, key="lay.order", help=tr("order_help"))
+    s[1].number_input(tr("layers"), 1, 16, key="lay.layers")
+    S["lay.layer"] = min(int(S["lay.layer"]), int(S["lay.layers"]) - 1)
+    s[2].number_input(tr("layer"), 0, int(S["lay.layers"]) - 1, key="lay.layer")
+    for key, top in (("lay.block", S["lay.blocks"] - 1), ("lay.off", S["lay.bs"] - 1),
+                     ("lay.head", S["lay.heads"] - 1), ("lay.d", S["lay.dim"] - 1)):
+        S[key] = min(int(S[key]), top)
+    g5 = lay5.geometry(choice.version, int(S["lay.layers"]), S["lay.blocks"], S["lay.bs"], S["lay.heads"], S["lay.dim"],
+                       S["lay.dtype"], S["lay.order"])
+    st.markdown(tr("std_intro", backend=choice.backend, orders=", ".join(orders), default=orders[0],
+                   order=g5.layout, shape=g5.shape_text()))
+    st.subheader(tr("pick"))
+    p = st.columns([1.4, 1.2, 1, 1.1, 0.8], gap="xsmall")
+    p[0].segmented_control("K/V", ["k", "v"], key="lay.kv")
+    p[1].number_input(tr("p_block"), 0, S["lay.blocks"] - 1, key="lay.block", help=tr("p_block_help"))
+    p[2].number_input(tr("p_offset"), 0, S["lay.bs"] - 1, key="lay.off", help=tr("p_offset_help"))
+    p[3].number_input(tr("p_head"), 0, S["lay.heads"] - 1, key="lay.head", help=tr("p_head_help"))
+    p[4].number_input(tr("p_dim"), 0, S["lay.dim"] - 1, key="lay.d", help=tr("p_dim_help"))
+    byte = g5.address(int(S["lay.layer"]), S["lay.block"], S["lay.off"], S["lay.head"], S["lay.kv"] or "k", S["lay.d"])
+    st.markdown(tr("std_result", order=g5.layout, layer=S["lay.layer"], byte=byte, hex=hex(byte)))
+    st.caption(tr("std_formula", formula=lay5.formula(g5), layer_stride=g5.layer_stride, block_stride=g5.block_stride,
+                  page_bytes=g5.page_bytes, total=g5.total_bytes))
+    if g5.extensible:
+        padded = tr("std_padded", granule=g5.granule_bytes) if g5.padded else tr("std_unpadded")
+        st.caption(tr("std_extensible", padded=padded))
+    st.caption(tr("std_groups"))
+    st.subheader(tr("decode"))
+    st.text_input(tr("byte"), key="lay.byte", max_chars=lay_vm.MAX_BYTE_CHARS, help=tr("byte_help"))
+    if S["lay.byte"].strip():
+        try:
+            dec = g5.decode(lay_vm.parse_byte(S["lay.byte"], ui.lang()))
+            ui.table([dec], {"layer": tr("d_layer"), **DECODED})
+        except ValueError as e:
+            st.error(tr("bad_byte", msg=ui.plain(e)), icon=":material/error:")
+    n = g5.num_layers * g5.num_blocks * (1 if set(g5.layout[:2]) == {"L", "B"} else g5.num_kv_heads)
+    if n <= lay5.MAX_BANDS:
+        labels = {"layer": tr("d_layer"), "block": tr("d_block"), "head": tr("p_head"), "byte": tr("byte_word")}
+        fig = lay5.figure(g5, byte, labels, tr("std_picture", order=g5.layout))
+        ui.plot(fig, "lay.fig_std", f"memory_{g5.layout}")
+    else:
+        st.info(tr("std_too_big", n=lay5.MAX_BANDS))
+
+
+if family in lay5.ORDER_CHOICES:         # vLLM v0.29.0+, following vLLM: the standardized cache
+    standardized(choice)
+    ui.keep(*DEFAULTS)
+    st.stop()
 st.markdown(tr("whose_" + family))
 if len(choice.layouts) == 1:
     st.info(tr("nhd_only_backend", version=choice.version, backend=choice.backend) if not choice.by_hand

@@ -248,12 +248,22 @@ class Geometry:
         return replace(self, **kw)
 
     def cache(self, num_blocks: int):
-        """Byte addresses in one layer's cache of ``num_blocks`` kernel blocks (``CacheGeometry``)."""
+        """Byte addresses in one layer's cache of ``num_blocks`` kernel blocks (``CacheGeometry``). A
+        standardized layout (v0.29.0+, e.g. LBNHC) is read as the old family that addresses one layer
+        of a one-layer cache byte for byte (``kv_cache_layout.one_layer_family``)."""
+        from kvviz.core.kv_cache_layout import KV_CACHE_LAYOUTS, one_layer_family
         from kvviz.core.layout import CacheGeometry
 
-        return CacheGeometry(layout=self.layout, num_blocks=num_blocks, block_size=self.kernel_block_size,
+        family, layout = self.cache_layout, self.layout
+        if family in KV_CACHE_LAYOUTS:
+            mapped = one_layer_family(family)
+            if mapped is None:
+                raise ValueError(f"{family} puts heads outside blocks: no single-layer cache family has its "
+                                 f"byte order (use kvviz.core.kv_cache_layout.KVCacheGeometry)")
+            family, layout = mapped
+        return CacheGeometry(layout=layout, num_blocks=num_blocks, block_size=self.kernel_block_size,
                              num_kv_heads=self.num_kv_heads, head_dim=self.head_dim, dtype=self.dtype,
-                             cache_layout=self.cache_layout)
+                             cache_layout=family)
 
     def byte_address(self, slot: int, head: int, dim: int, kv: str = "k", *, num_blocks: int) -> dict:
         return self.cache(num_blocks).address(slot, head, dim, kv)

@@ -27,7 +27,8 @@ Here B = num_blocks, N = block_size, H = num_kv_heads, D = head_dim; shapes are 
 order in memory, contiguous). Every element is one dtype item; fp8 is one byte.
 
 ``cache_layout_for(version, attn_backend)`` names the family a vLLM release allocates for a
-backend, and ``layouts_for`` whether that backend follows ``VLLM_KV_CACHE_LAYOUT=HND`` at all; both
+backend (from v0.29.0 one of the standardized ``[L, B, H, N, C]`` layouts instead, e.g. "LBNHC": see
+``kvviz.core.kv_cache_layout``), and ``layouts_for`` whether that backend follows ``VLLM_KV_CACHE_LAYOUT=HND`` at all; both
 were read from each backend's ``get_kv_cache_shape`` and ``get_kv_cache_stride_order`` in vLLM's git
 history (``CACHE_LAYOUT_CHANGES`` names the pull requests).
 """
@@ -36,6 +37,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kvviz.constants import DTYPE_BYTES
+from kvviz.core import kv_cache_layout as std
 from kvviz.core.versions import ATTN_BACKENDS, MAIN, Rules, rules_for, version_key
 
 LAYOUTS = ("NHD", "HND")
@@ -95,7 +97,7 @@ class LayoutChange:
     """One change of a backend's cache allocation, read from vLLM's git history."""
     backends: tuple[str, ...]
     pr: int
-    date: str             # merge date
+    date: str | None      # merge date (None: not known; read from the wheel)
     first_release: str    # the first plain release tag containing it
     summary: str
 
@@ -112,6 +114,9 @@ CACHE_LAYOUT_CHANGES = (
     LayoutChange(ATTN_BACKENDS, 44455, "2026-07-11", "v0.26.0",
                  "K and V packed into the content dim, logical (num_blocks, H, block_size, 2D): "
                  "[B, N, H, 2D] (NHD) / [B, H, N, 2D] (HND); Flex always NHD"),
+    LayoutChange(ATTN_BACKENDS, std.STANDARDIZED_PR, None, std.FIRST_RELEASE,
+                 "one int8 allocation for the whole KV cache, each layer a view [L, B, H, N, C] in one of six "
+                 "orders: LBNHC by default (within a layer the packed NHD bytes), LBHNC for FlashInfer on SM10x"),
 )
 
 # family by Rules.cache_layout_era and backend (vLLM's get_kv_cache_shape + stride order)
@@ -133,11 +138,14 @@ def check_attn_backend(name: str) -> str:
     return name
 
 
-def cache_layout_for(version_or_rules: str | Rules | None, attn_backend: str) -> str:
+def cache_layout_for(version_or_rules: str | Rules | None, attn_backend: str, sm10x: bool = False) -> str:
     """The cache layout family vLLM ``version_or_rules`` (a version string, as ``rules_for`` reads it,
-    or its ``Rules``; None: main) allocates for ``attn_backend``. ValueError with one sentence for an
-    unknown version or backend."""
+    or its ``Rules``; None: main) allocates for ``attn_backend``; from v0.29.0 the standardized layout
+    it resolves instead ("LBNHC"; FlashInfer on an SM10x GPU, ``sm10x``: "LBHNC"). ValueError with
+    one sentence for an unknown version or backend."""
     rules = rules_for(version_or_rules)
+    if rules.cache_layout_era == "standardized":
+        return std.default_layout(rules, check_attn_backend(attn_backend), sm10x)
     return _ERA_FAMILY[rules.cache_layout_era][check_attn_backend(attn_backend)]
 
 
@@ -146,6 +154,9 @@ def layouts_for(version_or_rules: str | Rules | None, attn_backend: str) -> tupl
     VLLM_KV_CACHE_LAYOUT, ("NHD",) when the cache is NHD whatever the setting."""
     rules = rules_for(version_or_rules)
     family = cache_layout_for(rules, attn_backend)
+    if family in std.KV_CACHE_LAYOUTS:   # the in-block orders the backend accepts, NHD first
+        got = {std.in_block_layout(x) for x in std.supported_layouts(rules, attn_backend)}
+        return tuple(x for x in LAYOUTS if x in got)
     since = _HND_SINCE[attn_backend]
     if since is None or version_key(rules.name) < version_key(since):
         return ("NHD",)
@@ -157,8 +168,9 @@ def check_backend_layout(version_or_rules: str | Rules | None, attn_backend: str
     rules = rules_for(version_or_rules)
     if layout not in layouts_for(rules, attn_backend):
         family = cache_layout_for(rules, attn_backend)
+        shape = "[L, B, N, H, C]" if family in std.KV_CACHE_LAYOUTS else shape_words(family)
         raise ValueError(f"vLLM {rules.name}'s {attn_backend} backend has no {str(layout)[:8]} cache: it "
-                         f"always allocates NHD, {shape_words(family)} ({family})")
+                         f"always allocates NHD, {shape} ({family})")
     return layout
 
 

@@ -180,4 +180,60 @@ STRINGS = {
     "d_block": {"en": "block", "zh": "块", "es": "bloque"},
     "d_offset": {"en": "offset", "zh": "块内偏移", "es": "despl."},
     "d_byte": {"en": "byte in element", "zh": "元素内字节", "es": "byte del elemento"},
+    # --- vLLM v0.29.0+: the standardized [L, B, H, N, C] cache ---
+    "order": {"en": "physical order", "zh": "物理顺序", "es": "orden físico"},
+    "order_help": {"en": "The order in memory of the five axes L (layer), B (block), H (KV head), N (token in block), "
+                         "C (K then V bytes of one head and token); only the orders this backend accepts are listed, "
+                         "its default first.",
+                   "zh": "五个轴在内存中的顺序：L（层）、B（块）、H（KV 头）、N（块内 token）、C（一个头一个 token 的 K 再 V 字节）；"
+                         "只列出该后端接受的顺序，默认的在最前。",
+                   "es": "El orden en memoria de los cinco ejes L (capa), B (bloque), H (cabeza KV), N (token del bloque), "
+                         "C (bytes de K y luego V de una cabeza y un token); solo se listan los órdenes que este backend "
+                         "acepta, el predeterminado primero."},
+    "layers": {"en": "layers", "zh": "层数", "es": "capas"},
+    "layer": {"en": "layer", "zh": "层", "es": "capa"},
+    "sm10x": {"en": "SM10x GPU (Blackwell)", "zh": "SM10x GPU（Blackwell）", "es": "GPU SM10x (Blackwell)"},
+    "sm10x_help": {"en": "On SM10x FlashInfer accepts only LBHNC and BLHNC (head-major blocks).",
+                   "zh": "在 SM10x 上 FlashInfer 只接受 LBHNC 和 BLHNC（块内按头排列）。",
+                   "es": "En SM10x FlashInfer solo acepta LBHNC y BLHNC (bloques por cabeza)."},
+    "std_intro": {"en": "From v0.29.0 vLLM allocates **one buffer for every layer**: each layer is a view of the logical "
+                        "bytes [L, B, H, N, C] in one of six physical orders (C = (D + Dv) × dtype bytes, K first, then V). "
+                        "{backend} accepts {orders}; without VLLM_KV_CACHE_LAYOUT it takes **{default}**. "
+                        "Shown: **{order}** = `{shape}`.",
+                  "zh": "从 v0.29.0 起 vLLM 为**所有层分配一块缓冲区**：每层是逻辑字节 [L, B, H, N, C] 的一个视图，按六种物理顺序之一排列"
+                        "（C = (D + Dv) × 数据类型字节数，先 K 后 V）。{backend} 接受 {orders}；未设置 VLLM_KV_CACHE_LAYOUT 时取 "
+                        "**{default}**。当前显示：**{order}** = `{shape}`。",
+                  "es": "Desde v0.29.0 vLLM reserva **un solo búfer para todas las capas**: cada capa es una vista de los bytes "
+                        "lógicos [L, B, H, N, C] en uno de seis órdenes físicos (C = (D + Dv) × bytes del dtype, primero K, "
+                        "luego V). {backend} acepta {orders}; sin VLLM_KV_CACHE_LAYOUT toma **{default}**. Se muestra: "
+                        "**{order}** = `{shape}`."},
+    "std_result": {"en": "{order}, layer {layer}: byte **{byte}** ({hex}) of the allocation",
+                   "zh": "{order}，第 {layer} 层：分配中的第 **{byte}** 字节（{hex}）",
+                   "es": "{order}, capa {layer}: byte **{byte}** ({hex}) de la reserva"},
+    "std_formula": {"en": "`{formula}` — layer stride {layer_stride}, block stride {block_stride}, page {page_bytes} bytes, "
+                          "allocation {total} bytes",
+                    "zh": "`{formula}`——层步长 {layer_stride}，块步长 {block_stride}，页 {page_bytes} 字节，分配共 {total} 字节",
+                    "es": "`{formula}`: paso de capa {layer_stride}, paso de bloque {block_stride}, página {page_bytes} bytes, "
+                          "reserva {total} bytes"},
+    "std_extensible": {"en": "v0.34.0 extensible KV cache: the strides describe the reserved capacity and {padded}",
+                       "zh": "v0.34.0 可扩展 KV 缓存：步长描述预留容量，且{padded}",
+                       "es": "Caché KV extensible de v0.34.0: los pasos describen la capacidad reservada y {padded}"},
+    "std_padded": {"en": "each layer region is rounded up to the {granule}-byte VMM granule",
+                   "zh": "每层区域向上取整到 {granule} 字节的 VMM 粒度",
+                   "es": "cada región de capa se redondea al gránulo VMM de {granule} bytes"},
+    "std_unpadded": {"en": "this order has no per-layer regions to pad", "zh": "该顺序没有需要填充的逐层区域",
+                     "es": "este orden no tiene regiones por capa que rellenar"},
+    "std_groups": {"en": "KV cache groups alias from byte 0: layer l of every group shares these bytes (a block id "
+                         "belongs to one group at a time).",
+                   "zh": "KV 缓存组从第 0 字节起互相别名：每个组的第 l 层共用这些字节（一个块号同一时刻只属于一个组）。",
+                   "es": "Los grupos de caché KV se solapan desde el byte 0: la capa l de cada grupo comparte estos bytes "
+                         "(un id de bloque pertenece a un solo grupo a la vez)."},
+    "std_picture": {"en": "Where each layer's blocks lie in the allocation ({order}); × = the picked element",
+                    "zh": "每层的块在分配中的位置（{order}）；× = 所选元素",
+                    "es": "Dónde están los bloques de cada capa en la reserva ({order}); × = el elemento elegido"},
+    "std_too_big": {"en": "The picture is drawn for at most {n} bands (layers × blocks × heads).",
+                    "zh": "图最多画 {n} 个条带（层 × 块 × 头）。", "es": "La imagen se dibuja con {n} bandas como máximo "
+                    "(capas × bloques × cabezas)."},
+    "d_layer": {"en": "layer", "zh": "层", "es": "capa"},
+    "byte_word": {"en": "byte", "zh": "字节", "es": "byte"},
 }

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from kvviz.core.geometry import Geometry
+from kvviz.core.kv_cache_layout import KV_CACHE_LAYOUTS
 from kvviz.core.layout import (ALL_CACHE_LAYOUTS, DEFAULT_ATTN_BACKEND, LAYOUTS, SHAPE_TEXT, CacheGeometry,
                                cache_layout_for, family_layouts, layout_changes, layouts_for)
 from kvviz.core.versions import ATTN_BACKENDS, MAIN, VERSIONS, rules_for
@@ -45,6 +46,8 @@ class FamilyChoice:
 
 
 def shapes_text(family: str, layouts: tuple[str, ...]) -> str:
+    if family in KV_CACHE_LAYOUTS:       # v0.29.0+: one order of the logical [L, B, H, N, C] bytes
+        return "[" + ", ".join(family) + "]"
     if len(layouts) == 1:
         return f"{SHAPE_TEXT[(family, layouts[0])]} ({layouts[0]})"
     return " / ".join(f"{SHAPE_TEXT[(family, lay)]} ({lay})" for lay in layouts)

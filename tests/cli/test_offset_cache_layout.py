@@ -223,7 +223,7 @@ def test_cli_round_trip_and_agrees_with_module(capsys, fam, lay, dt):
 # --- versions -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("given,resolved", [("v0.25.0", "v0.25.0"), ("v0.21.1", "v0.21.0"), ("0.24.5", "v0.24.0"),
-                                            ("v0.22.9", "v0.22.1"), ("v0.26.3", "v0.26.0"), ("v0.99.0", "v0.27.1"),
+                                            ("v0.22.9", "v0.22.1"), ("v0.26.3", "v0.26.0"), ("v0.99.0", "v0.34.0"),
                                             ("v0.11.0", "v0.11.0"), ("main", "main"), ("current", "main"),
                                             ("2025-11", "v0.11.1"), ("2025-early", "v0.11.0")])
 def test_version_between_releases_follows_the_older(capsys, given, resolved):
@@ -251,7 +251,7 @@ def test_bad_or_too_old_version_exit_2_one_line(bad, words, flag):
     r = run_process(*SMALL.format(lay="NHD").split(), "--slot", "1", "--head", "0", "--dim", "0", flag, bad)
     assert r.returncode == 2 and r.stdout == ""
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
-    assert words in r.stderr and "v0.11.0 to v0.27.1 and main" in r.stderr   # names the range
+    assert words in r.stderr and "v0.11.0 to v0.34.0 and main" in r.stderr   # names the range
 
 
 @pytest.mark.parametrize("version,backend", [("v0.19.1", "triton"), ("v0.11.0", "flex"), ("v0.24.0", "flex"),
@@ -282,5 +282,5 @@ def test_out_of_range_in_each_family_exit_2(capsys, fam):
 def test_help_names_the_families_backends_and_versions():
     r = run_process("--help")
     assert r.returncode == 0
-    for name in (*ALL_CACHE_LAYOUTS, *BACKENDS, "--vllm", "--profile", "--attn-backend", "v0.11.0", "v0.27.1"):
+    for name in (*ALL_CACHE_LAYOUTS, *BACKENDS, "--vllm", "--profile", "--attn-backend", "v0.11.0", "v0.34.0", "LBNHC", "BHLNC", "--num-layers", "--layer", "--sm10x", "--extensible-kv-cache", "--capacity-blocks", "--granule-bytes"):
         assert name in r.stdout, name

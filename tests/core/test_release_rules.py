@@ -138,7 +138,25 @@ def probe_default_runner(v):
 def probe_cache_layout_era(v):
     from kvviz.core.layout import cache_layout_for
     fam = cache_layout_for(v, "flash_attn")
+    if fam in ("LBHNC", "LBNHC", "LHBNC", "BLHNC", "BLNHC", "BHLNC"):
+        return "standardized"
     return {"flash_attn": "kv_first", "flashinfer": "blocks_first", "flashinfer_packed": "packed"}.get(fam, fam)
+
+
+def probe_extensible_kv_cache(v):
+    """`kvviz offset` with no extensible flag, two layers: is layer 1's region padded to the 2 MiB
+    granule (layer_stride 2097152 instead of 48 blocks x 256-byte pages)?"""
+    import json
+    import contextlib
+    import io
+    from kvviz.cli import main
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        rc = main(["offset", "--layout", "NHD", "--block-size", "4", "--num-kv-heads", "2", "--head-dim", "8",
+                   "--dtype", "float16", "--num-blocks", "48", "--slot", "0", "--head", "0", "--dim", "0",
+                   "--vllm", v, *(["--num-layers", "2", "--layer", "1"] if rules_for(v).cache_layout_era == "standardized" else [])])
+    out = json.loads(buf.getvalue())
+    return rc == 0 and out.get("byte_offset") == 2 << 20
 
 
 def probe_mamba_align_mode(v):

@@ -373,7 +373,7 @@ def test_defaults_and_bad_input():
     assert NEWEST_CACHE_LAYOUT == "flashinfer_packed" == cache_layout_for(None, DEFAULT_ATTN_BACKEND)
     assert DEFAULT_CACHE_LAYOUT == "flash_attn"                 # CacheGeometry's own default is unchanged
     for bad in ("v0.10.0", "banana", "", "v0.1"):
-        with pytest.raises(ValueError, match="v0.11.0 to v0.27.1"):
+        with pytest.raises(ValueError, match="v0.11.0 to v0.34.0"):
             cache_layout_for(bad, "flash_attn")
     for bad in ("xformers", "", "FLASH_ATTN"):
         with pytest.raises(ValueError, match="attention backend must be one of"):
@@ -394,7 +394,7 @@ def test_layout_changes_name_the_prs():
     assert [(c.pr, c.first_release) for c in layout_changes("triton", "v0.25.1")] == [(37940, "v0.20.0")]
     assert [c.pr for c in layout_changes("flex", "v0.23.0")] == [42095]
     assert layout_changes("flashinfer", "v0.25.1") == []
-    assert {c.pr for c in CACHE_LAYOUT_CHANGES} == {37940, 42095, 44455}
+    assert {c.pr for c in CACHE_LAYOUT_CHANGES} == {37940, 42095, 44455, 51718}
 
 
 def test_layout_page_picks_the_family_from_version_and_backend():
@@ -417,4 +417,4 @@ def test_layout_page_picks_the_family_from_version_and_backend():
     assert list(lay_vm.caches(2, 4, 2, 4, "float16", c.family, c.layouts)) == ["NHD", "HND"]
     assert lay_vm.pick_family("v0.19.1", "triton").layouts == ("NHD",)
     assert set(lay_vm.VERSION_CHOICES) == set(VERSIONS)
-    assert lay_vm.VERSION_CHOICES[0] == "main" and lay_vm.FAMILY_CHOICES[0] == lay_vm.AUTO
+    assert lay_vm.VERSION_CHOICES[0] == "v0.34.0" and lay_vm.DEFAULT_VERSION == "main" and lay_vm.FAMILY_CHOICES[0] == lay_vm.AUTO
