@@ -10,7 +10,7 @@ from kvviz.errors import BadInput, parse_json
 from kvviz.files import read_bounded
 from kvviz.views.report import step_to_json, step_to_text
 from kvviz.core.scenario import parse_scenario
-from kvviz.core.versions import rules_for
+from kvviz.core.versions import resolve_runner, rules_for
 from kvviz.cli.versions import add_version_args, announce_beyond_newest, requested, rules_from_args, runner_from_args
 
 EXIT_CUT_SHORT = 3
@@ -52,6 +52,11 @@ def _override_version(config, args) -> None:
     if args.runner is not None:
         runner_from_args(rules_for(config.vllm), args)   # refuses v2 before v0.12.0, exit 2
         config.runner = args.runner
+    elif config.runner is not None:
+        try:   # the scenario's own runner under the --vllm asked for (v1 is gone in v0.34.0)
+            resolve_runner(rules_for(config.vllm), config.runner)
+        except ValueError as e:
+            raise BadInput(f"the scenario's \"runner\": {config.runner!r}: {e}") from None
 
 
 def run(args) -> int:

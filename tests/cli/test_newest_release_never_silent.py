@@ -56,8 +56,10 @@ def test_known_release_adds_nothing(capsys, batch):
 
 
 def test_run_check_diff_offset_say_so(capsys, tmp_path):
-    sc = ROOT / "examples" / "scenarios" / "four_requests.json"
+    sc = ROOT / "examples" / "scenarios" / "four_requests.json"    # its config says "runner": "v1"
     rc, out, err = run_cli(capsys, "run", sc, "--vllm", "v9.0.0", "--json")
+    assert rc == 2 and out == "" and "v0.33.0 is the last release with V1" in err.splitlines()[-1]
+    rc, out, err = run_cli(capsys, "run", sc, "--vllm", "v9.0.0", "--runner", "v2", "--json")
     d = json.loads(out)
     assert rc == 0 and d["vllm"] == "v0.34.0" and d["vllm_requested"] == "v9.0.0" and d["runner"] == "v2"
     _one_note(err, "v9.0.0")
