@@ -177,9 +177,13 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
                  state_num_blocks=record.num_blocks_per_row[group].copy())
     else:
         dev = record.device_tables[group].copy()
-        dev[n:r_pad] = inp.block_table[n:r_pad] if inp is not None else 0
+        # v0.32.0+ with split blocks: the tables hold manager ids, the backend read the group's table
+        view = None if inp is None else inp.block_table if inp.manager_block_table is None else inp.manager_block_table
+        dev[n:r_pad] = view[n:r_pad] if view is not None else 0
         m.update(block_table=record.cpu_tables[group].copy(),
                  num_blocks_per_row=record.num_blocks_per_row[group].copy(), block_table_device=dev)
+        if inp is not None and inp.manager_block_table is not None:
+            m["kernel_block_table"] = inp.block_table
     g = config.groups[group]
     if len(config.groups) == 1:
         m["ref_cnt"] = np.array(record.ref_counts, dtype=np.int32)

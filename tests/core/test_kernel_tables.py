@@ -119,3 +119,42 @@ def test_csr_global_pages_past_the_table_are_left_out():
     assert old.paged_kv_indptr is None                 # 35 pages, a row of 32
     new = build_step_from_batch(spec, csr_under_dcp=True, csr_dcp_local_lengths=True)
     assert new.paged_kv_indptr.tolist() == [0, -(-_local_len(140, 4, 0, 1) // 4)]
+
+
+def _run(version):
+    from kvviz.core.engine import Engine
+    from kvviz.core.scenario import parse_scenario
+
+    cfg = {"vllm": version, "runner": "v1", "num_blocks": 32, "block_size": 8, "kernel_block_size": 4,
+           "max_num_reqs": 4, "max_model_len": 64, "cudagraph_capture_sizes": [1, 2, 4]}
+    reqs = [{"id": "A", "prompt_len": 10, "max_tokens": 3}, {"id": "B", "prompt_len": 5, "max_tokens": 3},
+            {"id": "C", "prompt_len": 3, "max_tokens": 3}]
+    e = Engine(parse_scenario({"config": cfg, "requests": reqs}))
+    return e, e.run()
+
+
+def test_engine_v032_tables_in_manager_ids_backend_table_mapped():
+    """vLLM 0.32.0 v1/worker/block_table.py BlockTable.append_row (manager ids, aligned manager width:
+    64 tokens of 8 -> 8 blocks, 128-token alignment -> 16), gpu_model_runner.py:2305 padded rows NULL
+    then worker/utils.py:389 map_to_kernel_block_table over rows [0, num_reqs_padded)."""
+    from kvviz.dumps.capture import dump_from_step
+    from kvviz.dumps.check import run_checks
+
+    e, hist = _run("v0.32.0")
+    _, old = _run("v0.31.0")
+    assert e.batch.tables[0].width == 16 and e.batch.tables[0].kernel_width == 32
+    for rec, was in zip(hist, old):
+        inp = rec.inputs[0]
+        for row, rid in enumerate(rec.rows[: rec.num_reqs]):
+            blocks = rec.requests[rid]["blocks"][0]
+            assert rec.cpu_tables[0][row, : len(blocks)].tolist() == blocks
+        manager = [list(r) for r in rec.device_tables[0][: rec.num_reqs_padded].tolist()]
+        for row in range(rec.num_reqs, rec.num_reqs_padded):
+            manager[row] = [0] * len(manager[row])
+        assert inp.manager_block_table.tolist() == manager
+        assert inp.block_table.tolist() == _kernel_loop(manager, 2)
+        assert inp.slot_mapping.tolist() == was.inputs[0].slot_mapping.tolist()
+        assert inp.paged_kv_indices.tolist() == was.inputs[0].paged_kv_indices.tolist()
+        d = dump_from_step(rec, e.config)
+        assert d.kernel_block_table is not None and run_checks(d) == []
+    assert any(r.num_reqs_padded > r.num_reqs for r in hist)       # a padded row was read
