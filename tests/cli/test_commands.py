@@ -173,3 +173,18 @@ def test_compute_width_follows_the_profile(tmp_path, capsys, profile, width):
     out = json.loads(capsys.readouterr().out)
     assert [len(r) for r in out["block_table"]] == [width]
     assert out["slot_mapping"] == [3 * 16 + 4]
+
+
+def test_compute_v2_state_rows_in_manager_ids_from_v032(tmp_path, capsys):
+    """vLLM 0.32.0: Model Runner V2's state rows hold KV-manager ids too (v1/worker/gpu/block_table.py;
+    the attention group maps them, v1/worker/gpu/attn_utils.py build_metadata); v0.31.0 kernel ids."""
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps({"block_size": 8, "kernel_block_size": 4, "num_reqs_padded": 2,
+                             "requests": [{"block_ids": [3, 1], "seq_len": 10, "query_len": 2}]}))
+    rc, out, _ = run_cli(capsys, "compute", str(p), "--vllm", "v0.32.0", "--runner", "v2")
+    new = json.loads(out)
+    rc2, out, _ = run_cli(capsys, "compute", str(p), "--vllm", "v0.31.0", "--runner", "v2")
+    old = json.loads(out)
+    assert rc == rc2 == 0 and new["idx_mapping"] == old["idx_mapping"] == [1]
+    assert new["state_block_table"][1][:3] == [3, 1, 0] and new["state_num_blocks"] == [0, 2]
+    assert old["state_block_table"][1][:5] == [6, 7, 2, 3, 0] and old["state_num_blocks"] == [0, 4]
