@@ -98,7 +98,10 @@ def compute_csr(block_table, seq_lens, page_size: int, *, empty_last_page_len_is
     bt = np.asarray(block_table)
     total = int(indptr[-1])
     flat_at = np.repeat(np.arange(len(seq), dtype=np.int64) * bt.shape[1] - indptr[:-1], pages)
-    indices = bt.reshape(-1)[flat_at + np.arange(total, dtype=np.int64)].astype(np.int32)
+    at = flat_at + np.arange(total, dtype=np.int64)
+    if total and int(at.max()) >= bt.size:
+        raise ValueError("a request's pages read past the end of the block table")
+    indices = bt.reshape(-1)[at].astype(np.int32)
     lens = seq if last_page_lens is None else np.asarray(last_page_lens, dtype=np.int64)
     last = pages_of.last_page_len(lens, empty_is_zero=empty_last_page_len_is_zero)
     return indptr, indices, last.astype(np.int32)
