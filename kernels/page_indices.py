@@ -21,7 +21,8 @@ MAX_TILES_PER_ROW = 16
 @triton.jit(do_not_specialize=["bt_width"])
 def _csr_kernel(bt_ptr, bt_stride0, bt_stride1, bt_width, indptr_ptr, seq_lens_ptr,
                 indices_ptr, last_page_len_ptr,
-                PAGE_SIZE: tl.constexpr, EMPTY_IS_ZERO: tl.constexpr, TILE: tl.constexpr):
+                PAGE_SIZE: tl.constexpr, EMPTY_IS_ZERO: tl.constexpr, TILE: tl.constexpr,
+                ROW_OVERRUN: tl.constexpr = False):
     r = tl.program_id(0)
     y = tl.program_id(1)
     ny = tl.num_programs(1)
@@ -30,10 +31,17 @@ def _csr_kernel(bt_ptr, bt_stride0, bt_stride1, bt_width, indptr_ptr, seq_lens_p
     # this program's first tile is read before indptr arrives (bounded by the row width,
     # which the host knows), so the two reads overlap instead of queueing
     first = y * TILE + lanes
-    ids = tl.load(row_ptr + first * bt_stride1, mask=first < bt_width)
-    begin = tl.load(indptr_ptr + r).to(tl.int64)
-    npages = tl.load(indptr_ptr + r + 1).to(tl.int64) - begin
-    npages = tl.minimum(npages, bt_width)  # never read past the row
+    if ROW_OVERRUN:
+        # a page count past the row reads on into the next rows (vLLM's copy kernel has no width
+        # mask: global page counts under DCP before v0.30.0); the host checked the table's end
+        begin = tl.load(indptr_ptr + r).to(tl.int64)
+        npages = tl.load(indptr_ptr + r + 1).to(tl.int64) - begin
+        ids = tl.load(row_ptr + first * bt_stride1, mask=first < npages)
+    else:
+        ids = tl.load(row_ptr + first * bt_stride1, mask=first < bt_width)
+        begin = tl.load(indptr_ptr + r).to(tl.int64)
+        npages = tl.load(indptr_ptr + r + 1).to(tl.int64) - begin
+        npages = tl.minimum(npages, bt_width)  # never read past the row
     tl.store(indices_ptr + begin + first, ids, mask=first < npages)
     for j in range((y + ny) * TILE, npages, ny * TILE):
         offs = j + lanes
@@ -59,14 +67,15 @@ def indptr_from_seq_lens(seq_lens_host, page_size: int) -> np.ndarray:
 
 def flashinfer_csr(block_table, seq_lens, seq_lens_host, page_size: int, *,
                    empty_last_page_len_is_zero: bool = True, indptr_buf=None, indices_out=None,
-                   last_page_len_out=None):
+                   last_page_len_out=None, row_overrun: bool = False):
     """(indptr, indices, last_page_len) as device int32 tensors.
 
     ``seq_lens`` is the device copy, ``seq_lens_host`` the host one (the same
     values); only the host copy decides sizes, so nothing is read back. Pass
     ``indptr_buf`` (pinned host int32 tensor) to stage the copy without a sync,
     and ``*_out`` buffers to reuse memory; ``indices_out`` then gets exactly
-    ``indptr[-1]`` entries written."""
+    ``indptr[-1]`` entries written. ``row_overrun``: a row's pages may run on into the rows after
+    it (row-major; the table must be contiguous), as long as they stay inside the table."""
     import torch
 
     if block_table.dtype != torch.int32 or block_table.dim() != 2:
@@ -93,7 +102,14 @@ def flashinfer_csr(block_table, seq_lens, seq_lens_host, page_size: int, *,
         last_page_len_out = torch.empty(num_reqs, dtype=torch.int32, device=dev)
     if num_reqs:
         max_pages = int(np.max(np.diff(indptr_np)))
-        if max_pages > block_table.shape[1]:
+        width = block_table.shape[1]
+        if row_overrun:
+            if not block_table.is_contiguous():
+                raise ValueError("row_overrun needs a contiguous block table")
+            end = int(np.max(np.arange(num_reqs) * width + np.diff(indptr_np)))
+            if end > block_table.numel():
+                raise ValueError(f"a request's {max_pages} pages read past the end of the block table")
+        elif max_pages > width:
             r = int(np.argmax(np.diff(indptr_np)))
             raise ValueError(f"request {r} needs {max_pages} pages of {page_size} tokens but a block-table row "
                              f"holds only {block_table.shape[1]}")
@@ -101,5 +117,6 @@ def flashinfer_csr(block_table, seq_lens, seq_lens_host, page_size: int, *,
         _csr_kernel[(num_reqs, ny)](
             block_table, block_table.stride(0), block_table.stride(1), block_table.shape[1],
             indptr, seq_lens, indices_out, last_page_len_out,
-            PAGE_SIZE=page_size, EMPTY_IS_ZERO=bool(empty_last_page_len_is_zero), TILE=PAGE_TILE)
+            PAGE_SIZE=page_size, EMPTY_IS_ZERO=bool(empty_last_page_len_is_zero), TILE=PAGE_TILE,
+            ROW_OVERRUN=bool(row_overrun))
     return indptr, indices_out, last_page_len_out

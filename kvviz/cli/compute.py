@@ -14,7 +14,14 @@ def register(sub) -> None:
     p = sub.add_parser(
         "compute", help="tables of one step for a batch file",
         description="Print one JSON object with query_start_loc, positions, seq_lens, slot_mapping, "
-        "block_table (padded rows all 0) and the FlashInfer CSR arrays (omitted with DCP > 1). "
+        "block_table (padded rows all 0) and the FlashInfer CSR arrays. From vLLM v0.32.0, when "
+        "kernel_block_size < block_size, block_table is the persistent table in KV-manager block ids and "
+        "kernel_block_table is what the backend reads (entry c*r+j = r*b+j for every column, r = "
+        "block_size/kernel_block_size: unused columns and padded rows read 0..r-1); before, and with "
+        "r = 1, block_table is the kernel-block table and there is no kernel_block_table. With DCP > 1 the "
+        "CSR is this rank's: page counts and last_page_len from global lengths (prefill rows' last page: "
+        "context only) up to v0.29.x, from rank-local lengths from v0.30.0; it is omitted when a global "
+        "page count would read past the end of the table. "
         'BATCH: {"block_size": B, "requests": [{"block_ids": [...], "seq_len": S, "query_len": Q}], '
         '"num_reqs_padded": R?, "num_tokens_padded": T?, "dcp_world_size": 1?, "dcp_rank": 0?, '
         '"cp_kv_cache_interleave_size": 1?, "kernel_block_size": K?}. Any other key (top level or in a request) '
@@ -37,9 +44,12 @@ def run(args) -> int:
     runner = runner_from_args(profile, args)
     spec = read_json_file(args.batch)
     step = build_step_from_batch(spec, empty_last_page_len_is_zero=profile.empty_last_page_len_is_zero,
-                                 width_alignment=profile.width_alignment, max_table_entries=MAX_TABLE_ENTRIES)
+                                 width_alignment=profile.width_alignment, max_table_entries=MAX_TABLE_ENTRIES,
+                                 kernel_block_table_per_group=profile.kernel_block_table_per_group,
+                                 csr_under_dcp=True, csr_dcp_local_lengths=profile.csr_dcp_local_lengths)
     values = sum(a.size for a in (step.block_table, step.positions, step.slot_mapping, step.seq_lens,
-                                  step.query_start_loc, step.paged_kv_indices) if a is not None)
+                                  step.query_start_loc, step.paged_kv_indices, step.manager_block_table)
+                 if a is not None)
     if values > MAX_OUTPUT_VALUES:
         raise BadInput(f"the output would hold {values} numbers; the limit is {MAX_OUTPUT_VALUES}")
     backend = "reference (numpy)"

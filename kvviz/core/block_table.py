@@ -34,19 +34,27 @@ def _geometry(block_size: int, kernel_block_size: int | None) -> Geometry:
 
 
 class BlockTable:
-    """One KV-cache group's table: ``[max_num_reqs, width]`` int32 in kernel blocks.
+    """One KV-cache group's table: ``[max_num_reqs, width]`` int32 in kernel blocks, or in KV-manager
+    block ids with ``manager_ids`` (vLLM v0.32.0+, v1/worker/block_table.py: no expansion at append,
+    the aligned manager width; the backend's kernel-block table is then mapped per attention group,
+    ``kvviz.core.kernel_tables.kernel_block_table``).
 
     ``geometry`` says how manager block ids become the kernel block ids of a row; the loose
     ``block_size`` / ``kernel_block_size`` are a shorthand for ``Geometry(block_size, kernel_block_size)``."""
 
     def __init__(self, max_num_reqs: int, max_num_blocks_per_req: int, block_size: int | None = None,
                  kernel_block_size: int | None = None, *, geometry: Geometry | None = None,
-                 has_slot_mapping: bool = True, move_row_clears_source: bool = True, alignment: str = "lcm"):
+                 has_slot_mapping: bool = True, move_row_clears_source: bool = True, alignment: str = "lcm",
+                 manager_ids: bool = False):
         self.geometry = geometry or _geometry(block_size, kernel_block_size)
         self.has_slot_mapping = has_slot_mapping
         self.move_row_clears_source = move_row_clears_source
+        self.manager_ids = manager_ids
         # state tables (Mamba-like) hold state indices and are not token-aligned
         width = self.geometry.table_width(max_num_blocks_per_req, alignment if has_slot_mapping else "none")
+        self.kernel_width = width              # the kernel-block width the backend reads
+        if manager_ids:
+            width //= self.geometry.blocks_per_kv_block
         self.max_num_reqs = max_num_reqs
         self.width = width
         self.cpu = np.zeros((max_num_reqs, width), dtype=np.int32)
@@ -61,7 +69,7 @@ class BlockTable:
 
     @property
     def block_size(self) -> int:
-        """Tokens per kernel block: what the table entries, slots and kernels count in."""
+        """Tokens per kernel block: what the backend's table entries, slots and kernels count in."""
         return self.geometry.kernel_block_size
 
     @property
@@ -72,7 +80,7 @@ class BlockTable:
     def append_row(self, block_ids, row: int) -> None:
         if len(block_ids) == 0:
             return
-        ids = self.geometry.kernel_blocks(block_ids)
+        ids = [int(b) for b in block_ids] if self.manager_ids else self.geometry.kernel_blocks(block_ids)
         start = int(self.num_blocks_per_row[row])
         end = start + len(ids)
         if end > self.width:
@@ -173,3 +181,20 @@ class MultiGroupBlockTable:
 
     def commit(self, num_rows: int) -> int:
         return sum(t.commit(num_rows) for t in self.tables)
+
+
+def v1_tables(config, profile, *, move_row_clears_source: bool) -> list[BlockTable]:
+    """The V1 runner's tables of an engine config, one per KV-cache group, under ``profile``'s rules:
+    a state group holds one state index a row, never split; from v0.32.0 (``kernel_block_table_per_group``)
+    a split attention group's table holds KV-manager ids."""
+    max_blocks = config.geometry.blocks_for(config.max_model_len)
+    out = []
+    for g in config.groups:
+        geo = config.group_geometry(g)
+        state = g.kind == "state"
+        out.append(BlockTable(config.max_num_reqs, 1 if state else max_blocks, geometry=geo,
+                              has_slot_mapping=not state, move_row_clears_source=move_row_clears_source,
+                              alignment=profile.width_alignment,
+                              manager_ids=profile.kernel_block_table_per_group and not state
+                              and geo.blocks_per_kv_block > 1))
+    return out

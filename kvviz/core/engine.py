@@ -15,7 +15,7 @@ import numpy as np
 
 from kvviz.core.batch import PersistentBatch
 from kvviz.core.capacity import capacity_check
-from kvviz.core.block_table import BlockTable, MultiGroupBlockTable
+from kvviz.core.block_table import MultiGroupBlockTable, v1_tables
 from kvviz.errors import BadInput
 from kvviz.core.manager import KVCacheManager, Request
 from kvviz.core.runner_v2 import FAULTS_V2, make_states
@@ -115,13 +115,8 @@ class Engine(Scheduler, V2Worker):
         self.manager = KVCacheManager(c.num_blocks, groups=c.groups, geometry=self.geometry,
                                       enable_caching=c.enable_prefix_caching, profile=self.profile,
                                       events=self.events)
-        max_blocks = self.geometry.blocks_for(c.max_model_len)
         clears = self.profile.move_row_clears_source and "move_row_no_clear" not in self.faults
-        # a state group holds one state index a row, never split into kernel blocks
-        tables = [BlockTable(c.max_num_reqs, 1 if g.kind == "state" else max_blocks, geometry=c.group_geometry(g),
-                             has_slot_mapping=g.kind != "state", move_row_clears_source=clears,
-                             alignment=self.profile.width_alignment)
-                  for g in c.groups]
+        tables = v1_tables(c, self.profile, move_row_clears_source=clears)
         self.batch = PersistentBatch(MultiGroupBlockTable(tables), events=self.events,
                                      remove_clears_row=self.profile.remove_clears_row)
         self.states = make_states(c, self.profile, tables, self.events, self.faults)
@@ -301,7 +296,8 @@ class Engine(Scheduler, V2Worker):
                       has_slot_mapping=g.kind != "state",
                       empty_last_page_len_is_zero=self.profile.empty_last_page_len_is_zero,
                       padded_row_fill=self.profile.padded_row_fill,
-                      padded_last_page_len_one=self.profile.padded_last_page_len_one)
+                      padded_last_page_len_one=self.profile.padded_last_page_len_one,
+                      kernel_block_table_per_group=t.manager_ids)
             step_in = build_step(t.device_view(num_reqs, r_pad, fill=self.profile.padded_row_fill),
                                  seq_lens, q_lens, **kw)
             if not self.profile.slot_mapping_from_device_table and step_in.slot_mapping is not None:

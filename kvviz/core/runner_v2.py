@@ -231,12 +231,15 @@ def batch_v2_tables(step) -> dict:
     is the gathered input table (batch order, padded rows 0): the same slots, other tables."""
     n, r = step.num_reqs, step.num_reqs_padded
     idx = [r - 1 - i for i in range(n)]
-    bt = step.block_table
+    # v0.32.0+ with split blocks the state rows hold KV-manager ids (the backend's table is mapped)
+    manager = step.manager_block_table is not None
+    bt = step.manager_block_table if manager else step.block_table
+    per = step.geometry.blocks_per_kv_block if manager else 1
     state = [[0] * bt.shape[1] for _ in range(r)]
     counts = [0] * r
     for i, s in enumerate(idx):
         state[s] = bt[i].tolist()
-        counts[s] = _batch_pages(step, i)
+        counts[s] = _batch_pages(step, i) // per
     return {"idx_mapping": idx, "state_block_table": state, "state_num_blocks": counts}
 
 

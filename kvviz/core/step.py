@@ -11,6 +11,7 @@ import numpy as np
 
 from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID
 from kvviz.core.geometry import MAX_BLOCK_SIZE, MAX_DCP_WORLD, Geometry
+from kvviz.core.kernel_tables import csr_lengths, csr_overruns, kernel_block_table
 from kvviz.core.scenario import check_keys
 from kvviz.errors import BadInput
 
@@ -26,7 +27,7 @@ class StepInputs:
     query_start_loc: np.ndarray   # int32 [num_reqs_padded + 1], padded with its last value
     positions: np.ndarray         # int64 [num_tokens_padded], padded with 0
     seq_lens: np.ndarray          # int32 [num_reqs_padded], padded with 0
-    block_table: np.ndarray       # int32 [num_reqs_padded, width], padded rows NULL
+    block_table: np.ndarray       # int32 [num_reqs_padded, width]: what the backend reads (kernel blocks)
     slot_mapping: np.ndarray | None  # int64 [num_tokens_padded], -1 tail; None for state groups
     dcp_world_size: int = 1
     dcp_rank: int = 0
@@ -34,6 +35,11 @@ class StepInputs:
     paged_kv_indptr: np.ndarray | None = None
     paged_kv_indices: np.ndarray | None = None
     paged_kv_last_page_len: np.ndarray | None = None
+    # v0.32.0+ with kernel blocks smaller than manager blocks: the persistent table (KV-manager ids,
+    # padded rows 0); ``block_table`` is then the attention group's kernel-block table mapped from it
+    manager_block_table: np.ndarray | None = None
+    csr_page_lens: np.ndarray | None = None   # lengths the CSR's page counts come from (None: seq_lens)
+    csr_last_lens: np.ndarray | None = None   # lengths its last_page_len comes from (None: seq_lens)
 
     @property
     def geometry(self) -> Geometry:
@@ -48,8 +54,11 @@ class StepInputs:
             "positions": self.positions.tolist(),
             "seq_lens": self.seq_lens.tolist(),
             "slot_mapping": None if self.slot_mapping is None else self.slot_mapping.tolist(),
-            "block_table": self.block_table.tolist(),
+            "block_table": (self.block_table if self.manager_block_table is None
+                            else self.manager_block_table).tolist(),
         }
+        if self.manager_block_table is not None:
+            out["kernel_block_table"] = self.block_table.tolist()
         if self.paged_kv_indptr is not None:
             out["paged_kv_indptr"] = self.paged_kv_indptr.tolist()
             out["paged_kv_indices"] = self.paged_kv_indices.tolist()
@@ -74,18 +83,27 @@ def compute_slot_mapping(query_start_loc, positions, block_table, *, num_reqs: i
     return out
 
 
-def compute_csr(block_table, seq_lens, page_size: int, *, empty_last_page_len_is_zero: bool = True):
+def compute_csr(block_table, seq_lens, page_size: int, *, empty_last_page_len_is_zero: bool = True,
+                last_page_lens=None):
     """FlashInfer's paged_kv_indptr / indices / last_page_len, vectorised (a page is a kernel
-    block of ``page_size`` tokens)."""
+    block of ``page_size`` tokens). Page counts come from ``seq_lens``, last_page_len from
+    ``last_page_lens`` (default: the same). Row r's pages are read row-major from the start of
+    row r, like vLLM's ``_copy_page_indices_kernel`` (no width mask): a page count past the row's
+    width reads the rows after it (global page counts under DCP before v0.30.0)."""
     pages_of = Geometry(page_size)
     seq = np.asarray(seq_lens, dtype=np.int64)
     pages = pages_of.page_count(seq)
     indptr = np.zeros(len(seq) + 1, dtype=np.int32)
     np.cumsum(pages, out=indptr[1:])
     bt = np.asarray(block_table)
-    mask = np.arange(bt.shape[1])[None, :] < pages[:, None] if len(seq) else np.zeros((0, bt.shape[1]), bool)
-    indices = bt[: len(seq)][mask].astype(np.int32)
-    last = pages_of.last_page_len(seq, empty_is_zero=empty_last_page_len_is_zero)
+    total = int(indptr[-1])
+    flat_at = np.repeat(np.arange(len(seq), dtype=np.int64) * bt.shape[1] - indptr[:-1], pages)
+    at = flat_at + np.arange(total, dtype=np.int64)
+    if total and int(at.max()) >= bt.size:
+        raise ValueError("a request's pages read past the end of the block table")
+    indices = bt.reshape(-1)[at].astype(np.int32)
+    lens = seq if last_page_lens is None else np.asarray(last_page_lens, dtype=np.int64)
+    last = pages_of.last_page_len(lens, empty_is_zero=empty_last_page_len_is_zero)
     return indptr, indices, last.astype(np.int32)
 
 
@@ -117,7 +135,9 @@ def _int(spec: dict, key: str, default=None, *, lo: int | None = None, hi: int |
 
 
 def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = True,
-                          width_alignment: str = "lcm", max_table_entries: int = MAX_TABLE_ENTRIES) -> StepInputs:
+                          width_alignment: str = "lcm", max_table_entries: int = MAX_TABLE_ENTRIES,
+                          kernel_block_table_per_group: bool = False, csr_under_dcp: bool = False,
+                          csr_dcp_local_lengths: bool = False) -> StepInputs:
     """Validate a BATCH dict (the `compute` command's input) and build its step inputs.
 
     BATCH: {"block_size": B, "requests": [{"block_ids": [...], "seq_len": S, "query_len": Q?}],
@@ -126,6 +146,11 @@ def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = Tru
     Request r is row r; its positions are S-Q .. S-1. Unknown keys (top level or per request)
     are refused, naming the closest known key, so a typo never falls back to a default. A table of
     more than ``max_table_entries`` entries is refused before it is allocated.
+
+    ``kernel_block_table_per_group`` (v0.32.0+): the persistent table holds KV-manager ids and the
+    backend reads the kernel-block table mapped from it (``StepInputs.manager_block_table``);
+    ``csr_under_dcp``: build FlashInfer's CSR with DCP > 1 too, from global lengths or, with
+    ``csr_dcp_local_lengths`` (v0.30.0+), rank-local ones (``kvviz.core.kernel_tables``).
     """
     _refuse_other_inputs(spec)
     geo = _batch_geometry(spec)
@@ -135,9 +160,12 @@ def build_step_from_batch(spec: dict, *, empty_last_page_len_is_zero: bool = Tru
         raise BadInput(f"too many tokens in one step ({num_tokens} > {MAX_BATCH_TOKENS})")
     r_pad = _int(spec, "num_reqs_padded", num_reqs, lo=num_reqs, hi=MAX_BATCH_REQS)
     t_pad = _int(spec, "num_tokens_padded", num_tokens, lo=num_tokens, hi=MAX_BATCH_TOKENS)
-    bt = _batch_block_table(rows, r_pad, geo, width_alignment, max_table_entries)
+    manager_ids = kernel_block_table_per_group and geo.blocks_per_kv_block > 1
+    bt = _batch_block_table(rows, r_pad, geo, width_alignment, max_table_entries, manager_ids=manager_ids)
     return build_step(bt, seq_lens, qlens, geometry=geo, num_reqs_padded=r_pad, num_tokens_padded=t_pad,
-                      empty_last_page_len_is_zero=empty_last_page_len_is_zero)
+                      empty_last_page_len_is_zero=empty_last_page_len_is_zero,
+                      kernel_block_table_per_group=kernel_block_table_per_group, csr_under_dcp=csr_under_dcp,
+                      csr_dcp_local_lengths=csr_dcp_local_lengths)
 
 
 def _refuse_other_inputs(spec) -> None:
@@ -207,16 +235,20 @@ def _batch_request(i: int, r, geo: Geometry) -> tuple[list[int], int, int]:
 
 
 def _batch_block_table(rows: list[list[int]], r_pad: int, geo: Geometry, alignment: str,
-                       max_entries: int = MAX_TABLE_ENTRIES) -> np.ndarray:
-    """The padded block table: row i holds request i's kernel blocks, everything else NULL."""
+                       max_entries: int = MAX_TABLE_ENTRIES, *, manager_ids: bool = False) -> np.ndarray:
+    """The padded block table: row i holds request i's kernel blocks (``manager_ids``: its manager
+    block ids, the aligned manager width), everything else NULL. The kernel-block width counts
+    against ``max_entries`` either way (the backend's table has that many)."""
     max_blocks = max((len(x) for x in rows), default=1) or 1
     width = geo.table_width(max_blocks, alignment)
     if r_pad * width > max_entries:
         raise BadInput(f"the block table would be {r_pad} x {width} entries; the limit is "
                        f"{max_entries} entries")
+    if manager_ids:
+        width //= geo.blocks_per_kv_block
     bt = np.full((r_pad, width), NULL_BLOCK_ID, dtype=np.int32)
     for i, ids in enumerate(rows):
-        k = geo.kernel_blocks(ids)
+        k = ids if manager_ids else geo.kernel_blocks(ids)
         bt[i, : len(k)] = k
     return bt
 
@@ -226,7 +258,9 @@ def build_step(block_table, seq_lens, query_lens, *, geometry: Geometry | None =
                num_reqs_padded: int | None = None, num_tokens_padded: int | None = None,
                dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1,
                has_slot_mapping: bool = True, empty_last_page_len_is_zero: bool = True,
-               padded_row_fill: int | None = NULL_BLOCK_ID, padded_last_page_len_one: bool = False) -> StepInputs:
+               padded_row_fill: int | None = NULL_BLOCK_ID, padded_last_page_len_one: bool = False,
+               kernel_block_table_per_group: bool = False, csr_under_dcp: bool = False,
+               csr_dcp_local_lengths: bool = False) -> StepInputs:
     """Step inputs from a device block-table view (rows [0, num_reqs) real) and lengths.
 
     Padded rows [num_reqs, num_reqs_padded) are filled with ``padded_row_fill`` (None: left as the
@@ -234,7 +268,15 @@ def build_step(block_table, seq_lens, query_lens, *, geometry: Geometry | None =
     last_page_len 1 (vLLM v0.10.1 to v0.11.x).
 
     ``geometry`` says how positions become slots; the loose ``block_size``, ``kernel_block_size``
-    and DCP numbers are a shorthand for it."""
+    and DCP numbers are a shorthand for it.
+
+    ``kernel_block_table_per_group`` (vLLM v0.32.0+, v1/worker/utils.py
+    ``AttentionGroup.map_to_kernel_block_table``): the view holds KV-manager ids; slots are
+    ``manager block * block_size + local offset`` and, with kernel blocks smaller than manager
+    blocks, the backend's table (``block_table``) is ``r*b + j`` for every column of rows
+    [0, num_reqs_padded), the view kept as ``manager_block_table``. ``csr_under_dcp``: the CSR is
+    built with DCP > 1 too (``kvviz.core.kernel_tables.csr_lengths``; omitted when a page count
+    would read past the table given)."""
     geo = geometry or Geometry(block_size, kernel_block_size or None, dcp_world_size, dcp_rank, interleave)
     num_reqs = len(seq_lens)
     r_pad = num_reqs if num_reqs_padded is None else num_reqs_padded
@@ -256,18 +298,37 @@ def build_step(block_table, seq_lens, query_lens, *, geometry: Geometry | None =
     if padded_row_fill is not None:
         bt[num_reqs:] = padded_row_fill
     slots = None
-    if has_slot_mapping:
+    manager_bt = None
+    if kernel_block_table_per_group and has_slot_mapping:
+        # the v0.32.0 arithmetic: manager ids, manager block size
+        slots = compute_slot_mapping(qsl, positions, bt, num_reqs=num_reqs, num_tokens_padded=t_pad,
+                                     geometry=replace(geo, kernel_block_size=geo.block_size))
+        if geo.blocks_per_kv_block > 1:
+            manager_bt, bt = bt, kernel_block_table(bt, geo.blocks_per_kv_block)
+    elif has_slot_mapping:
         slots = compute_slot_mapping(qsl, positions, bt, num_reqs=num_reqs, num_tokens_padded=t_pad,
                                      geometry=geo)
     step = StepInputs(block_size=geo.block_size, kernel_block_size=geo.kernel_block_size, num_reqs=num_reqs,
                       num_reqs_padded=r_pad, num_tokens=num_tokens, num_tokens_padded=t_pad,
                       query_start_loc=qsl, positions=positions, seq_lens=seq_padded,
                       block_table=bt, slot_mapping=slots, dcp_world_size=geo.dcp_world_size,
-                      dcp_rank=geo.dcp_rank, interleave=geo.interleave)
-    if geo.dcp_world_size == 1 and has_slot_mapping:
-        (step.paged_kv_indptr, step.paged_kv_indices,
-         step.paged_kv_last_page_len) = compute_csr(bt, seq_padded, geo.kernel_block_size,
-                                                    empty_last_page_len_is_zero=empty_last_page_len_is_zero)
-        if padded_last_page_len_one:
-            step.paged_kv_last_page_len[num_reqs:] = 1
+                      dcp_rank=geo.dcp_rank, interleave=geo.interleave, manager_block_table=manager_bt)
+    if has_slot_mapping and (geo.dcp_world_size == 1 or csr_under_dcp):
+        _add_csr(step, q, empty_last_page_len_is_zero, csr_dcp_local_lengths, padded_last_page_len_one)
     return step
+
+
+def _add_csr(step: StepInputs, query_lens, empty_is_zero: bool, local: bool, padded_one: bool) -> None:
+    """FlashInfer's CSR over the step's (kernel-block) table; left out when a page count would read
+    past the end of the table given (global page counts under DCP before v0.30.0)."""
+    geo = step.geometry
+    pages, last = csr_lengths(step.seq_lens, query_lens, geo, local=local)
+    if csr_overruns(pages, step.block_table, geo.kernel_block_size):
+        return
+    if geo.dcp_world_size > 1:
+        step.csr_page_lens, step.csr_last_lens = pages, last
+    (step.paged_kv_indptr, step.paged_kv_indices,
+     step.paged_kv_last_page_len) = compute_csr(step.block_table, pages, geo.kernel_block_size,
+                                                empty_last_page_len_is_zero=empty_is_zero, last_page_lens=last)
+    if padded_one:
+        step.paged_kv_last_page_len[step.num_reqs:] = 1

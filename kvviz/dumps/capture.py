@@ -83,7 +83,7 @@ def capture(obj, *, num_reqs: int | None = None, num_reqs_padded: int | None = N
             seq_lens=None, query_start_loc=None, positions=None, slot_mapping=None,
             paged_kv_indptr=None, paged_kv_indices=None, paged_kv_last_page_len=None,
             sliding_window: int | None = None, profile: str | None = None,
-            group_kind: str | None = None) -> Dump:
+            group_kind: str | None = None, kernel_block_table=None) -> Dump:
     """A validated dump of one KV-cache group of a vLLM InputBatch (or MultiGroupBlockTable /
     BlockTable). ``num_reqs`` defaults to the batch's; ``num_blocks`` comes from ``block_pool``
     (with its ref counts and free queue) when given. Per-step arrays (seq_lens, positions, ...)
@@ -98,6 +98,10 @@ def capture(obj, *, num_reqs: int | None = None, num_reqs_padded: int | None = N
     default it is read from the table (vLLM's ``slot_mapping_mode`` NONE). ``profile`` names the
     kvviz profile of the vLLM version that ran (``kvviz.core.versions``), recorded in the dump so that
     ``kvviz check`` applies that version's rules.
+
+    ``kernel_block_table`` (vLLM v0.32.0+, where the table holds KV-manager ids): the attention
+    group's table the backend read (``AttentionGroup.kernel_block_table[ubatch, :num_reqs_padded]``);
+    its width over the table's gives the kernel block size (``kvviz.dumps.kernel_table``).
     """
     bt, batch_reqs, num_groups = _group_table(obj, group)
     n = num_reqs if num_reqs is not None else batch_reqs
@@ -135,6 +139,12 @@ def capture(obj, *, num_reqs: int | None = None, num_reqs_padded: int | None = N
     for k, v in optional.items():
         if v is not None:
             m[k] = v if isinstance(v, int) else to_numpy(v)
+    kbt = to_numpy(kernel_block_table)
+    if kbt is not None:
+        r = kbt.shape[1] // cpu.shape[1] if kbt.ndim == 2 and cpu.ndim == 2 and cpu.shape[1] else 0
+        if kbs == bs and r > 1 and bs % r == 0:
+            m["kernel_block_size"] = bs // r
+        m["kernel_block_table"] = kbt
     if profile is not None:
         m["profile"] = profile
     if group_kind is not None:
@@ -167,9 +177,13 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
                  state_num_blocks=record.num_blocks_per_row[group].copy())
     else:
         dev = record.device_tables[group].copy()
-        dev[n:r_pad] = inp.block_table[n:r_pad] if inp is not None else 0
+        # v0.32.0+ with split blocks: the tables hold manager ids, the backend read the group's table
+        view = None if inp is None else inp.block_table if inp.manager_block_table is None else inp.manager_block_table
+        dev[n:r_pad] = view[n:r_pad] if view is not None else 0
         m.update(block_table=record.cpu_tables[group].copy(),
                  num_blocks_per_row=record.num_blocks_per_row[group].copy(), block_table_device=dev)
+        if inp is not None and inp.manager_block_table is not None:
+            m["kernel_block_table"] = inp.block_table
     g = config.groups[group]
     if len(config.groups) == 1:
         m["ref_cnt"] = np.array(record.ref_counts, dtype=np.int32)

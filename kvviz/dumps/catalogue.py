@@ -91,6 +91,14 @@ CHECK_LIST = [
               ("paged_kv_last_page_len", "seq_lens"),
               "The last page holds seq_len % page_size tokens, except that a full last page counts as "
               "page_size and an empty row as 0."),
+    CheckInfo("kernel-table", "Kernel-block table differs from the release's rule", "mirror",
+              ("kernel_block_table",),
+              "With kernel blocks smaller than the KV-manager blocks, the attention backend reads kernel "
+              "blocks: manager block b stands for r*b .. r*b+r-1. From vLLM v0.32.0 the persistent table "
+              "holds manager ids and each attention group writes r*b+j for every column of every row it "
+              "is given, so unused columns and padded rows read 0, 1, .., r-1; before, the table itself "
+              "held kernel ids, expanded at append, and unused entries and padded rows stay 0 (the "
+              "release's padding fill)."),
     CheckInfo("refcount-mismatch", "Ref count differs from the holders", "block-pool", ("ref_cnt",),
               "A block's ref count must equal the number of live rows holding it (block 0's is not "
               "kept). Assumes every running request is in this batch."),

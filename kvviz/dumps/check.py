@@ -13,7 +13,7 @@ are in kvviz/dumps/checks_rows.py (row prefixes), checks_blocks.py (the pool) an
 from __future__ import annotations
 
 from kvviz.core.versions import CURRENT, PROFILES, Profile, get_profile
-from kvviz.dumps import checks_blocks, checks_rows, checks_step, checks_v2
+from kvviz.dumps import checks_blocks, checks_rows, checks_step, checks_v2, kernel_table
 from kvviz.dumps.catalogue import (  # noqa: F401
     CHECK_LIST,
     CHECKS,
@@ -44,6 +44,7 @@ CHECK_FUNCTIONS = {
     "csr-indptr": checks_step.csr_indptr,
     "csr-indices": checks_step.csr_indices,
     "csr-last-page-len": checks_step.csr_last_page_len,
+    "kernel-table": kernel_table.kernel_table,
     "refcount-mismatch": checks_blocks.refcount_mismatch,
     "v2-idx-mapping": checks_v2.idx_mapping,
     "v2-gather": checks_v2.gather,
@@ -107,10 +108,19 @@ def run_checks(dump: Dump, *, limit: int = MAX_ROWS_PER_CHECK,
     of ``profile`` (a name in kvviz.core.versions.PROFILES), else of the dump's ``profile`` key, else
     current vLLM's; ValueError for an unknown name."""
     prof, _ = resolve_profile(dump, profile)
-    run = CheckRun(dump, limit, prof)
-    for check in CHECK_FUNCTIONS.values():
-        check(run)
-    return sorted(run.out, key=Finding.sort_key)
+    if dump.kernel_block_table is None:
+        runs = [(CheckRun(dump, limit, prof), CHECK_FUNCTIONS)]
+    else:   # manager ids in block_table, kernel blocks for the CSR (kvviz.dumps.kernel_table)
+        manager, kernel = kernel_table.views(dump)
+        csr = {k: f for k, f in CHECK_FUNCTIONS.items() if k in kernel_table.CSR_CHECKS}
+        runs = [(CheckRun(manager, limit, prof), {k: f for k, f in CHECK_FUNCTIONS.items() if k not in csr}),
+                (CheckRun(kernel, limit, prof), csr)]
+    out = []
+    for run, checks in runs:
+        for check in checks.values():
+            check(run)
+        out += run.out
+    return sorted(out, key=Finding.sort_key)
 
 
 def findings_to_json(findings: list[Finding], profile: str | Profile | None = None) -> dict:

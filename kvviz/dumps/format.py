@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 from dataclasses import dataclass
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from kvviz.core.geometry import Geometry
 from kvviz.core.versions import LAST_V1_RELEASE, PROFILES, RUNNERS, resolve_version, rules_for
+from kvviz.dumps import kernel_table
 from kvviz.dumps.npz import read_npz, short_error
 from kvviz.files import atomic_writer, open_regular, read_bounded
 from kvviz.errors import BadInput, parse_json
@@ -35,7 +37,7 @@ MAX_NUM_BLOCKS = (1 << 31) - 1    # block ids are int32
 SCALAR_KEYS = ("kvviz_dump_version", "block_size", "num_blocks", "num_reqs", "num_reqs_padded",
                "sliding_window", "kernel_block_size", "dcp_world_size", "dcp_rank",
                "cp_kv_cache_interleave_size", "attention_chunk_size", "cascade_prefix_blocks")
-TABLE_KEYS = ("block_table", "block_table_device", "state_block_table")
+TABLE_KEYS = ("block_table", "block_table_device", "state_block_table", "kernel_block_table")
 # 1-D arrays and the dtype each is held in once loaded
 VECTOR_KEYS = {
     "num_blocks_per_row": np.int32, "seq_lens": np.int32, "query_start_loc": np.int32,
@@ -96,6 +98,7 @@ class Dump:
     mamba_cache_mode: str | None = None             # "align": a state row holds null blocks (#30877)
     attention_chunk_size: int | None = None         # chunked-local attention: blocks before the chunk
     cascade_prefix_blocks: int | None = None        # cascade attention: shared pages left out of CSR
+    kernel_block_table: np.ndarray | None = None    # v0.32.0+: the backend's table (kvviz.dumps.kernel_table)
 
     # --- derived ----------------------------------------------------------------------
     @property
@@ -165,7 +168,7 @@ class Dump:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in self.to_mapping().items()}
 
 
-_ARRAY_FIELDS = ("block_table", "block_table_device", "state_block_table", *VECTOR_KEYS)
+_ARRAY_FIELDS = (*TABLE_KEYS, *VECTOR_KEYS)
 
 
 # --- building and validating ----------------------------------------------------------
@@ -270,8 +273,9 @@ def dump_from_mapping(m: dict) -> Dump:
     _check_step_arrays(vec, num_reqs, R)
     _check_csr_and_pool(vec, num_reqs, R, head["num_blocks"])
     cascade = _scalar(m, "cascade_prefix_blocks", lo=0, hi=bt.shape[1], optional=True)
+    kbt = kernel_table.validate(m, head, bt.shape, num_reqs if padded is None else padded)
     return Dump(num_reqs=num_reqs, block_table=bt, block_table_device=dev, num_reqs_padded=padded,
-                state_block_table=state_bt, cascade_prefix_blocks=cascade,
+                state_block_table=state_bt, cascade_prefix_blocks=cascade, kernel_block_table=kbt,
                 **head, **{k: vec.get(k) for k in VECTOR_KEYS})
 
 
@@ -459,9 +463,7 @@ def _check_declared_shape(key: str, shape: tuple) -> None:
     if key in TABLE_KEYS:
         _check_table_shape(key, shape)
     elif key in VECTOR_KEYS:
-        count = 1
-        for d in shape:
-            count *= d
+        count = math.prod(shape)          # Python ints: a hostile header cannot overflow it
         if count > MAX_ARRAY_ENTRIES:
             raise BadInput(f"{key!r} declares {count} entries; the limit is {MAX_ARRAY_ENTRIES}")
 
@@ -470,10 +472,6 @@ def _check_declared_shape(key: str, shape: tuple) -> None:
 
 def _parse_json(raw: bytes, name: str) -> dict:
     return parse_json(raw, name, not_text=f"{name} is neither an .npz archive nor UTF-8 JSON")
-
-
-def _looks_like_zip(head: bytes) -> bool:
-    return head[:4] in (b"PK\x03\x04", b"PK\x05\x06")
 
 
 def load_dump_bytes(data: bytes, name: str = "the upload", *, max_bytes: int = MAX_DUMP_BYTES,
@@ -500,16 +498,15 @@ def load_dump(path: str, *, max_bytes: int = MAX_DUMP_BYTES, max_json_bytes: int
     if size > max_bytes:
         raise BadInput(f"{name} is {size} bytes; the limit is {max_bytes}")
 
-    def read_all() -> bytes:
-        return read_bounded(path, max_bytes, name=name)
-    return _from_source(head, size, lambda: path, read_all, name, max_bytes, max_json_bytes, runner)
+    return _from_source(head, size, lambda: path, lambda: read_bounded(path, max_bytes, name=name), name,
+                        max_bytes, max_json_bytes, runner)
 
 
 def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max_json_bytes,
                  runner: str | None = None) -> Dump:
     if size == 0:
         raise BadInput(f"{name} is empty")
-    if _looks_like_zip(head):
+    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):   # a zip archive: an .npz
         try:
             mapping = read_npz(zip_src(), name, max_bytes, KNOWN_KEYS, TEXT_KEYS, check_shape=_check_declared_shape)
         except BadInput:

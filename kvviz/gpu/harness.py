@@ -216,16 +216,18 @@ def run_slot_mapping(step: StepInputs, *, timing: bool = False, want: np.ndarray
 
 
 def run_csr(step: StepInputs, seq_lens: np.ndarray, want, *, empty_last_page_len_is_zero: bool = True,
-            timing: bool = False):
-    """The CSR repack for ``seq_lens`` (host) over the step's table; one KernelResult and the
-    device (indptr, indices, last_page_len)."""
+            timing: bool = False, last_page_lens: np.ndarray | None = None):
+    """The CSR repack for ``seq_lens`` (host: the page counts) over the step's table, last_page_len
+    from ``last_page_lens`` (device; default ``seq_lens``); one KernelResult and the device
+    (indptr, indices, last_page_len)."""
     from kernels.page_indices import flashinfer_csr
     import torch
 
     dev = torch_device()
     bt = torch.from_numpy(np.ascontiguousarray(step.block_table)).to(dev)
     seq_host = np.ascontiguousarray(seq_lens, dtype=np.int32)
-    seq_dev = torch.from_numpy(seq_host).to(dev)
+    last_host = seq_host if last_page_lens is None else np.ascontiguousarray(last_page_lens, dtype=np.int32)
+    seq_dev = torch.from_numpy(last_host).to(dev)
     total = int(np.asarray(want[0])[-1]) if len(want[0]) else 0
     spare = 7  # poisoned entries past the end: the kernel must leave them alone
     idx_buf = _poison(total + spare, torch.int32, dev)
@@ -233,7 +235,8 @@ def run_csr(step: StepInputs, seq_lens: np.ndarray, want, *, empty_last_page_len
     poison_tail = idx_buf[total:].cpu().numpy().copy()
     call = lambda: flashinfer_csr(bt, seq_dev, seq_host, step.kernel_block_size,  # noqa: E731
                                   empty_last_page_len_is_zero=empty_last_page_len_is_zero,
-                                  indices_out=idx_buf, last_page_len_out=lpl_buf)
+                                  indices_out=idx_buf, last_page_len_out=lpl_buf,
+                                  row_overrun=step.csr_page_lens is not None)
     indptr, indices, lpl = call()
     sync()
     got_ip, got_idx, got_lpl = indptr.cpu().numpy(), indices.cpu().numpy(), lpl.cpu().numpy()
@@ -256,8 +259,11 @@ def kernel_backend_for_compute(step: StepInputs, *, empty_last_page_len_is_zero:
         results += run_slot_mapping(step)
     if step.paged_kv_indptr is not None:
         want = (step.paged_kv_indptr, step.paged_kv_indices, step.paged_kv_last_page_len)
-        # the rule comes from the profile, never from the arrays being checked
-        res, _ = run_csr(step, step.seq_lens, want, empty_last_page_len_is_zero=empty_last_page_len_is_zero)
+        # the rule comes from the profile, never from the arrays being checked; under DCP the
+        # lengths are the release's (global or rank-local, ``kvviz.core.kernel_tables.csr_lengths``)
+        pages = step.seq_lens if step.csr_page_lens is None else step.csr_page_lens
+        res, _ = run_csr(step, pages, want, empty_last_page_len_is_zero=empty_last_page_len_is_zero,
+                         last_page_lens=step.csr_last_lens)
         results.append(res)
     _raise_on(results)
     return label_string()

@@ -487,6 +487,24 @@ STRINGS = {
         "zh": "最后一页保存 seq_len % page_size 个 token；但最后一页写满时记为 page_size，空行记为 0。",
         "es": "La última página guarda seq_len % page_size tokens, salvo que una última página llena cuenta como "
               "page_size y una fila vacía como 0."},
+    "check.kernel-table": {"en": "Kernel-block table differs from the release's rule", "zh": "内核块表与该版本的规则不符",
+                           "es": "La tabla de bloques del kernel no sigue la regla de la versión"},
+    "explain.kernel-table": {
+        "en": "With kernel blocks smaller than the KV-manager blocks, the attention backend reads kernel blocks: "
+              "manager block b stands for r*b .. r*b+r-1. From vLLM v0.32.0 the persistent table holds manager "
+              "ids and each attention group writes r*b+j for every column of every row it is given, so unused "
+              "columns and padded rows read 0, 1, .., r-1; before, the table itself held kernel ids, expanded "
+              "at append, and unused entries and padded rows stay 0 (the release's padding fill).",
+        "zh": "当内核块小于 KV 管理器的块时，注意力后端读取的是内核块：管理器块 b 对应 r*b .. r*b+r-1。从 vLLM "
+              "v0.32.0 起，持久块表保存管理器块 id，每个注意力组对传入的每一行的每一列写入 r*b+j，因此未使用的列和"
+              "填充行读到 0, 1, .., r-1；在此之前，块表本身在追加时展开为内核块 id，未使用的条目和填充行保持为 0"
+              "（该版本的填充值）。",
+        "es": "Con bloques del kernel menores que los del gestor de KV, el backend de atención lee bloques del kernel: "
+              "el bloque b del gestor representa r*b .. r*b+r-1. Desde vLLM v0.32.0 la tabla persistente guarda ids "
+              "del gestor y cada grupo de atención escribe r*b+j en todas las columnas de cada fila que recibe, así "
+              "que las columnas sin usar y las filas de relleno leen 0, 1, .., r-1; antes la tabla misma guardaba "
+              "ids del kernel, expandidos al añadir, y las entradas sin usar y las filas de relleno quedan en 0 "
+              "(el relleno de la versión)."},
     "check.refcount-mismatch": {"en": "Ref count differs from the holders", "zh": "引用计数与持有者数不符",
                                 "es": "Las referencias no coinciden con los poseedores"},
     "explain.refcount-mismatch": {

@@ -142,6 +142,25 @@ STRINGS = {
         "en": "lists as free (free-list position {pos}) and gives ref count 0",
         "zh": "被列为空闲（空闲列表位置 {pos}），且引用计数为 0",
         "es": "figura como libre (posición {pos} de la lista libre) y tiene contador de referencias 0"},
+    # --- kernel-table ----------------------------------------------------------------------------------
+    "kernel-table.mapped": {
+        "en": "kernel_block_table[{r}, {c}] is {got}, not {exp}: under vLLM {profile} the attention group writes "
+              "{k}*b+j for every column of every row it is given (padded rows and unused columns read 0..{last} "
+              "repeated){more}.",
+        "zh": "kernel_block_table[{r}, {c}] 是 {got} 而不是 {exp}：在 vLLM {profile} 下，注意力组对传入的每一行的"
+              "每一列写入 {k}*b+j（填充行和未使用的列读到重复的 0..{last}）{more}。",
+        "es": "kernel_block_table[{r}, {c}] vale {got}, no {exp}: en vLLM {profile} el grupo de atención escribe "
+              "{k}*b+j en todas las columnas de cada fila que recibe (las filas de relleno y las columnas sin usar "
+              "leen 0..{last} repetido){more}."},
+    "kernel-table.expanded": {
+        "en": "kernel_block_table[{r}, {c}] is {got}, not {exp}: under vLLM {profile} the backend reads the "
+              "persistent table, expanded to kernel blocks at append, so unused entries and padded rows keep "
+              "the release's fill (the 0..{last} pattern is v0.32.0's rule){more}.",
+        "zh": "kernel_block_table[{r}, {c}] 是 {got} 而不是 {exp}：在 vLLM {profile} 下，后端读取的是追加时已展开为"
+              "内核块的持久块表，未使用的条目和填充行保持该版本的填充值（0..{last} 的模式是 v0.32.0 的规则）{more}。",
+        "es": "kernel_block_table[{r}, {c}] vale {got}, no {exp}: en vLLM {profile} el backend lee la tabla "
+              "persistente, expandida a bloques del kernel al añadir, así que las entradas sin usar y las filas de "
+              "relleno conservan el relleno de la versión (el patrón 0..{last} es la regla de v0.32.0){more}."},
     # --- refcount-mismatch -----------------------------------------------------------------------------
     "refcount-mismatch.leak": {
         "en": "Block {b} has ref count {rc} but {holders} it; a reference leaked, or a request holding it is "

@@ -39,13 +39,45 @@ def test_compute_contract(tmp_path, capsys):
     assert len(d["block_table"]) == 3 and d["block_table"][1] == [0] * 32
 
 
-def test_compute_dcp_omits_csr(tmp_path, capsys):
+def test_compute_dcp_csr_per_release(tmp_path, capsys):
+    """The CSR under DCP is this rank's, per release (vLLM flashinfer.py
+    FlashInferMetadataBuilder.build): up to v0.29.x page counts from the global seq_len and the
+    prefill row's last page from its global context (3 - 3 = 0); from v0.30.0 both from rank-local
+    lengths (rank 1 of 2 holds 1 token of a 3-token sequence, its context 0). The Triton kernel
+    agrees (exit 0)."""
     p = tmp_path / "b.json"
     p.write_text(json.dumps({"block_size": 4, "dcp_world_size": 2, "dcp_rank": 1,
                              "requests": [{"block_ids": [2], "seq_len": 3, "query_len": 3}]}))
-    rc, out, _ = run_cli(capsys, "compute", str(p))
+    rc, out, _ = run_cli(capsys, "compute", str(p), "--vllm", "v0.29.0", "--runner", "v1", "--backend", "triton")
     d = json.loads(out)
-    assert rc == 0 and "paged_kv_indptr" not in d and d["slot_mapping"] == [-1, 8, -1]
+    assert rc == 0 and d["slot_mapping"] == [-1, 8, -1]
+    assert (d["paged_kv_indptr"], d["paged_kv_indices"], d["paged_kv_last_page_len"]) == ([0, 1], [2], [0])
+    rc, out, _ = run_cli(capsys, "compute", str(p), "--vllm", "v0.30.0", "--runner", "v1", "--backend", "triton")
+    d = json.loads(out)
+    assert rc == 0 and (d["paged_kv_indptr"], d["paged_kv_indices"], d["paged_kv_last_page_len"]) == ([0, 0], [], [0])
+
+
+def test_compute_kernel_block_table_from_v032(tmp_path, capsys):
+    """vLLM 0.32.0 worker/block_table.py (manager ids, manager width) and worker/utils.py
+    AttentionGroup.map_to_kernel_block_table (every column, r*b + j); v0.31.0 the kernel-block
+    table only. The Triton slot and CSR kernels read kernel_block_table and agree (exit 0)."""
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps({"block_size": 8, "kernel_block_size": 4, "num_reqs_padded": 2,
+                             "requests": [{"block_ids": [3, 1], "seq_len": 10, "query_len": 2}]}))
+    outs = {}
+    for v in ("v0.31.0", "v0.32.0"):
+        rc, out, _ = run_cli(capsys, "compute", str(p), "--vllm", v, "--runner", "v1", "--backend", "triton")
+        assert rc == 0
+        outs[v] = json.loads(out)
+    old, new = outs["v0.31.0"], outs["v0.32.0"]
+    assert "kernel_block_table" not in old and old["block_table"][0][:4] == [6, 7, 2, 3]
+    width = 16                                            # 128 tokens of 8-token manager blocks
+    assert new["block_table"] == [[3, 1] + [0] * (width - 2), [0] * width]
+    assert new["kernel_block_table"] == [[2 * b + j for b in row for j in range(2)] for row in new["block_table"]]
+    assert new["kernel_block_table"][1][:4] == [0, 1, 0, 1]
+    for key in ("slot_mapping", "paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len"):
+        assert new[key] == old[key]
+    assert new["slot_mapping"] == [1 * 8 + 0, 1 * 8 + 1]   # manager block 1, offsets 0 and 1
 
 
 @pytest.mark.parametrize("content", ["{not json", "[]", json.dumps({"block_size": 4, "requests": [
@@ -141,3 +173,18 @@ def test_compute_width_follows_the_profile(tmp_path, capsys, profile, width):
     out = json.loads(capsys.readouterr().out)
     assert [len(r) for r in out["block_table"]] == [width]
     assert out["slot_mapping"] == [3 * 16 + 4]
+
+
+def test_compute_v2_state_rows_in_manager_ids_from_v032(tmp_path, capsys):
+    """vLLM 0.32.0: Model Runner V2's state rows hold KV-manager ids too (v1/worker/gpu/block_table.py;
+    the attention group maps them, v1/worker/gpu/attn_utils.py build_metadata); v0.31.0 kernel ids."""
+    p = tmp_path / "b.json"
+    p.write_text(json.dumps({"block_size": 8, "kernel_block_size": 4, "num_reqs_padded": 2,
+                             "requests": [{"block_ids": [3, 1], "seq_len": 10, "query_len": 2}]}))
+    rc, out, _ = run_cli(capsys, "compute", str(p), "--vllm", "v0.32.0", "--runner", "v2")
+    new = json.loads(out)
+    rc2, out, _ = run_cli(capsys, "compute", str(p), "--vllm", "v0.31.0", "--runner", "v2")
+    old = json.loads(out)
+    assert rc == rc2 == 0 and new["idx_mapping"] == old["idx_mapping"] == [1]
+    assert new["state_block_table"][1][:3] == [3, 1, 0] and new["state_num_blocks"] == [0, 2]
+    assert old["state_block_table"][1][:5] == [6, 7, 2, 3, 0] and old["state_num_blocks"] == [0, 4]

@@ -324,6 +324,38 @@ def probe_mrv2_zero_dirty_rows(v):
     assert rec.num_reqs == 1 and rec.num_reqs_padded == 1
     return not rec.device_tables[0][1:3].any()
 
+def _compute(v, batch: dict) -> dict:
+    """`kvviz compute` on ``batch`` under vLLM ``v`` (V1 runner), its JSON read back."""
+    import contextlib
+    import io
+    import json
+    import tempfile
+
+    from kvviz.cli import main
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(batch, f)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["compute", f.name, "--vllm", v, "--runner", "v2" if v == "v0.34.0" else "v1"]) == 0
+    return json.loads(out.getvalue())
+
+
+def probe_kernel_block_table_per_group(v):
+    """16-token manager blocks, 8-token kernel blocks, one padded row: does `compute` give the
+    manager ids as block_table and a kernel_block_table whose padded row reads 0, 1, 0, 1 ...?"""
+    d = _compute(v, {"block_size": 16, "kernel_block_size": 8, "num_reqs_padded": 2,
+                     "requests": [{"block_ids": [3], "seq_len": 5, "query_len": 5}]})
+    return (d["block_table"][0][0] == 3 and "kernel_block_table" in d
+            and d["kernel_block_table"][1][:4] == [0, 1, 0, 1])
+
+
+def probe_csr_dcp_local_lengths(v):
+    """DCP 2, rank 0, one 9-token decode: 5 tokens are local, so 2 pages of 4 (global: 3)."""
+    d = _compute(v, {"block_size": 4, "dcp_world_size": 2, "dcp_rank": 0,
+                     "requests": [{"block_ids": [1, 2], "seq_len": 9, "query_len": 1}]})
+    return d["paged_kv_indptr"] == [0, 2] and d["paged_kv_last_page_len"] == [1]
+
 
 PROBES = {name[len("probe_"):]: f for name, f in globals().items() if name.startswith("probe_")}
 

@@ -18,14 +18,14 @@ def test_clean_dump_has_no_findings():
     d = base_dump()
     assert run_checks(d) == []
     v2_only = {c for c in CHECKS if c.startswith("v2-")}
-    assert set(applicable_checks(d)) == set(CHECKS) - v2_only
+    assert set(applicable_checks(d)) == set(CHECKS) - v2_only - {"kernel-table"}   # no kernel_block_table
     v2 = v2_dump()
     assert run_checks(v2) == []
-    assert set(applicable_checks(v2)) == set(CHECKS) - {"pad-row", "mirror-stale"}
+    assert set(applicable_checks(v2)) == set(CHECKS) - {"pad-row", "mirror-stale", "kernel-table"}
 
 
 def test_every_check_names_a_known_concept():
-    assert len(CHECKS) == 18
+    assert len(CHECKS) == 19
     assert all(c.concept in CONCEPTS and c.explanation for c in CHECKS.values())
 
 
@@ -295,6 +295,13 @@ def _extra_dumps():
     out["v2-idx-empty-state"] = v2_dump(idx_mapping=np.array([7, 4], np.int32))
     bt = np.zeros((4, 1), np.int32)
     bt[:2, 0] = [3, 0]
+    from kvviz.dumps.format import dump_from_mapping
+    from test_real_states_corpus import _kernel_block_table_per_group as v032
+
+    out["kernel-table-v0.31"] = dump_from_mapping({**v032(), "vllm": "v0.31.0"})
+    m = v032()
+    m["kernel_block_table"][2, 3] = 0
+    out["kernel-table-v0.32-unmapped"] = dump_from_mapping({**m, "vllm": "v0.32.0"})
     out["state-no-block"] = _bare(block_table=bt, num_reqs=2, num_blocks_per_row=np.array([1, 0, 0, 0], np.int32),
                                   seq_lens=np.array([9, 4], np.int32), group_kind="state")
     return out

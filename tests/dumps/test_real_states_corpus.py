@@ -109,6 +109,20 @@ def _cascade(declared=True):
     return build
 
 
+def _kernel_block_table_per_group():
+    """base_mapping as v0.32.0 holds it with 2-token kernel blocks: block_table keeps the manager ids,
+    the attention group's table maps every column of rows 0..2 (num_reqs_padded) to 2b, 2b+1, so the
+    unused columns and padded row 2 read 0, 1; the CSR counts 2-token pages of that table."""
+    m = base_mapping()
+    rows = m["block_table_device"][:3]
+    m["kernel_block_size"] = 2
+    m["kernel_block_table"] = np.array([[2 * b + j for b in row for j in range(2)] for row in rows], np.int32)
+    m["paged_kv_indptr"] = np.array([0, 5, 8, 8], np.int32)            # ceil(10/2), ceil(5/2), 0
+    m["paged_kv_indices"] = np.array([2, 3, 4, 5, 6, 8, 9, 10], np.int32)
+    m["paged_kv_last_page_len"] = np.array([2, 1, 0], np.int32)
+    return m
+
+
 CORPUS = [
     RealState("padded device rows filled with -1", "v0.15.0",
               "vllm/v1/worker/gpu_model_runner.py:1695 blk_table_tensor[num_reqs:num_reqs_padded].fill_(-1)",
@@ -139,6 +153,11 @@ CORPUS = [
     RealState("cascade attention: shared prefix pages left out of each row's CSR slice", "v0.15.0",
               "vllm/v1/attention/backends/flashinfer.py:917 num_blocks_np -= num_common_kv_blocks",
               _cascade(), None, "csr-indptr", _cascade(False)),
+    RealState("kernel-block table: every column mapped, padded and unused entries read 0..r-1", "v0.32.0",
+              "vllm/v1/worker/utils.py:389 AttentionGroup.map_to_kernel_block_table torch.add(offsets, table, "
+              "alpha=r) over [:rows, :cols*r] (rows: gpu_model_runner.py:2305 fills [num_reqs:num_reqs_padded] "
+              "with NULL_BLOCK_ID first)",
+              _kernel_block_table_per_group, "v0.31.0", "kernel-table"),
 ]
 
 

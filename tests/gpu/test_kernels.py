@@ -757,3 +757,27 @@ def test_csr_refuses_a_sequence_longer_than_the_table_row():
     seq = np.array([10, 3], dtype=np.int32)
     with pytest.raises(ValueError, match="request 0 needs 3 pages of 4 tokens but a block-table row holds only 2"):
         flashinfer_csr(bt, torch.from_numpy(seq).to(DEV), seq, 4)
+
+
+def test_csr_row_overrun_reads_the_next_rows():
+    """vLLM 0.29.0 v1/attention/backends/flashinfer.py _copy_page_indices_kernel: no width mask, so a
+    global page count under DCP (FlashInferMetadataBuilder.build before 0.30.0) past a row's width
+    reads the rows after it, row-major; last_page_len comes from its own lengths (prefill context)."""
+    bt = np.arange(1, 13, dtype=np.int32).reshape(3, 4)
+    pages_of = np.array([21, 3, 5], np.int32)          # row 0: 6 pages of 4 (> width 4)
+    last_of = np.array([18, 0, 5], np.int32)
+    flat = bt.reshape(-1).tolist()
+    want_ip, want_ix = [0], []
+    for r, s in enumerate(pages_of.tolist()):
+        n = -(-s // 4)
+        want_ix += flat[r * 4: r * 4 + n]
+        want_ip.append(want_ip[-1] + n)
+    want_lp = [2, 0, 1]
+    ip, ix, lp = flashinfer_csr(torch.from_numpy(bt).to(DEV), torch.from_numpy(last_of).to(DEV), pages_of, 4,
+                                row_overrun=True)
+    assert ip.cpu().tolist() == want_ip and ix.cpu().tolist() == want_ix and lp.cpu().tolist() == want_lp
+    with pytest.raises(ValueError, match="past the end of the block table"):
+        flashinfer_csr(torch.from_numpy(bt).to(DEV), torch.from_numpy(last_of).to(DEV),
+                       np.array([4, 4, 20], np.int32), 4, row_overrun=True)
+    with pytest.raises(ValueError, match="holds only 4"):
+        flashinfer_csr(torch.from_numpy(bt).to(DEV), torch.from_numpy(last_of).to(DEV), pages_of, 4)
