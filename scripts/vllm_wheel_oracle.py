@@ -214,6 +214,8 @@ class WheelCode:
                              class_subsets={"FlashInferMetadataBuilder": ["_compute_flashinfer_kv_metadata"]},
                              tag="fi")
         self.copy_kernel = fi.get("_copy_page_indices_kernel")
+        if fi.stubbed:
+            self.notes.append(f"flashinfer.py: {', '.join(fi.stubbed)} bound to None (computed by vLLM at import)")
         self.fi_builder = getattr(fi.module, "FlashInferMetadataBuilder", None) if not any(
             m.startswith("FlashInferMetadataBuilder") for m in fi.missing) else None
         ut = self.ex.extract("vllm.v1.attention.backends.utils", ["get_dcp_local_seq_lens"], tag="ut")
@@ -609,6 +611,14 @@ class _Buf:
         self.np = self.cpu.numpy()
         self.gpu = torch.zeros(n, dtype=dtype, device=device)
 
+    def copy_to_gpu(self, n: int | None = None):
+        n = self.cpu.numel() if n is None else n
+        self.gpu[:n].copy_(self.cpu[:n])
+        return self.gpu[:n]
+
+    def __getitem__(self, item):          # releases that keep a plain device tensor slice it
+        return self.gpu[item]
+
 
 def wheel_csr(code: WheelCode, g: dict, table: np.ndarray, seq, device: str) -> tuple:
     """``_compute_flashinfer_kv_metadata`` on a stub builder: the page counts from the lengths the
@@ -858,6 +868,14 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                                             "max_num_blocks": mb, "wheel": w, "kvviz": k,
                                             "kvviz_rules": _rules_detail(rules, "width")},
                           note=f"wheel: {code.width_where} get_block_table_width")
+                if "kernel_block_size" not in _params(code.width_fn):
+                    # v0.32.0+: the attention group's kernel-block table is width x (bs / kbs) wide
+                    # (AttentionGroup.__init__); kvviz's table_width counts those columns
+                    wk = w * (g["block_size"] // g["kernel_block_size"])
+                    kk = int(_geo(g).table_width(mb, rules.width_alignment))
+                    tally.add("width_kernel_table", wk == kk, {"block_size": g["block_size"],
+                              "kernel_block_size": g["kernel_block_size"], "max_num_blocks": mb, "wheel": wk,
+                              "kvviz": kk}, note="wheel width x blocks_per_kv_block (AttentionGroup)")
     step_tables = [t for t in ("v1_slots", "kernel_table", "csr") if t in tables]
     for t in step_tables:
         if t in ("v1_slots", "kernel_table") and not code.has_v1:
@@ -971,7 +989,7 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                     tally.error("mrv2_slots", repr(e), {"inputs": inputs})
     return {"version": version, "wheel": str(code.src.path), "wheel_version": code.version, "device": device,
             "cases": cases, "seed": seed, "seconds": round(time.time() - t0, 1), "wheel_code": code.presence(),
-            "tables": tally.t, "agree": all(e["cases"] == e["agreed"] for e in tally.t.values())}
+            "notes": code.notes, "tables": tally.t, "agree": all(e["cases"] == e["agreed"] for e in tally.t.values())}
 
 
 def _expand(table: np.ndarray, gg: dict) -> np.ndarray:
@@ -999,6 +1017,8 @@ def print_report(res: dict) -> None:
     print(f"vLLM {res['version']} ({res['wheel']}), device {res['device']}, {res['cases']} cases, seed {res['seed']}, "
           f"{res['seconds']} s")
     print("  wheel code: " + ", ".join(f"{k}={v}" for k, v in res["wheel_code"].items()))
+    for n in res.get("notes", []):
+        print(f"  note: {n}")
     for name, e in res["tables"].items():
         if e.get("skipped"):
             print(f"  {name:24s} skipped: {'; '.join(e['notes'])}")

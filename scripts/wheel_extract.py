@@ -93,6 +93,18 @@ def _clean_function(fn: ast.FunctionDef, *, name: str | None = None) -> ast.Func
     return fn
 
 
+def _simple(value: ast.expr) -> bool:
+    """A module-level value safe to evaluate: literals, names, arithmetic, tuples, tl./triton. calls."""
+    for n in ast.walk(value):
+        if isinstance(n, ast.Call):
+            f = ast.unparse(n.func)
+            if not (f.startswith("tl.") or f.startswith("triton.") or f in ("int", "float", "tuple", "frozenset")):
+                return False
+        elif isinstance(n, (ast.Lambda, ast.Await, ast.Yield, ast.NamedExpr)):
+            return False
+    return True
+
+
 def _free_names(node: ast.AST) -> set[str]:
     out = set()
     for n in ast.walk(node):
@@ -116,6 +128,7 @@ class Extracted:
     found: list[str]
     missing: list[str]
     path: Path
+    stubbed: list = field(default_factory=list)
 
     def get(self, name: str):
         return getattr(self.module, name, None) if name in self.found else None
@@ -166,6 +179,7 @@ class Extractor:
         self._emitted: set[tuple[str, str]] = set()
         self._header: set[str] = set()
         self._bound: dict[str, tuple[str, str]] = {}
+        self._stubbed: list[str] = []
         found, missing = [], []
         mod = self._module(module)
         if mod is None:
@@ -220,6 +234,12 @@ class Extractor:
             node = mod.defs[name]
             self._emitted.add(key)
             self._bound[name] = key
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and not _simple(node.value):
+                # a value computed by calling into vLLM (e.g. PIN_MEMORY = is_pin_memory_available()):
+                # not run; the name is bound to None and reported
+                self._out.append(f"{name} = None")
+                self._stubbed.append(name)
+                return True
             if isinstance(node, ast.FunctionDef):
                 node = _clean_function(node)
             elif isinstance(node, ast.ClassDef):
@@ -274,7 +294,7 @@ class Extractor:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
-        return Extracted(module, source, found, missing, path)
+        return Extracted(module, source, found, missing, path, list(getattr(self, "_stubbed", [])))
 
 
 def function_source(source: WheelSource, module: str, qualname: str) -> str | None:
