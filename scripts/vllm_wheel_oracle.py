@@ -467,7 +467,7 @@ def KVVIZ_mrv2_gather(rules, case: dict, device: str) -> list[np.ndarray]:
     nb = torch.from_numpy(np.stack(case["kv_num_blocks"]).astype(np.int32)).to(device)
     idx = torch.from_numpy(np.array(case["idx_mapping"], np.int32)).to(device)
     gather_block_tables(st, nb, idx, case["num_reqs_padded"], it, widths=[s.shape[1] for s in case["kv_state"]])
-    return [it[g, :case["num_reqs_padded"], :s.shape[1]].cpu().numpy() for g, s in enumerate(case["kv_state"])]
+    return [it[g, :, :s.shape[1]].cpu().numpy() for g, s in enumerate(case["kv_state"])]
 
 
 def KVVIZ_mrv2_gather_ref(rules, case: dict) -> list[np.ndarray]:
@@ -485,7 +485,7 @@ def KVVIZ_mrv2_gather_ref(rules, case: dict) -> list[np.ndarray]:
         groups.append(gt)
     rs = RequestStates(case["kv_state"][0].shape[0], groups)
     rs.gather(np.array(case["idx_mapping"], np.int32), case["num_reqs_padded"])
-    return [g.input[: case["num_reqs_padded"]].copy() for g in groups]
+    return [g.input.copy() for g in groups]
 
 
 def KVVIZ_mrv2_slots(rules, case: dict, device: str) -> np.ndarray:
@@ -740,12 +740,34 @@ def random_mrv2_case(rng: random.Random, code: WheelCode) -> dict:
         kv_state.append(kv)
         mgr_nb.append(mnb)
         kv_nb.append(mnb * r)
-        before.append(np.array(rng.choices(range(7000, 7100), k=max_num_reqs * mwidth * r),
-                               np.int32).reshape(max_num_reqs, mwidth * r))
-    return {"cp": cp, "groups": groups, "idx_mapping": states, "num_reqs_padded": n + pad_rows,
+        # what the input tables held before (stale rows and tails), as manager ids; kernel ids are
+        # their expansion (the same prior state for both eras)
+        before.append(np.array(rng.choices(range(7000, 7100), k=max_num_reqs * mwidth), np.int32).reshape(
+            max_num_reqs, mwidth))
+    # release features, drawn only where the wheel's kernels have them
+    enabled = [True] * n_groups
+    if "slot_mapping_enabled" in code.mrv2_params and rng.random() < 0.25:
+        enabled[rng.randrange(n_groups)] = False          # a circular-buffer group: every token PAD
+    sharded = [True] * n_groups
+    if "dcp_sharded" in code.mrv2_params and cp["dcp_world_size"] > 1 and rng.random() < 0.4:
+        sharded[rng.randrange(n_groups)] = False          # a replicated group under DCP
+    reach = [0] * n_groups
+    if "MASK_SLIDING_WINDOW" in code.mrv2_gather_params and cp["dcp_world_size"] == 1 and rng.random() < 0.3:
+        reach[rng.randrange(n_groups)] = rng.choice([1, 4, 16, 100])   # a sliding-window group's reach
+    dirty = 0
+    if "_num_dirty_rows" in (function_source(code.src, "vllm.v1.worker.gpu.block_table",
+                                             "BlockTables.gather_block_tables") or "") and rng.random() < 0.3:
+        dirty = rng.randint(0, max_num_reqs)              # the previous batch's num_reqs
+    num_computed = np.zeros(max_num_reqs, np.int32)
+    for b, si in enumerate(states):
+        num_computed[si] = seqs[b] - qs[b]
+    return {"cp": cp, "groups": groups, "idx_mapping": states, "slot_mapping_enabled": enabled,
+            "dcp_sharded": sharded, "sliding_window_reach": reach, "previous_num_reqs": dirty,
+            "num_computed_tokens": num_computed, "num_reqs_padded": n + pad_rows,
             "qsl": qsl, "pos": pos, "max_num_tokens": max_num_tokens, "kv_state": kv_state,
             "kv_num_blocks": kv_nb, "mgr_state": mgr_state, "mgr_num_blocks": mgr_nb,
-            "input_before": before, "seqs": seqs}
+            "input_before": [_expand(b, gg) for b, gg in zip(before, groups)], "mgr_input_before": before,
+            "seqs": seqs}
 
 
 def _wheel_block_tables(code: WheelCode, case: dict, device: str):
@@ -766,36 +788,48 @@ def _wheel_block_tables(code: WheelCode, case: dict, device: str):
                                                  case["cp"]["interleave"])
     bt.num_kv_cache_groups = len(groups)
     bt.blocks_per_kv_block = [gg["block_size"] // gg["kernel_block_size"] for gg in groups]
-    bt._slot_mapping_enabled = [True] * len(groups)
-    bt.dcp_sharded = torch.ones(len(groups), dtype=torch.bool, device=device)
-    bt._sliding_window_reach = [0] * len(groups)
-    bt.has_sliding_window_groups = False
-    bt._num_dirty_rows = 0
+    bt._slot_mapping_enabled = list(case["slot_mapping_enabled"])
+    bt.dcp_sharded = torch.tensor(case["dcp_sharded"], dtype=torch.bool, device=device)
+    bt._sliding_window_reach = list(case["sliding_window_reach"])
+    bt.has_sliding_window_groups = any(r > 0 for r in case["sliding_window_reach"])
+    bt._num_dirty_rows = case["previous_num_reqs"]
     bt.redirect_writes_to_null_block = False
     state = case["mgr_state"] if manager else case["kv_state"]
     nb = case["mgr_num_blocks"] if manager else case["kv_num_blocks"]
     bt.block_tables = [types.SimpleNamespace(gpu=torch.from_numpy(s.copy()).to(device)) for s in state]
     bt.num_blocks = types.SimpleNamespace(gpu=torch.from_numpy(np.stack(nb).astype(np.int32)).to(device))
-    before = case["input_before"]
-    if manager:
-        before = [b[:, : s.shape[1]] for b, s in zip(before, state)]
+    before = case["mgr_input_before"] if manager else case["input_before"]
     bt.input_block_tables = [torch.from_numpy(np.ascontiguousarray(b)).to(device) for b in before]
     bt.slot_mappings = torch.full((len(groups), case["max_num_tokens"]), POISON, dtype=torch.int64, device=device)
     bt.init_block_table_layout_tensors()
     return bt
 
 
-def wheel_mrv2(code: WheelCode, case: dict, device: str) -> tuple[list[np.ndarray], np.ndarray]:
+def wheel_mrv2_gather(code: WheelCode, bt, case: dict, device: str) -> list[np.ndarray]:
+    """``BlockTables.gather_block_tables`` of the wheel on the stub (its own launch)."""
     import torch
 
-    bt = _wheel_block_tables(code, case, device)
     idx = torch.tensor(case["idx_mapping"], dtype=torch.int32, device=device)
-    tabs = bt.gather_block_tables(idx, case["num_reqs_padded"])
-    gathered = [t.cpu().numpy() for t in tabs]
-    sm = bt.compute_slot_mappings(idx, torch.from_numpy(case["qsl"]).to(device),
-                                  torch.from_numpy(case["pos"]).to(device), case["max_num_tokens"])
-    torch.cuda.synchronize()
-    return gathered, sm.cpu().numpy()
+    kw = {}
+    if "num_computed_tokens" in _params(bt.gather_block_tables):
+        kw["num_computed_tokens"] = torch.from_numpy(case["num_computed_tokens"]).to(device)
+    bt.gather_block_tables(idx, case["num_reqs_padded"], **kw)
+    # every row of the persistent input tables (rows past num_reqs_padded too: v0.33.0 zeroes the
+    # previous batch's dirty rows)
+    return [t.cpu().numpy() for t in bt.input_block_tables]
+
+
+def wheel_mrv2_slots(code: WheelCode, bt, case: dict, device: str) -> np.ndarray:
+    """``BlockTables.compute_slot_mappings`` of the wheel on the stub (its own launch); the whole
+    buffer comes back (the PAD tail up to max_num_tokens included)."""
+    import torch
+
+    idx = torch.tensor(case["idx_mapping"], dtype=torch.int32, device=device)
+    bt.compute_slot_mappings(idx, torch.from_numpy(case["qsl"]).to(device),
+                             torch.from_numpy(case["pos"]).to(device), case["max_num_tokens"])
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
+    return bt.slot_mappings.cpu().numpy()
 
 
 # ----------------------------------------------------------------------------------------------
@@ -810,6 +844,12 @@ class Tally:
         e = self.t.setdefault(table, {"cases": 0, "agreed": 0, "first_disagreement": None, "notes": []})
         e["cases"] += 1
         e["agreed"] += bool(ok)
+        if not ok:
+            # which features the disagreeing cases had ("plain": none of them, look there first)
+            feats = (detail or {}).get("features") or ["plain"]
+            by = e.setdefault("disagreements_by_feature", {})
+            for f in feats:
+                by[f] = by.get(f, 0) + 1
         if not ok and e["first_disagreement"] is None:
             e["first_disagreement"] = detail
         if note and note not in e["notes"]:
@@ -820,6 +860,12 @@ class Tally:
         if note not in e["notes"]:
             e["notes"].append(note)
         e["skipped"] = True
+
+    def interp_skip(self, table: str, note: str):
+        e = self.t.setdefault(table, {"cases": 0, "agreed": 0, "first_disagreement": None, "notes": []})
+        e["interpreter_skipped"] = e.get("interpreter_skipped", 0) + 1
+        if note not in e["notes"]:
+            e["notes"].append(note)
 
     def error(self, table: str, err: str, detail):
         e = self.t.setdefault(table, {"cases": 0, "agreed": 0, "first_disagreement": None, "notes": []})
@@ -849,7 +895,7 @@ def _features(g: dict) -> list[str]:
 
 
 def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int = 1000, seed: int = 0,
-               tables=TABLES) -> dict:
+               tables=TABLES, mrv2_interpret: bool = False, mrv2_cases: int | None = None) -> dict:
     from kvviz.core.versions import rules_for
 
     rules = rules_for(f"v{version}")
@@ -954,42 +1000,85 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
         if code.mrv2_cls is None:
             for t in mr:
                 tally.skip(t, f"absent: {code.mrv2_missing}")
-        elif device != "cuda":
+        elif device != "cuda" and not mrv2_interpret:
             for t in mr:
-                tally.skip(t, "needs cuda: skipped (the kernels follow raw data pointers, _load_ptr)")
+                tally.skip(t, "needs cuda: skipped (the kernels follow raw data pointers, _load_ptr; "
+                              "--mrv2-interpret tries Triton's interpreter, which follows host pointers)")
         else:
-            for _ in range(cases):
+            if device != "cuda":
+                for t in mr:
+                    tally.t.setdefault(t, {"cases": 0, "agreed": 0, "first_disagreement": None, "notes": []})[
+                        "notes"].append("Triton interpreter on the CPU, following host data pointers")
+            for _ in range(mrv2_cases or cases):
                 case = random_mrv2_case(rng, code)
                 inputs = {k: case[k] for k in ("cp", "groups", "idx_mapping", "num_reqs_padded", "seqs",
-                                               "max_num_tokens")}
+                                               "max_num_tokens", "slot_mapping_enabled", "dcp_sharded",
+                                               "sliding_window_reach", "previous_num_reqs")}
+                feats = _mrv2_features(code, case)
+                bt = None
                 try:
-                    wg, ws = wheel_mrv2(code, case, device)
+                    bt = _wheel_block_tables(code, case, device)
+                    wg = wheel_mrv2_gather(code, bt, case, device)
                 except Exception as e:  # noqa: BLE001
                     tally.error("mrv2_gather", repr(e), {"inputs": inputs})
+                    wg = None
+                if wg is not None:
+                    if code.mrv2_rows == "manager":
+                        # the wheel's input table holds manager ids from v0.32.0; the attention group
+                        # expands every column (map_to_kernel_block_table): compare as kernel ids
+                        wg = [_expand(x, gg) for x, gg in zip(wg, case["groups"])]
+                    d = {"inputs": inputs, "features": feats, "wheel": wg,
+                         "kvviz_rules": _rules_detail(rules, "mrv2_gather")}
+                    note = f"wheel rows hold {code.mrv2_rows} ids (compared as kernel ids)"
+                    for name, fn in (("mrv2_gather", lambda: KVVIZ_mrv2_gather(rules, case, device)),
+                                     ("mrv2_gather_runner_v2", lambda: KVVIZ_mrv2_gather_ref(rules, case))):
+                        try:
+                            k = fn()
+                            tally.add(name, all(_eq(a, b) for a, b in zip(wg, k)), {**d, "kvviz": k}, note=note)
+                        except Exception as e:  # noqa: BLE001  kvviz cannot model the case: a disagreement
+                            tally.add(name, False, {**d, "kvviz_error": repr(e)[:300]})
+                if bt is None:
                     continue
                 try:
-                    kg = KVVIZ_mrv2_gather(rules, case, device)
-                    kr = KVVIZ_mrv2_gather_ref(rules, case)
-                    # the wheel's input table holds manager ids from v0.32.0: compare as kernel ids
-                    if code.mrv2_rows == "manager":
-                        wg = [_expand(x, gg) for x, gg in zip(wg, case["groups"])]
-                    wg = [x[:, : kx.shape[1]] for x, kx in zip(wg, kg)]
-                    d = {"inputs": inputs, "wheel": wg, "kvviz_kernel": kg,
-                         "kvviz_rules": _rules_detail(rules, "mrv2_gather")}
-                    tally.add("mrv2_gather", all(_eq(a, b) for a, b in zip(wg, kg)), d,
-                              note=f"wheel rows hold {code.mrv2_rows} ids (compared as kernel ids)")
-                    tally.add("mrv2_gather_runner_v2", all(_eq(a, b) for a, b in zip(wg, kr)), {**d, "kvviz_ref": kr})
-                    ks = KVVIZ_mrv2_slots(rules, case, device)
-                    ksr = KVVIZ_mrv2_slots_ref(rules, case)
-                    d = {"inputs": inputs, "wheel": ws, "kvviz_kernel": ks,
-                         "kvviz_rules": _rules_detail(rules, "mrv2_slots")}
-                    tally.add("mrv2_slots", _eq(ws, ks), d)
-                    tally.add("mrv2_slots_geometry", _eq(ws, ksr), {**d, "kvviz_ref": ksr})
+                    ws = wheel_mrv2_slots(code, bt, case, device)
                 except Exception as e:  # noqa: BLE001
-                    tally.error("mrv2_slots", repr(e), {"inputs": inputs})
+                    if device != "cuda" and "unsupported dtype" in repr(e):
+                        tally.interp_skip("mrv2_slots", "Triton 3.9's interpreter refuses the release's bool "
+                                          "mask (~dcp_sharded | is_local) under DCP: those cases need cuda")
+                    else:
+                        tally.error("mrv2_slots", repr(e), {"inputs": inputs})
+                    continue
+                d = {"inputs": inputs, "features": feats, "wheel": ws,
+                     "kvviz_rules": _rules_detail(rules, "mrv2_slots")}
+                for name, fn in (("mrv2_slots", lambda: KVVIZ_mrv2_slots(rules, case, device)),
+                                 ("mrv2_slots_geometry", lambda: KVVIZ_mrv2_slots_ref(rules, case))):
+                    try:
+                        k = fn()
+                        tally.add(name, _eq(ws, k), {**d, "kvviz": k})
+                    except Exception as e:  # noqa: BLE001
+                        tally.add(name, False, {**d, "kvviz_error": repr(e)[:300]})
     return {"version": version, "wheel": str(code.src.path), "wheel_version": code.version, "device": device,
             "cases": cases, "seed": seed, "seconds": round(time.time() - t0, 1), "wheel_code": code.presence(),
             "notes": code.notes, "tables": tally.t, "agree": all(e["cases"] == e["agreed"] for e in tally.t.values())}
+
+
+def _mrv2_features(code: WheelCode, case: dict) -> list[str]:
+    out = []
+    if any(gg["block_size"] != gg["kernel_block_size"] for gg in case["groups"]):
+        out.append("kernel-block split")
+    if case["cp"]["dcp_world_size"] > 1:
+        out.append("dcp")
+    if code.mrv2_rows == "manager":
+        out.append("manager-id rows")
+    if not all(case["slot_mapping_enabled"]):
+        out.append("slot mapping disabled group")
+    if not all(case["dcp_sharded"]):
+        out.append("replicated (unsharded) group")
+    if any(case["sliding_window_reach"]):
+        out.append("sliding-window reach")
+    if case["previous_num_reqs"] > case["num_reqs_padded"]:
+        out.append("dirty rows of a larger batch")
+    return out
 
 
 def _expand(table: np.ndarray, gg: dict) -> np.ndarray:
@@ -1025,7 +1114,11 @@ def print_report(res: dict) -> None:
             continue
         status = "agree" if e["cases"] == e["agreed"] else "DISAGREE"
         extra = f", {e['errors']} errors" if e.get("errors") else ""
+        if e.get("interpreter_skipped"):
+            extra += f", {e['interpreter_skipped']} not run in the interpreter"
         print(f"  {name:24s} {e['agreed']}/{e['cases']} {status}{extra}" + (f"  ({'; '.join(e['notes'])})" if e["notes"] else ""))
+        if e.get("disagreements_by_feature"):
+            print("      disagreeing cases by feature: " + ", ".join(f"{k} {v}" for k, v in e["disagreements_by_feature"].items()))
         if e["first_disagreement"] is not None:
             print(f"      first: {compact(e['first_disagreement'], 900)}")
 
@@ -1042,6 +1135,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-download", action="store_true")
     ap.add_argument("--tables", help=f"comma-separated subset of {','.join(TABLES)}")
     ap.add_argument("--slim", metavar="DIR", help="write a slim copy of the wheel into DIR and exit")
+    ap.add_argument("--mrv2-interpret", action="store_true",
+                    help="on the CPU, run the MRV2 kernels in Triton's interpreter too (it follows host pointers)")
+    ap.add_argument("--mrv2-cases", type=int, help="cases for the MRV2 tables (default --cases)")
+    ap.add_argument("--json-out", metavar="PATH", help="also write the JSON object to PATH")
     try:
         args = ap.parse_args(argv)
     except SystemExit as e:
@@ -1069,9 +1166,13 @@ def main(argv=None) -> int:
     except BadInput as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    res = run_oracle(version, code, device=args.device, cases=args.cases, seed=args.seed, tables=tables)
+    res = run_oracle(version, code, device=args.device, cases=args.cases, seed=args.seed, tables=tables,
+                     mrv2_interpret=args.mrv2_interpret, mrv2_cases=args.mrv2_cases)
+    text = json.dumps(res, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o))
+    if args.json_out:
+        Path(args.json_out).write_text(text)
     if args.json:
-        print(json.dumps(res, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
+        print(text)
     else:
         print_report(res)
     return 0 if res["agree"] else 1

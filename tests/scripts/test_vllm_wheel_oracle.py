@@ -131,3 +131,16 @@ def test_real_wheel_v1_slots_and_csr_agree():
         e = res["tables"][name]
         assert e["cases"] == 15 and not e.get("errors"), (name, e["first_disagreement"])
         assert e["agreed"] == 15, (name, e["first_disagreement"])
+
+
+@pytest.mark.skipif(_real_wheel("0.29.0") is None, reason="no cached vLLM 0.29.0 wheel")
+def test_real_wheel_mrv2_tables_run_in_the_interpreter():
+    """The MRV2 kernels take raw data pointers; Triton's interpreter follows host pointers, so the
+    wheel's own BlockTables methods run on a stub here (the same path --device cuda takes)."""
+    orc = _load("vllm_wheel_oracle")
+    code = orc.WheelCode(Path(_real_wheel("0.29.0")))
+    res = orc.run_oracle("0.29.0", code, cases=4, seed=3, tables=("mrv2_gather", "mrv2_slots"), mrv2_interpret=True)
+    for name in ("mrv2_gather", "mrv2_gather_runner_v2", "mrv2_slots", "mrv2_slots_geometry"):
+        e = res["tables"][name]
+        assert e["cases"] >= 1 and not e.get("errors"), (name, e["first_disagreement"])
+    assert res["tables"]["mrv2_gather"]["agreed"] == res["tables"]["mrv2_gather"]["cases"]
