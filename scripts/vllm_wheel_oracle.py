@@ -541,9 +541,14 @@ def wheel_v1_table(code: WheelCode, g: dict, case: dict) -> np.ndarray:
     n = len(case["requests"])
     bt = np.zeros((n + case["pad_rows"], width), np.int32)
     for i, r in enumerate(case["requests"]):
-        ids = kernel_ids(r["block_ids"], k) if code.v1_rows == "kernel" else r["block_ids"]
+        ids = kernel_ids(r["block_ids"], k) if _rows_kind(code) == "kernel" else r["block_ids"]
         bt[i, : len(ids)] = ids
     return bt
+
+
+def _rows_kind(code: WheelCode) -> str:
+    """What a persistent row holds: V1's rule, or MRV2's where V1 is gone (v0.34.0)."""
+    return code.v1_rows or code.mrv2_rows
 
 
 def wheel_width(code: WheelCode, g: dict, max_blocks: int) -> int:
@@ -587,7 +592,7 @@ def wheel_kernel_table(code: WheelCode, g: dict, case: dict, device: str) -> np.
     import torch
 
     bt = wheel_v1_table(code, g, case)[: len(case["requests"])]
-    if code.v1_rows == "kernel":
+    if _rows_kind(code) == "kernel":
         return bt
     k = g["block_size"] // g["kernel_block_size"]
     if code.attn_group_cls is None:
@@ -924,7 +929,7 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                               "kvviz": kk}, note="wheel width x blocks_per_kv_block (AttentionGroup)")
     step_tables = [t for t in ("v1_slots", "kernel_table", "csr") if t in tables]
     for t in step_tables:
-        if t in ("v1_slots", "kernel_table") and not code.has_v1:
+        if (t == "v1_slots" or (t == "kernel_table" and code.attn_group_cls is None)) and not code.has_v1:
             tally.skip(t, "absent in this release (vllm/v1/worker/block_table.py deleted)")
         if t == "csr" and (code.fi_builder is None or code.copy_kernel is None):
             tally.skip(t, "FlashInfer _compute_flashinfer_kv_metadata / _copy_page_indices_kernel absent")
@@ -946,13 +951,15 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                               {"inputs": inputs, "features": feats, "wheel": w, "kvviz_kernel": ker})
                 except Exception as e:  # noqa: BLE001
                     tally.error("v1_slots", repr(e), {"inputs": inputs})
-            if "kernel_table" in tables and code.has_v1:
+            if "kernel_table" in tables and (code.has_v1 or code.attn_group_cls is not None):
                 try:
                     w = wheel_kernel_table(code, g, case, device)
                     k = KVVIZ_kernel_table(rules, g, case)
                     tally.add("kernel_table", _eq(w, k), {"inputs": inputs, "features": feats, "wheel": w, "kvviz": k,
                                                           "kvviz_rules": _rules_detail(rules, "kernel_table")},
-                              note=f"wheel rows hold {code.v1_rows} ids")
+                              note=f"wheel rows hold {_rows_kind(code)} ids" + (
+                                  "" if code.has_v1 else "; no V1 table: MRV2's manager-id rows through "
+                                  "AttentionGroup.map_to_kernel_block_table"))
                 except Exception as e:  # noqa: BLE001
                     tally.error("kernel_table", repr(e), {"inputs": inputs})
             if "csr" in tables and code.fi_builder is not None and code.copy_kernel is not None:
@@ -964,7 +971,10 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                 if pages > table.shape[1]:
                     table = np.pad(table, ((0, 0), (0, pages - table.shape[1])))
                 try:
-                    w = wheel_csr(code, g, table, seq, device)
+                    wtable = wheel_kernel_table(code, g, case, device)
+                    if wtable.shape[1] < table.shape[1]:
+                        wtable = np.pad(wtable, ((0, 0), (0, table.shape[1] - wtable.shape[1])))
+                    w = wheel_csr(code, g, wtable, seq, device)
                     ref = KVVIZ_csr_ref(rules, g, table, seq)
                     d = {"inputs": inputs, "features": feats, "wheel": w, "kvviz": ref,
                          "kvviz_rules": _rules_detail(rules, "csr")}
