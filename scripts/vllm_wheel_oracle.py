@@ -855,6 +855,9 @@ class Tally:
             by = e.setdefault("disagreements_by_feature", {})
             for f in feats:
                 by[f] = by.get(f, 0) + 1
+            combo = " + ".join(sorted(feats))
+            byc = e.setdefault("disagreements_by_feature_set", {})
+            byc[combo] = byc.get(combo, 0) + 1
         if not ok and e["first_disagreement"] is None:
             e["first_disagreement"] = detail
         if note and note not in e["notes"]:
@@ -1128,7 +1131,8 @@ def print_report(res: dict) -> None:
             extra += f", {e['interpreter_skipped']} not run in the interpreter"
         print(f"  {name:24s} {e['agreed']}/{e['cases']} {status}{extra}" + (f"  ({'; '.join(e['notes'])})" if e["notes"] else ""))
         if e.get("disagreements_by_feature"):
-            print("      disagreeing cases by feature: " + ", ".join(f"{k} {v}" for k, v in e["disagreements_by_feature"].items()))
+            print("      disagreeing cases by feature set: " + "; ".join(
+                f"{k}: {v}" for k, v in sorted(e["disagreements_by_feature_set"].items(), key=lambda kv: -kv[1])))
         if e["first_disagreement"] is not None:
             print(f"      first: {compact(e['first_disagreement'], 900)}")
 
