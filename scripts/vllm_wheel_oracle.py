@@ -804,7 +804,8 @@ def _wheel_block_tables(code: WheelCode, case: dict, device: str):
     bt.block_tables = [types.SimpleNamespace(gpu=torch.from_numpy(s.copy()).to(device)) for s in state]
     bt.num_blocks = types.SimpleNamespace(gpu=torch.from_numpy(np.stack(nb).astype(np.int32)).to(device))
     before = case["mgr_input_before"] if manager else case["input_before"]
-    bt.input_block_tables = [torch.from_numpy(np.ascontiguousarray(b)).to(device) for b in before]
+    # copies: on the CPU torch.from_numpy shares the case's arrays, which the kvviz side reads after
+    bt.input_block_tables = [torch.from_numpy(np.array(b, copy=True)).to(device) for b in before]
     bt.slot_mappings = torch.full((len(groups), case["max_num_tokens"]), POISON, dtype=torch.int64, device=device)
     bt.init_block_table_layout_tensors()
     return bt
@@ -918,7 +919,8 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                 g = random_geometry(rng, dcp=False)
                 mb = rng.choice([1, 2, 3, rng.randint(1, 64), rng.randint(1, 5000)])
                 w, k = wheel_width(code, g, mb), KVVIZ_width(rules, g, mb)
-                tally.add("width", w == k, {"block_size": g["block_size"], "kernel_block_size": g["kernel_block_size"],
+                tally.add("width", w == k, {"features": _features(g),
+                                            "block_size": g["block_size"], "kernel_block_size": g["kernel_block_size"],
                                             "max_num_blocks": mb, "wheel": w, "kvviz": k,
                                             "kvviz_rules": _rules_detail(rules, "width")},
                           note=f"wheel: {code.width_where} get_block_table_width")
@@ -927,7 +929,7 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                     # (AttentionGroup.__init__); kvviz's table_width counts those columns
                     wk = w * (g["block_size"] // g["kernel_block_size"])
                     kk = int(_geo(g).table_width(mb, rules.width_alignment))
-                    tally.add("width_kernel_table", wk == kk, {"block_size": g["block_size"],
+                    tally.add("width_kernel_table", wk == kk, {"features": _features(g), "block_size": g["block_size"],
                               "kernel_block_size": g["kernel_block_size"], "max_num_blocks": mb, "wheel": wk,
                               "kvviz": kk}, note="wheel width x blocks_per_kv_block (AttentionGroup)")
     step_tables = [t for t in ("v1_slots", "kernel_table", "csr") if t in tables]
@@ -1028,10 +1030,11 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                                                "max_num_tokens", "slot_mapping_enabled", "dcp_sharded",
                                                "sliding_window_reach", "previous_num_reqs")}
                 feats = _mrv2_features(code, case)
-                bt = None
+                bt = wg = None
                 try:
                     bt = _wheel_block_tables(code, case, device)
-                    wg = wheel_mrv2_gather(code, bt, case, device)
+                    if "mrv2_gather" in tables:
+                        wg = wheel_mrv2_gather(code, bt, case, device)
                 except Exception as e:  # noqa: BLE001
                     tally.error("mrv2_gather", repr(e), {"inputs": inputs})
                     wg = None
@@ -1050,7 +1053,7 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                             tally.add(name, all(_eq(a, b) for a, b in zip(wg, k)), {**d, "kvviz": k}, note=note)
                         except Exception as e:  # noqa: BLE001  kvviz cannot model the case: a disagreement
                             tally.add(name, False, {**d, "kvviz_error": repr(e)[:300]})
-                if bt is None:
+                if bt is None or "mrv2_slots" not in tables:
                     continue
                 try:
                     ws = wheel_mrv2_slots(code, bt, case, device)
@@ -1081,8 +1084,6 @@ def _mrv2_features(code: WheelCode, case: dict) -> list[str]:
         out.append("kernel-block split")
     if case["cp"]["dcp_world_size"] > 1:
         out.append("dcp")
-    if code.mrv2_rows == "manager":
-        out.append("manager-id rows")
     if not all(case["slot_mapping_enabled"]):
         out.append("slot mapping disabled group")
     if not all(case["dcp_sharded"]):
