@@ -2,8 +2,9 @@
 """vLLM's own code, taken from a release's wheel at run time, as an oracle for kvviz.
 
 usage: python scripts/vllm_wheel_oracle.py VERSION [--device cpu|cuda] [--cases N] [--seed S]
-                                           [--json] [--wheel PATH] [--cache DIR] [--no-download]
-                                           [--tables t1,t2] [--slim DIR]
+                                           [--json] [--json-out PATH] [--wheel PATH] [--cache DIR]
+                                           [--no-download] [--tables t1,t2] [--slim DIR]
+                                           [--mrv2-interpret] [--mrv2-cases N]
 
 The wheel (``vllm-VERSION-*.whl``) is looked for in ``--wheel``, the cache folder
 (``$KVVIZ_WHEEL_CACHE`` or ``~/.cache/kvviz/wheels/``, flat or in ``VERSION/``) and ``/tmp/wheels/VERSION/``;
@@ -34,8 +35,14 @@ interleaves up to the block size, 1..4 requests and groups, padded rows and toke
 * ``mrv2_gather``, ``mrv2_slots``  MRV2's ``BlockTables.gather_block_tables`` /
                   ``compute_slot_mappings`` (the wheel's own methods on a stub, so its launches are
                   mirrored by construction) vs ``kernels.mrv2_tables`` and ``kvviz.core.runner_v2``;
-                  they pass raw int64 data pointers (``_load_ptr``), which Triton's interpreter
-                  cannot follow: ``--device cuda`` only (on the CPU: "needs cuda: skipped").
+                  they pass raw uint64 data pointers (``_load_ptr``): ``--device cuda``; on the CPU
+                  they are skipped ("needs cuda: skipped") unless ``--mrv2-interpret``: Triton 3.9's
+                  interpreter does follow host data pointers, but refuses v0.31.0+'s bool mask
+                  ``~dcp_sharded | is_local`` under DCP (those cases are counted "not run in the
+                  interpreter"). Drawn per case where the release's kernels have them: a group with
+                  ``slot_mapping_enabled`` False, a replicated (``dcp_sharded`` False) group, a
+                  sliding-window reach with ``num_computed_tokens``, the previous batch's dirty rows.
+                  Not drawn: ``idx_mapping == -1`` rows (kvviz's kernel would read state row -1).
 
 The kvviz side of every table goes through one small adapter (``KVVIZ_*`` below) so it can be
 re-pointed when kvviz models a rule differently. A case where kvviz does not (yet) match the wheel
