@@ -36,7 +36,12 @@ Grid: ONE 1-D launch whose programs take one of three roles, by program id:
 * V2 only, the last ``num_reqs_padded`` programs: the gather, one batch row per program, every
   group: ``input[g, b, :n] = state[g, idx_mapping[b], :n]`` with ``n = clamp(num_blocks[g,
   idx_mapping[b]], 0, W_g)`` (the rest of the row left as it was) for ``b < num_reqs``, zeros in
-  ``[0, W_g)`` for the padding rows.
+  ``[0, W_g)`` for the padding rows (and, v0.33.0, the rows up to ``dirty_rows``).
+
+Release rules (``fused_step_v2``'s docstring): the slot arithmetic, the masks and the gather are
+``kernels.mrv2_tables``' own ``@triton.jit`` helpers (``mrv2_slot``, ``row_count``, ``gather_row``,
+``zero_row``, ``swa_num_null``); the era and the per-group flags are constexprs, so the default
+(V1's "kv_block" arithmetic, every group enabled and sharded, no masking) compiles what it always did.
 
 In V1 ``row(r) = r`` of the (committed) block tables; in V2 ``row(r) = idx_mapping[r]`` of the
 *state* tables, for the slot mappings and the CSR indices alike: the gather's writes are not
