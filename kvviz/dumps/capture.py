@@ -160,8 +160,15 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
          "free_block_ids": np.array(record.free_queue, dtype=np.int32),
          "profile": rules.label, "vllm": rules.name, "runner": getattr(record, "runner", "v1")}
     if m["runner"] == "v2":
-        # the gathered input table (batch order) and the request-state rows it came from
-        m.update(block_table=record.device_tables[group].copy(),
+        # the gathered input table (batch order) and the request-state rows it came from; from
+        # v0.32.0 the state rows hold manager ids and the attention reads the kernel-block table
+        # b * r + j of every gathered row (kvviz.core.slots_v2.expand_kernel_blocks)
+        table = record.device_tables[group]
+        if rules.mrv2_dcp_slots == "manager_ids" and config.groups[group].kind != "state":
+            from kvviz.core.slots_v2 import expand_kernel_blocks
+
+            table = expand_kernel_blocks(table, config.block_size // config.kbs)
+        m.update(block_table=table.copy(),
                  idx_mapping=np.array(record.idx_mapping, dtype=np.int32),
                  state_block_table=record.cpu_tables[group].copy(),
                  state_num_blocks=record.num_blocks_per_row[group].copy())

@@ -264,7 +264,8 @@ def dump_from_mapping(m: dict) -> Dump:
     num_reqs = _scalar(m, "num_reqs", lo=0, hi=R)
     padded = _scalar(m, "num_reqs_padded", lo=num_reqs, hi=R, optional=True)
     vec = _vectors(m)
-    state_bt = _v2_tables(m, head["runner"], vec, bt.shape, num_reqs)
+    per = head["block_size"] // (head["kernel_block_size"] or head["block_size"])
+    state_bt = _v2_tables(m, head["runner"], vec, bt.shape, num_reqs, per)
     _check_counts(vec["num_blocks_per_row"], bt.shape)
     dev = _device_table(m, bt.shape, num_reqs if padded is None else padded)
     _check_step_arrays(vec, num_reqs, R)
@@ -275,9 +276,10 @@ def dump_from_mapping(m: dict) -> Dump:
                 **head, **{k: vec.get(k) for k in VECTOR_KEYS})
 
 
-def _v2_tables(m: dict, runner: str | None, vec: dict, shape, num_reqs: int) -> np.ndarray | None:
+def _v2_tables(m: dict, runner: str | None, vec: dict, shape, num_reqs: int, per: int = 1) -> np.ndarray | None:
     """Model Runner V2's tables: required with runner "v2" (and refused without it); the gathered
-    table's counts (num_blocks_per_row), when not given, follow from state_num_blocks[idx_mapping]."""
+    table's counts (num_blocks_per_row), when not given, follow from state_num_blocks[idx_mapping].
+    A state table 1/per as wide (per = block_size / kernel_block_size) holds manager ids (v0.32.0 on)."""
     R, W = shape
     present = [k for k in V2_KEYS if m.get(k) is not None]
     if runner != "v2":
@@ -295,14 +297,16 @@ def _v2_tables(m: dict, runner: str | None, vec: dict, shape, num_reqs: int) -> 
     st = _as_int_array("state_block_table", m["state_block_table"], 2, np.int32)
     _check_table_shape("state_block_table", st.shape)
     S = st.shape[0]
-    if st.shape[1] != W:
-        raise BadInput(f"state_block_table is {st.shape[1]} wide; it must be as wide as block_table ({W})")
+    if st.shape[1] != W and not (per > 1 and st.shape[1] * per == W):
+        also = f" (or {W // per}: manager ids)" if per > 1 and W % per == 0 else ""
+        raise BadInput(f"state_block_table is {st.shape[1]} wide; it must be as wide as block_table ({W}){also}")
+    Ws = st.shape[1]
     cnt = vec["state_num_blocks"]
     if cnt.shape[0] != S:
         raise BadInput(f"state_num_blocks has {cnt.shape[0]} entries but state_block_table has {S} rows")
-    if S and (int(cnt.min()) < 0 or int(cnt.max()) > W):
-        r = int(np.nonzero((cnt < 0) | (cnt > W))[0][0])
-        raise BadInput(f"state_num_blocks[{r}] = {int(cnt[r])} is outside [0, {W}], the table width")
+    if S and (int(cnt.min()) < 0 or int(cnt.max()) > Ws):
+        r = int(np.nonzero((cnt < 0) | (cnt > Ws))[0][0])
+        raise BadInput(f"state_num_blocks[{r}] = {int(cnt[r])} is outside [0, {Ws}], the table width")
     idx = vec["idx_mapping"]
     if not num_reqs <= idx.shape[0] <= max(R, S):
         raise BadInput(f"idx_mapping has {idx.shape[0]} entries; it needs one per live row ({num_reqs})")
@@ -310,7 +314,7 @@ def _v2_tables(m: dict, runner: str | None, vec: dict, shape, num_reqs: int) -> 
         live = idx[:num_reqs].astype(np.int64)
         ok = (live >= 0) & (live < S)
         counts = np.zeros(R, np.int32)
-        counts[:num_reqs] = np.where(ok, cnt[np.clip(live, 0, max(S - 1, 0))] if S else 0, 0)
+        counts[:num_reqs] = np.where(ok, cnt[np.clip(live, 0, max(S - 1, 0))] if S else 0, 0) * (W // Ws)
         vec["num_blocks_per_row"] = counts
     return st
 
