@@ -168,6 +168,9 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
             from kvviz.core.slots_v2 import expand_kernel_blocks
 
             table = expand_kernel_blocks(table, config.block_size // config.kbs)
+        gathers = [e for e in getattr(record, "events", ()) if e.get("kind") == "gather" and "dirty_rows" in e]
+        if gathers and table is record.device_tables[group]:
+            m["previous_num_reqs"] = r_pad + int(gathers[-1]["dirty_rows"])   # v0.33.0's dirty rows
         m.update(block_table=table.copy(),
                  idx_mapping=np.array(record.idx_mapping, dtype=np.int32),
                  state_block_table=record.cpu_tables[group].copy(),

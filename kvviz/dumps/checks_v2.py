@@ -10,7 +10,9 @@ a gathered row past its count are whatever an earlier step left there: never rea
   state that holds no block for a row that has tokens;
 * ``v2-gather``: a gathered row differs from its state row inside the state's count;
 * ``v2-pad-row``: a padded row of the gathered table (``num_reqs`` .. ``num_reqs_padded``) is not
-  all 0.
+  all 0; from v0.33.0 (``mrv2_zero_dirty_rows``) the rows up to ``previous_num_reqs`` (the previous
+  gather's num_reqs, an optional key) too, where the dump's table is the gathered one itself
+  (not the attention's kernel-block table of manager ids, which only the rows passed in reach).
 
 Releases (``kvviz.core.versions``; vLLM ``vllm/v1/worker/gpu/block_table.py``):
 
@@ -163,9 +165,12 @@ def pad_row(run: CheckRun) -> None:
     attention group's ``b * r + j`` of the zeroed row (vllm/v1/worker/utils.py
     ``AttentionGroup.map_to_kernel_block_table`` writes every column of the rows passed in)."""
     d = run.d
-    if not d.is_v2 or d.padded_reqs <= run.n:
+    end = d.padded_reqs
+    if d.previous_num_reqs is not None and run.profile.mrv2_zero_dirty_rows and state_per_entry(d) == 1:
+        end = max(end, min(d.previous_num_reqs, d.rows))   # 0.33.0 block_table.py:191 _num_dirty_rows
+    if not d.is_v2 or end <= run.n:
         return
-    pad = run.bt[run.n: d.padded_reqs]
+    pad = run.bt[run.n: end]
     per = d.blocks_per_kv_block if manager_rules(run.profile, d) and not d.is_state_group else 1
     nz = pad != np.arange(d.width)[None, :] % per
     bad = np.flatnonzero(nz.any(axis=1))

@@ -34,7 +34,8 @@ MAX_NUM_BLOCKS = (1 << 31) - 1    # block ids are int32
 
 SCALAR_KEYS = ("kvviz_dump_version", "block_size", "num_blocks", "num_reqs", "num_reqs_padded",
                "sliding_window", "kernel_block_size", "dcp_world_size", "dcp_rank",
-               "cp_kv_cache_interleave_size", "attention_chunk_size", "cascade_prefix_blocks")
+               "cp_kv_cache_interleave_size", "attention_chunk_size", "cascade_prefix_blocks",
+               "previous_num_reqs")
 TABLE_KEYS = ("block_table", "block_table_device", "state_block_table")
 # 1-D arrays and the dtype each is held in once loaded
 VECTOR_KEYS = {
@@ -96,6 +97,7 @@ class Dump:
     mamba_cache_mode: str | None = None             # "align": a state row holds null blocks (#30877)
     attention_chunk_size: int | None = None         # chunked-local attention: blocks before the chunk
     cascade_prefix_blocks: int | None = None        # cascade attention: shared pages left out of CSR
+    previous_num_reqs: int | None = None            # V2: the previous gather's num_reqs (dirty rows)
 
     # --- derived ----------------------------------------------------------------------
     @property
@@ -152,7 +154,7 @@ class Dump:
         out = {"kvviz_dump_version": DUMP_VERSION, "block_size": self.block_size,
                "num_blocks": self.num_blocks, "num_reqs": self.num_reqs}
         for k in ("num_reqs_padded", "sliding_window", "kernel_block_size", "attention_chunk_size",
-                  "cascade_prefix_blocks", *TEXT_KEYS):
+                  "cascade_prefix_blocks", "previous_num_reqs", *TEXT_KEYS):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
         if (self.dcp_world_size, self.dcp_rank, self.cp_kv_cache_interleave_size) != (1, 0, 1):
@@ -271,8 +273,11 @@ def dump_from_mapping(m: dict) -> Dump:
     _check_step_arrays(vec, num_reqs, R)
     _check_csr_and_pool(vec, num_reqs, R, head["num_blocks"])
     cascade = _scalar(m, "cascade_prefix_blocks", lo=0, hi=bt.shape[1], optional=True)
+    prev = _scalar(m, "previous_num_reqs", lo=0, hi=R, optional=True)
+    if prev is not None and head["runner"] != "v2":
+        raise BadInput("'previous_num_reqs' belongs to a Model Runner V2 dump; add \"runner\": \"v2\"")
     return Dump(num_reqs=num_reqs, block_table=bt, block_table_device=dev, num_reqs_padded=padded,
-                state_block_table=state_bt, cascade_prefix_blocks=cascade,
+                state_block_table=state_bt, cascade_prefix_blocks=cascade, previous_num_reqs=prev,
                 **head, **{k: vec.get(k) for k in VECTOR_KEYS})
 
 
