@@ -150,6 +150,18 @@ def _v2_kernel_table(manager_ids: bool):
     return build
 
 
+def _v2_dirty_rows(zeroed: bool, release: str):
+    def build():
+        # the previous batch had 4 requests; this one 2, padded to 3: row 3 is a dirty row
+        m = v2_mapping()
+        m["vllm"] = release
+        m["previous_num_reqs"] = 4
+        if zeroed:
+            m["block_table"][3] = 0
+        return m
+    return build
+
+
 CORPUS = [
     RealState("padded device rows filled with -1", "v0.15.0",
               "vllm/v1/worker/gpu_model_runner.py:1695 blk_table_tensor[num_reqs:num_reqs_padded].fill_(-1)",
@@ -194,6 +206,13 @@ CORPUS = [
     RealState("MRV2: kernel-id state rows, padded rows 0", "v0.31.0",
               "vllm/v1/worker/gpu/block_table.py:128 block_ids = [b * bpk + k ...]; line 262 zero out padded rows",
               _v2_kernel_table(False), "v0.32.0", "v2-pad-row"),
+    RealState("MRV2: a row past the padding left as the previous, larger batch wrote it", "v0.32.0",
+              "vllm/v1/worker/gpu/block_table.py:162 _gather_block_tables_kernel[(self.num_kv_cache_groups, "
+              "num_reqs_padded)] (rows past num_reqs_padded are not touched)",
+              _v2_dirty_rows(False, "v0.32.0"), "v0.33.0", "v2-pad-row"),
+    RealState("MRV2: the previous batch's rows past the padding zeroed", "v0.33.0",
+              "vllm/v1/worker/gpu/block_table.py:191 num_rows = max(num_rows, self._num_dirty_rows)",
+              _v2_dirty_rows(True, "v0.33.0"), None, None),
 ]
 
 
