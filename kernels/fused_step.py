@@ -107,10 +107,11 @@ def _csr_part(t, y, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_pt
     s = tl.load(seq_ptr + rows, mask=real, other=0).to(tl.int64)
     if IDX:
         trow = tl.load(idx_ptr + rows, mask=real, other=0).to(tl.int64)
+        live = trow >= 0                              # idx_mapping -1: no row, the null block
+        trow = tl.maximum(trow, 0)
     else:
         trow = rows
-    live = trow >= 0                                  # idx_mapping -1: no row, the null block
-    trow = tl.maximum(trow, 0)
+        live = real
     if ERA == 2:
         # v0.32.0 on: state rows hold manager ids; the page table is the attention group's
         # kernel-block table, manager id b at column c // r giving b * r + c % r
@@ -198,10 +199,11 @@ def _slot_part(p, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr,
     real = offs < num_tokens
     if IDX:
         trow = tl.load(idx_ptr + lo, mask=real, other=0).to(tl.int64)
+        live = trow >= 0                  # idx_mapping -1: a row that owns no block
+        trow = tl.maximum(trow, 0)
     else:
         trow = lo.to(tl.int64)
-    live = trow >= 0                      # idx_mapping -1: a row that owns no block
-    trow = tl.maximum(trow, 0)
+        live = real                       # V1: every row is real (the helper's mask is real & live)
     for g in tl.static_range(NUM_GROUPS):
         if (GROUP_MASK >> g) & 1:
             if (ENABLED_MASK >> g) & 1:
