@@ -131,3 +131,35 @@ def test_cli_run_dump_then_check(tmp_path):
     d = json.loads(out.read_text())
     assert d["sliding_window"] == 8 and "seq_lens" in d and "query_start_loc" in d
     assert np.asarray(d["state_block_table"]).shape[1] * 2 == np.asarray(d["block_table"]).shape[1]
+
+
+class _Staged:
+    def __init__(self, a):
+        self.gpu = a
+
+
+class _BlockTablesV032:
+    """v0.32.0-shaped MRV2 BlockTables (vllm/v1/worker/gpu/block_table.py:34: block_sizes only, no
+    kernel_block_sizes): state and input rows of KV-manager ids."""
+    def __init__(self, state, counts, gathered, block_size):
+        self.block_tables = [_Staged(state)]
+        self.num_blocks = _Staged(counts[None, :])
+        self.input_block_tables = [gathered]
+        self.block_sizes = [block_size]
+
+
+def test_capture_v2_of_a_v0_32_block_tables_with_smaller_kernel_blocks():
+    from dump_fixtures import v2_mapping
+
+    from kvviz.dumps.capture import capture_v2
+    m = v2_mapping()              # block size 4, manager ids; the attention's kernel blocks are 2 tokens
+    bt = _BlockTablesV032(m["state_block_table"], m["state_num_blocks"], m["block_table"], 4)
+    d = capture_v2(bt, idx_mapping=m["idx_mapping"], num_reqs_padded=3, num_blocks=16, seq_lens=m["seq_lens"],
+                   query_start_loc=m["query_start_loc"], positions=m["positions"], slot_mapping=m["slot_mapping"],
+                   vllm="v0.32.0", kernel_block_size=2)
+    assert d.kernel_block_size == 2 and d.width == 8
+    assert np.array_equal(d.state_block_table, m["state_block_table"])
+    for r in range(4):
+        assert d.block_table[r].tolist() == expand(m["block_table"][r], 2)
+    assert run_checks(d) == [], [f.message for f in run_checks(d)]
+    assert {"v2-gather", "v2-pad-row"} <= checks(d, "v0.31.0")
