@@ -20,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CORE = ["kvviz.constants", "kvviz.errors", "kvviz.core.geometry", "kvviz.core.versions", "kvviz.reference",
         "kvviz.core.layout", "kvviz.core.block_table", "kvviz.core.step", "kvviz.core.pool", "kvviz.core.manager",
-        "kvviz.core.batch", "kvviz.core.scenario", "kvviz.core.runner_v2", "kvviz.core.worker_v2", "kvviz.core.engine",
+        "kvviz.core.batch", "kvviz.core.scenario", "kvviz.core.runner_v2", "kvviz.core.slots_v2", "kvviz.core.worker_v2", "kvviz.core.engine",
         "kvviz.core.capacity", "kvviz.core.knobs", "kvviz.core.scheduler",
         "kvviz.views.report", "kvviz.cli", "kvviz.dist", "kvviz.dist.plan", "kvviz.cli.dcp"]
 CORE_MAY_IMPORT = ("kvviz.core", "kvviz.constants", "kvviz.errors")
