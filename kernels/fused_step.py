@@ -36,7 +36,12 @@ Grid: ONE 1-D launch whose programs take one of three roles, by program id:
 * V2 only, the last ``num_reqs_padded`` programs: the gather, one batch row per program, every
   group: ``input[g, b, :n] = state[g, idx_mapping[b], :n]`` with ``n = clamp(num_blocks[g,
   idx_mapping[b]], 0, W_g)`` (the rest of the row left as it was) for ``b < num_reqs``, zeros in
-  ``[0, W_g)`` for the padding rows.
+  ``[0, W_g)`` for the padding rows (and, v0.33.0, the rows up to ``dirty_rows``).
+
+Release rules (``fused_step_v2``'s docstring): the slot arithmetic, the masks and the gather are
+``kernels.mrv2_tables``' own ``@triton.jit`` helpers (``mrv2_slot``, ``row_count``, ``gather_row``,
+``zero_row``, ``swa_num_null``); the era and the per-group flags are constexprs, so the default
+(V1's "kv_block" arithmetic, every group enabled and sharded, no masking) compiles what it always did.
 
 In V1 ``row(r) = r`` of the (committed) block tables; in V2 ``row(r) = idx_mapping[r]`` of the
 *state* tables, for the slot mappings and the CSR indices alike: the gather's writes are not
@@ -60,6 +65,7 @@ from typing import NamedTuple
 import triton
 import triton.language as tl
 
+from kernels.mrv2_tables import DCP_ERAS, gather_row, mrv2_slot, row_count, swa_num_null, zero_row
 from kernels.slot_mapping import PAD_SLOT_ID, SEARCH_FANOUT, request_of, search_steps
 
 MAX_GROUPS = 62                 # has_slot_mapping travels as the bits of a constexpr
@@ -88,8 +94,8 @@ def _local_len(s, DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: t
 
 @triton.jit
 def _csr_part(t, y, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr, kbs_ptr, csr_group,
-              indptr_ptr, indices_ptr, indices_cap, lpl_ptr, num_reqs, num_reqs_padded,
-              IDX: tl.constexpr, DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr,
+              indptr_ptr, indices_ptr, indices_cap, lpl_ptr, num_reqs, num_reqs_padded, bs_ptr, nc_ptr,
+              reach_ptr, IDX: tl.constexpr, ERA: tl.constexpr, MASK_SW: tl.constexpr, DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr,
               EMPTY_IS_ZERO: tl.constexpr, PADDED_LPL: tl.constexpr, REQ_TILE: tl.constexpr,
               PAGE_CHUNK: tl.constexpr, PREFIX_CHUNK: tl.constexpr):
     page = tl.load(kbs_ptr + csr_group).to(tl.int64)
@@ -101,8 +107,23 @@ def _csr_part(t, y, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_pt
     s = tl.load(seq_ptr + rows, mask=real, other=0).to(tl.int64)
     if IDX:
         trow = tl.load(idx_ptr + rows, mask=real, other=0).to(tl.int64)
+        live = trow >= 0                              # idx_mapping -1: no row, the null block
+        trow = tl.maximum(trow, 0)
     else:
         trow = rows
+        live = real
+    if ERA == 2:
+        # v0.32.0 on: state rows hold manager ids; the page table is the attention group's
+        # kernel-block table, manager id b at column c // r giving b * r + c % r
+        per = tl.load(bs_ptr + csr_group).to(tl.int64) // page
+        ebs = tl.load(bs_ptr + csr_group).to(tl.int64)
+    else:
+        per = 1
+        ebs = page
+    num_null = tl.zeros([REQ_TILE], dtype=tl.int64)
+    if MASK_SW:
+        # v0.33.0: the gathered row's leading entries below the sliding window are block 0
+        num_null = swa_num_null(nc_ptr, reach_ptr, csr_group, trow, ebs)
     # pages of every request before this tile: wide loads of seq_lens, summed here (the launcher
     # sizes PREFIX_CHUNK to the padded batch up to 1024 requests: then this is ONE load)
     # in int32 (seq_lens' type): the divide by the page size is the costly part, and a 64-bit divide
@@ -143,7 +164,18 @@ def _csr_part(t, y, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_pt
     for c in range(first, top, stride):
         cols = c + cols0
         m = cols[None, :] < npg[:, None]
-        ids = tl.load(src + cols[None, :] * t_c, mask=m & (cols[None, :] < width), other=0)
+        if ERA == 2:
+            tcol = cols // per                # the state column holding kernel column c
+        else:
+            tcol = cols
+        ok = m & (tcol[None, :] < width)
+        if IDX:
+            ok = ok & live[:, None]
+        if MASK_SW:
+            ok = ok & (tcol[None, :] >= num_null[:, None])
+        ids = tl.load(src + tcol[None, :] * t_c, mask=ok, other=0)
+        if ERA == 2:
+            ids = ids * per.to(tl.int32) + (cols - tcol * per).to(tl.int32)[None, :]
         dst = start[:, None] + cols[None, :]
         tl.store(indices_ptr + dst, ids, mask=m & (dst < indices_cap))
 
@@ -153,7 +185,9 @@ def _slot_part(p, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr,
                out_ptr, o_g, o_t, num_reqs, num_tokens_padded, search_steps,
                IDX: tl.constexpr, NUM_GROUPS: tl.constexpr, GROUP_MASK: tl.constexpr,
                DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr,
-               PAD_ID: tl.constexpr, TILE: tl.constexpr, FANOUT: tl.constexpr):
+               ERA: tl.constexpr, ENABLED_MASK: tl.constexpr, SHARDED_MASK: tl.constexpr,
+               PAD_UNMAPPED: tl.constexpr, PAD_ID: tl.constexpr, TILE: tl.constexpr,
+               FANOUT: tl.constexpr):
     offs = p.to(tl.int64) * TILE + tl.arange(0, TILE)
     inside = offs < num_tokens_padded
     # the position, the token count and the search's first step are read at once: none waits
@@ -165,63 +199,62 @@ def _slot_part(p, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr,
     real = offs < num_tokens
     if IDX:
         trow = tl.load(idx_ptr + lo, mask=real, other=0).to(tl.int64)
+        live = trow >= 0                  # idx_mapping -1: a row that owns no block
+        trow = tl.maximum(trow, 0)
     else:
         trow = lo.to(tl.int64)
+        live = real                       # V1: every row is real (the helper's mask is real & live)
     for g in tl.static_range(NUM_GROUPS):
         if (GROUP_MASK >> g) & 1:
-            width = tl.load(widths_ptr + g).to(tl.int64)
-            bs = tl.load(bs_ptr + g).to(tl.int64)
-            kbs = tl.load(kbs_ptr + g).to(tl.int64)
-            vbs = bs * DCP_WORLD
-            vidx = pos // vbs
-            voff = pos - vidx * vbs
-            if DCP_WORLD == 1:
-                loff = voff
-                col = vidx * (bs // kbs) + loff // kbs
-                take = real & (col < width)
-                blk = tl.load(tab_ptr + g * t_g + trow * t_r + col * t_c, mask=take, other=0).to(tl.int64)
-                slot = tl.where(real, blk * kbs + loff % kbs, PAD_ID)
+            if (ENABLED_MASK >> g) & 1:
+                width = tl.load(widths_ptr + g).to(tl.int64)
+                bs = tl.load(bs_ptr + g).to(tl.int64)
+                kbs = tl.load(kbs_ptr + g).to(tl.int64)
+                # the arithmetic of kernels.mrv2_tables (V1's is the "kv_block" era)
+                slot = mrv2_slot(tab_ptr + g * t_g + trow * t_r, t_c, pos, real, live, width, kbs, bs,
+                                 ((SHARDED_MASK >> g) & 1) != 0, DCP_WORLD, DCP_RANK, INTERLEAVE, ERA,
+                                 PAD_ID)
+                slot = tl.where(real, slot, PAD_ID)
+                if PAD_UNMAPPED:
+                    slot = tl.where(live, slot, PAD_ID)
             else:
-                local = ((voff // INTERLEAVE) % DCP_WORLD) == DCP_RANK
-                loff = (voff // (DCP_WORLD * INTERLEAVE)) * INTERLEAVE + voff % INTERLEAVE
-                col = vidx * (bs // kbs) + loff // kbs
-                take = real & local & (col < width)
-                blk = tl.load(tab_ptr + g * t_g + trow * t_r + col * t_c, mask=take, other=0).to(tl.int64)
-                slot = tl.where(real & local, blk * kbs + loff % kbs, PAD_ID)
+                # v0.29.0: slot_mapping_enabled False (CircularBufferSpec): PAD for every token
+                slot = tl.full([TILE], PAD_ID, tl.int64)
             tl.store(out_ptr + g * o_g + offs * o_t, slot, mask=inside)
 
 
 @triton.jit
 def _gather_part(b, state_ptr, st_g, st_r, st_c, inp_ptr, in_g, in_r, in_c, nb_ptr, nb_g, nb_r,
-                 idx_ptr, widths_ptr, num_reqs, NUM_GROUPS: tl.constexpr, BLOCK: tl.constexpr):
+                 idx_ptr, widths_ptr, num_reqs, bs_ptr, kbs_ptr, nc_ptr, reach_ptr,
+                 NUM_GROUPS: tl.constexpr, BLOCK: tl.constexpr, ERA: tl.constexpr,
+                 MASK_SW: tl.constexpr):
     b = b.to(tl.int64)
-    cols = tl.arange(0, BLOCK).to(tl.int64)
     if b < num_reqs:
         s = tl.load(idx_ptr + b).to(tl.int64)
         for g in tl.static_range(NUM_GROUPS):
             width = tl.load(widths_ptr + g).to(tl.int64)
-            n = tl.load(nb_ptr + g * nb_g + s * nb_r).to(tl.int64)
-            n = tl.minimum(tl.maximum(n, 0), width)      # a bad count cannot leave the group's row
-            src = state_ptr + g * st_g + s * st_r
-            dst = inp_ptr + g * in_g + b * in_r
-            for c in range(0, n, BLOCK):
-                cc = c + cols
-                m = cc < n
-                tl.store(dst + cc * in_c, tl.load(src + cc * st_c, mask=m), mask=m)
+            n = row_count(nb_ptr, g, s, nb_g, nb_r, width)
+            num_null = 0
+            if MASK_SW:
+                # v0.33.0: entries of what one row entry covers (manager blocks from v0.32.0)
+                if ERA == 2:
+                    ebs = tl.load(bs_ptr + g).to(tl.int64)
+                else:
+                    ebs = tl.load(kbs_ptr + g).to(tl.int64)
+                num_null = swa_num_null(nc_ptr, reach_ptr, g, tl.maximum(s, 0), ebs)
+            gather_row(state_ptr + g * st_g + tl.maximum(s, 0) * st_r, st_c, inp_ptr + g * in_g + b * in_r,
+                       in_c, n, num_null, BLOCK)
     else:
         for g in tl.static_range(NUM_GROUPS):
             width = tl.load(widths_ptr + g).to(tl.int64)
-            dst = inp_ptr + g * in_g + b * in_r
-            for c in range(0, width, BLOCK):
-                cc = c + cols
-                tl.store(dst + cc * in_c, tl.zeros([BLOCK], dtype=tl.int32), mask=cc < width)
+            zero_row(inp_ptr + g * in_g + b * in_r, in_c, width, BLOCK)
 
 
 @triton.jit(do_not_specialize=["num_reqs", "num_reqs_padded", "num_tokens_padded", "search_steps",
                                "n_csr", "n_slot", "n_split", "csr_group", "indices_cap"])
 def _fused_step_kernel(qsl_ptr, pos_ptr, seq_ptr, tab_ptr, t_g, t_r, t_c,
                        idx_ptr, nb_ptr, nb_g, nb_r, inp_ptr, in_g, in_r, in_c,
-                       widths_ptr, bs_ptr, kbs_ptr, out_ptr, o_g, o_t,
+                       widths_ptr, bs_ptr, kbs_ptr, out_ptr, o_g, o_t, nc_ptr, reach_ptr,
                        indptr_ptr, indices_ptr, indices_cap, lpl_ptr, csr_group,
                        num_reqs, num_reqs_padded, num_tokens_padded, search_steps, n_csr, n_slot, n_split,
                        IDX: tl.constexpr, GATHER: tl.constexpr, NUM_GROUPS: tl.constexpr,
@@ -229,21 +262,25 @@ def _fused_step_kernel(qsl_ptr, pos_ptr, seq_ptr, tab_ptr, t_g, t_r, t_c,
                        INTERLEAVE: tl.constexpr, EMPTY_IS_ZERO: tl.constexpr, PADDED_LPL: tl.constexpr,
                        PAD_ID: tl.constexpr, TILE: tl.constexpr, REQ_TILE: tl.constexpr,
                        PAGE_CHUNK: tl.constexpr, PREFIX_CHUNK: tl.constexpr, GATHER_BLOCK: tl.constexpr,
-                       FANOUT: tl.constexpr):
+                       FANOUT: tl.constexpr, ERA: tl.constexpr, ENABLED_MASK: tl.constexpr,
+                       SHARDED_MASK: tl.constexpr, PAD_UNMAPPED: tl.constexpr, MASK_SW: tl.constexpr):
     pid = tl.program_id(0)
     if pid < n_csr:
         _csr_part(pid // n_split, pid % n_split, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr,
                   widths_ptr, kbs_ptr, csr_group, indptr_ptr, indices_ptr, indices_cap, lpl_ptr,
-                  num_reqs, num_reqs_padded, IDX, DCP_WORLD, DCP_RANK, INTERLEAVE, EMPTY_IS_ZERO,
+                  num_reqs, num_reqs_padded, bs_ptr, nc_ptr, reach_ptr, IDX, ERA, MASK_SW, DCP_WORLD,
+                  DCP_RANK, INTERLEAVE, EMPTY_IS_ZERO,
                   PADDED_LPL, REQ_TILE, PAGE_CHUNK, PREFIX_CHUNK)
     elif pid < n_csr + n_slot:
         _slot_part(pid - n_csr, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr, bs_ptr,
                    kbs_ptr, out_ptr, o_g, o_t, num_reqs, num_tokens_padded, search_steps, IDX, NUM_GROUPS,
-                   GROUP_MASK, DCP_WORLD, DCP_RANK, INTERLEAVE, PAD_ID, TILE, FANOUT)
+                   GROUP_MASK, DCP_WORLD, DCP_RANK, INTERLEAVE, ERA, ENABLED_MASK, SHARDED_MASK,
+                   PAD_UNMAPPED, PAD_ID, TILE, FANOUT)
     else:
         if GATHER:
             _gather_part(pid - n_csr - n_slot, tab_ptr, t_g, t_r, t_c, inp_ptr, in_g, in_r, in_c,
-                         nb_ptr, nb_g, nb_r, idx_ptr, widths_ptr, num_reqs, NUM_GROUPS, GATHER_BLOCK)
+                         nb_ptr, nb_g, nb_r, idx_ptr, widths_ptr, num_reqs, bs_ptr, kbs_ptr, nc_ptr,
+                         reach_ptr, NUM_GROUPS, GATHER_BLOCK, ERA, MASK_SW)
 
 
 # --- launchers ----------------------------------------------------------------------------------
@@ -301,10 +338,15 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
             widths, block_sizes, kernel_block_sizes, num_reqs, num_reqs_padded, num_tokens_padded,
             csr_group, slot_mappings, indptr, indices, last_page_len, dcp_world_size, dcp_rank,
             interleave, has_slot_mapping, empty_last_page_len_is_zero, padded_last_page_len,
-            max_seq_len, tile, num_warps):
+            max_seq_len, tile, num_warps, release=None):
     import torch
 
-    from kernels.mrv2_tables import _check_stacked, _check_widths, _group_mask
+    from kernels.mrv2_tables import _check_stacked, _check_widths, _group_mask, _swa_args
+
+    rel = release or {}
+    era = rel.get("dcp_era", "kv_block")
+    if era not in DCP_ERAS:
+        raise ValueError(f"dcp_era {era!r}: one of {DCP_ERAS}")
 
     _check_stacked(tables, "state_tables" if v2 else "block_tables")
     G, rows, wmax = tables.shape
@@ -347,6 +389,11 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
             if dcp_world_size > 1 and b % interleave:
                 raise ValueError(f"group {g}: interleave {interleave} does not divide block size {b}")
     mask = _group_mask(has_slot_mapping, G)
+    enabled = _group_mask(rel.get("slot_mapping_enabled"), G)
+    sharded = _group_mask(rel.get("dcp_sharded"), G)
+    per = 1                                   # kernel blocks per manager block of the CSR group
+    if era == "manager_ids" and hb is not None and hk is not None:
+        per = hb[csr_group] // hk[csr_group]
     # outputs
     if slot_mappings is None:
         n_tok = positions.numel() if num_tokens_padded is None else int(num_tokens_padded)
@@ -360,7 +407,8 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
         raise ValueError(f"num_tokens_padded {n_tok} exceeds positions ({positions.numel()})")
     indptr = _i32_out(indptr, num_reqs_padded + 1, "indptr", dev)
     if indices is None:
-        indices = torch.empty(max(num_reqs_padded * host_w[csr_group], 1), dtype=torch.int32, device=dev)
+        indices = torch.empty(max(num_reqs_padded * host_w[csr_group] * per, 1), dtype=torch.int32,
+                              device=dev)
     indices = _i32_out(indices, 0, "indices", dev)
     last_page_len = _i32_out(last_page_len, num_reqs_padded, "last_page_len", dev)
     if padded_last_page_len is not None and int(padded_last_page_len) < 0:
@@ -380,11 +428,15 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
         if num_blocks.dim() != 2 or num_blocks.shape[0] != G or num_blocks.shape[1] < rows:
             raise ValueError(f"num_blocks must be [{G}, >= {rows}]")
         idx, nb, inp = idx_mapping, num_blocks, input_tables
+        mask_sw, nc, reach, _ = _swa_args(rel.get("num_computed"), rel.get("sliding_window_reach"), bs, G,
+                                          rows, dev, w)
+        n_rows = max(num_reqs_padded, min(int(rel.get("dirty_rows", 0)), input_tables.shape[1]))
     else:
         idx, nb, inp = query_start_loc, tables[0], tables
+        mask_sw, nc, reach, n_rows = False, w, w, 0
     # grid
     if max_seq_len is None:
-        max_pages = host_w[csr_group]
+        max_pages = host_w[csr_group] * per
     else:
         page = hk[csr_group] if hk is not None else 1
         max_pages = -(-int(max_seq_len) // (page * dcp_world_size)) + 1
@@ -394,21 +446,23 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
     if tile < 16 or tile & (tile - 1):
         raise ValueError(f"tile {tile} must be a power of two >= 16")
     n_slot = triton.cdiv(n_tok, tile) if mask else 0
-    n_gather = num_reqs_padded if v2 else 0
+    n_gather = n_rows
     steps = search_steps(num_reqs, SEARCH_FANOUT)
     prefix = min(max(triton.next_power_of_2(max(num_reqs_padded, 1)), 16), PREFIX_CHUNK)
     gblock = min(max(triton.next_power_of_2(wmax), GATHER_MIN_BLOCK), GATHER_MAX_BLOCK)
     _fused_step_kernel[(n_csr + n_slot + n_gather,)](
         query_start_loc, positions, seq_lens, tables, *tables.stride(),
         idx, nb, *nb.stride(), inp, *inp.stride(),
-        w, bs, kbs, slot_mappings, *slot_mappings.stride(),
+        w, bs, kbs, slot_mappings, *slot_mappings.stride(), nc, reach,
         indptr, indices, indices.numel(), last_page_len, csr_group,
         num_reqs, num_reqs_padded, n_tok, steps, n_csr, n_slot, split,
         IDX=bool(v2), GATHER=bool(v2), NUM_GROUPS=G, GROUP_MASK=mask, DCP_WORLD=dcp_world_size,
         DCP_RANK=dcp_rank, INTERLEAVE=interleave, EMPTY_IS_ZERO=bool(empty_last_page_len_is_zero),
         PADDED_LPL=-1 if padded_last_page_len is None else int(padded_last_page_len),
         PAD_ID=PAD_SLOT_ID, TILE=tile, REQ_TILE=req_tile, PAGE_CHUNK=chunk, PREFIX_CHUNK=prefix,
-        GATHER_BLOCK=gblock, FANOUT=SEARCH_FANOUT, num_warps=WARPS if num_warps is None else int(num_warps))
+        GATHER_BLOCK=gblock, FANOUT=SEARCH_FANOUT, ERA=DCP_ERAS.index(era), ENABLED_MASK=enabled,
+        SHARDED_MASK=sharded, PAD_UNMAPPED=bool(rel.get("pad_unmapped_rows", False)), MASK_SW=mask_sw,
+        num_warps=WARPS if num_warps is None else int(num_warps))
     return FusedStepOutputs(slot_mappings, indptr, indices, last_page_len, input_tables if v2 else None)
 
 
@@ -462,7 +516,9 @@ def fused_step_v2(idx_mapping, query_start_loc, positions, seq_lens, state_table
                   dcp_world_size: int = 1, dcp_rank: int = 0, interleave: int = 1, has_slot_mapping=None,
                   empty_last_page_len_is_zero: bool = True, padded_last_page_len: int | None = None,
                   max_seq_len: int | None = None, tile: int | None = None,
-                  num_warps: int | None = None) -> FusedStepOutputs:
+                  num_warps: int | None = None, dcp_era: str = "kv_block", slot_mapping_enabled=None,
+                  dcp_sharded=None, pad_unmapped_rows: bool = False, num_computed=None,
+                  sliding_window_reach=None, dirty_rows: int = 0) -> FusedStepOutputs:
     """Model Runner V2: the gather of the input tables, every group's slot mapping and the CSR, in
     one launch.
 
@@ -474,7 +530,22 @@ def fused_step_v2(idx_mapping, query_start_loc, positions, seq_lens, state_table
     ``fused_step_v1`` over the gathered tables, but read from the state rows (module docstring).
     ``block_sizes``: manager block sizes; ``kernel_block_sizes`` default to them (vLLM's MRV2
     tables count kernel blocks: pass the kernel block size as both). Other arguments as
-    ``fused_step_v1``. Returns ``FusedStepOutputs`` with ``input_tables``."""
+    ``fused_step_v1``. Returns ``FusedStepOutputs`` with ``input_tables``.
+
+    Release rules, as ``kernels.mrv2_tables`` has them (``kvviz.core.slots_v2`` states them; vLLM
+    ``vllm/v1/worker/gpu/block_table.py``): ``dcp_era`` "kernel_block" (to v0.28.x), "kv_block"
+    (v0.29 .. v0.31; the default: V1's arithmetic, what this launch always computed) or
+    "manager_ids" (v0.32 on: state rows hold manager ids of ``block_sizes`` tokens; the CSR is the
+    attention group's kernel-block table, manager id b at column c // r giving b*r + c % r with
+    r = block size / kernel block size); ``slot_mapping_enabled`` (v0.29.0) and ``dcp_sharded``
+    (v0.31.0): per-group flags, as ``compute_slot_mappings``'s (constexprs here: a flag of all
+    True compiles away); ``pad_unmapped_rows`` (v0.31.0): PAD for an idx_mapping -1 row (any
+    release: such a row reads the null block 0, its gather copies nothing). v0.33.0's gather
+    (``gather_block_tables``): ``num_computed`` (int32 [max_num_reqs] by state row) with
+    ``sliding_window_reach`` ([G]) writes a group's columns below ``max(num_computed - reach, 0)
+    // e`` as 0 (e: the tokens one entry covers, the manager block size in "manager_ids", else
+    the kernel block size), in the gathered tables and the CSR alike; ``dirty_rows`` (the previous
+    gather's num_reqs) zeroes the input rows up to it too."""
     import torch
 
     if idx_mapping.dim() != 1 or idx_mapping.dtype not in (torch.int32, torch.int64):
@@ -488,4 +559,7 @@ def fused_step_v2(idx_mapping, query_start_loc, positions, seq_lens, state_table
                    dcp_world_size=dcp_world_size, dcp_rank=dcp_rank, interleave=interleave,
                    has_slot_mapping=has_slot_mapping, empty_last_page_len_is_zero=empty_last_page_len_is_zero,
                    padded_last_page_len=padded_last_page_len, max_seq_len=max_seq_len, tile=tile,
-                   num_warps=num_warps)
+                   num_warps=num_warps, release=dict(
+                       dcp_era=dcp_era, slot_mapping_enabled=slot_mapping_enabled, dcp_sharded=dcp_sharded,
+                       pad_unmapped_rows=pad_unmapped_rows, num_computed=num_computed,
+                       sliding_window_reach=sliding_window_reach, dirty_rows=dirty_rows))

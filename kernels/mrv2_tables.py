@@ -46,6 +46,46 @@ MAX_GROUPS = 62                                 # has_slot_mapping travels as bi
 MAX_GRID_Y = 65535                              # CUDA's limit on a grid's second dimension
 
 
+@triton.jit
+def swa_num_null(nc_ptr, reach_ptr, g, s, ebs):
+    """v0.33.0 (``_gather_block_tables_kernel``, MASK_SLIDING_WINDOW): how many leading entries of
+    state row ``s`` no query of this step reaches in group ``g`` (``max(num_computed[s] - reach,
+    0) // ebs``; 0 where the group's reach is 0). ``ebs``: the tokens one row entry covers."""
+    reach = tl.load(reach_ptr + g).to(tl.int64)
+    first = tl.load(nc_ptr + s).to(tl.int64)
+    return tl.where(reach > 0, tl.maximum(first - reach, 0) // ebs, 0)
+
+
+@triton.jit
+def gather_row(src, st_c, dst, in_c, n, num_null, BLOCK: tl.constexpr):
+    """Copy entries ``[0, n)`` of one state row to one input row, the first ``num_null`` as the
+    null block 0; entries from ``n`` on are not written (the stale tail)."""
+    cols = tl.arange(0, BLOCK).to(tl.int64)
+    for c in range(0, n, BLOCK):
+        cc = c + cols
+        m = cc < n
+        v = tl.load(src + cc * st_c, mask=m & (cc >= num_null), other=0)
+        tl.store(dst + cc * in_c, v, mask=m)
+
+
+@triton.jit
+def zero_row(dst, in_c, width, BLOCK: tl.constexpr):
+    """A CUDA-graph padding row (or, v0.33.0, a row the previous batch left): the null block."""
+    cols = tl.arange(0, BLOCK).to(tl.int64)
+    for c in range(0, width, BLOCK):
+        cc = c + cols
+        tl.store(dst + cc * in_c, tl.zeros([BLOCK], dtype=tl.int32), mask=cc < width)
+
+
+@triton.jit
+def row_count(nb_ptr, g, s, nb_g, nb_r, width):
+    """``num_blocks[g, s]`` clamped to [0, width] (a bad count cannot leave the group's row); 0 for
+    a row whose idx_mapping is -1 (it owns no block: nothing is read)."""
+    n = tl.load(nb_ptr + g * nb_g + tl.maximum(s, 0) * nb_r).to(tl.int64)
+    n = tl.minimum(tl.maximum(n, 0), width)
+    return tl.where(s >= 0, n, 0)
+
+
 @triton.jit(do_not_specialize=["num_reqs"])
 def _gather_block_tables_kernel(state_ptr, st_g, st_r, st_c, inp_ptr, in_g, in_r, in_c,
                                 nb_ptr, nb_g, nb_r, idx_ptr, widths_ptr, num_reqs,
@@ -54,30 +94,63 @@ def _gather_block_tables_kernel(state_ptr, st_g, st_r, st_c, inp_ptr, in_g, in_r
     g = tl.program_id(0).to(tl.int64)
     b = tl.program_id(1).to(tl.int64)
     width = tl.load(widths_ptr + g).to(tl.int64)
-    cols = tl.arange(0, BLOCK).to(tl.int64)
     dst = inp_ptr + g * in_g + b * in_r
     if b < num_reqs:
         s = tl.load(idx_ptr + b).to(tl.int64)
-        n = tl.load(nb_ptr + g * nb_g + s * nb_r).to(tl.int64)
-        n = tl.minimum(tl.maximum(n, 0), width)        # a bad count cannot leave the group's row
-        src = state_ptr + g * st_g + s * st_r
+        n = row_count(nb_ptr, g, s, nb_g, nb_r, width)
+        src = state_ptr + g * st_g + tl.maximum(s, 0) * st_r
         num_null = 0
         if MASK_SW:
             # v0.33.0: a sliding window's columns no query of this step reaches read block 0
-            reach = tl.load(reach_ptr + g).to(tl.int64)
-            first = tl.load(nc_ptr + s).to(tl.int64)
-            ebs = tl.load(ebs_ptr + g).to(tl.int64)
-            num_null = tl.where(reach > 0, tl.maximum(first - reach, 0) // ebs, 0)
-        for c in range(0, n, BLOCK):
-            cc = c + cols
-            m = cc < n
-            v = tl.load(src + cc * st_c, mask=m & (cc >= num_null), other=0)
-            tl.store(dst + cc * in_c, v, mask=m)
+            num_null = swa_num_null(nc_ptr, reach_ptr, g, tl.maximum(s, 0),
+                                    tl.load(ebs_ptr + g).to(tl.int64))
+        gather_row(src, st_c, dst, in_c, n, num_null, BLOCK)
     else:
-        # a CUDA-graph padding row (or, v0.33.0, a row the previous batch left): the null block
-        for c in range(0, width, BLOCK):
-            cc = c + cols
-            tl.store(dst + cc * in_c, tl.zeros([BLOCK], dtype=tl.int32), mask=cc < width)
+        zero_row(dst, in_c, width, BLOCK)
+
+
+@triton.jit
+def mrv2_slot(row, st_c, pos, m, live, width, kbs, kvbs, sh, CP_SIZE: tl.constexpr,
+              CP_RANK: tl.constexpr, CP_INTERLEAVE: tl.constexpr, ERA: tl.constexpr,
+              PAD_ID: tl.constexpr):
+    """Slots (int64) of tokens at ``pos`` (lanes ``m``) that read the state row at ``row`` (``live``:
+    its idx_mapping is not -1; a dead row reads the null block 0), under the release's DCP era
+    (``DCP_ERAS``); PAD for a token another DCP rank stores. ``sh``: the group is DCP-sharded
+    (v0.31.0; unsharded: global positions, local on every rank). A column outside ``[0, width)``
+    reads block 0. ``slot_mapping_enabled`` and the idx -1 PAD are the caller's."""
+    if ERA == 2:
+        entry = kvbs                          # rows hold manager ids
+    else:
+        entry = kbs                           # rows hold kernel block ids
+    if ERA == 0:
+        base = kbs                            # virtual block = kernel block x CP
+    else:
+        base = kvbs                           # virtual block = KV block x CP
+    gcol = pos // entry
+    goff = pos - gcol * entry
+    if CP_SIZE == 1:
+        col = gcol
+        off = goff
+        local = m
+    else:
+        vbs = base * CP_SIZE
+        vidx = pos // vbs
+        voff = pos - vidx * vbs
+        local = ((voff // CP_INTERLEAVE) % CP_SIZE) == CP_RANK
+        loff = (voff // (CP_INTERLEAVE * CP_SIZE)) * CP_INTERLEAVE + voff % CP_INTERLEAVE
+        if ERA == 0:
+            col = vidx                    # the local offset is added as it is
+            off = loff
+        else:
+            lp = vidx * base + loff
+            col = lp // entry
+            off = lp - col * entry
+        col = tl.where(sh, col, gcol)
+        off = tl.where(sh, off, goff)
+        local = local | (sh == 0)
+    ok = m & local & live & (col >= 0) & (col < width)   # past the width: block 0
+    blk = tl.load(row + col * st_c, mask=ok, other=0).to(tl.int64)
+    return tl.where(local, blk * entry + off, PAD_ID)
 
 
 @triton.jit(do_not_specialize=["num_reqs", "max_num_tokens", "token_limit", "group_mask",
@@ -109,47 +182,16 @@ def _slot_mappings_kernel(state_ptr, st_g, st_r, st_c, widths_ptr, bs_ptr, kvbs_
             kbs = tl.load(bs_ptr + g).to(tl.int64)
             kvbs = tl.load(kvbs_ptr + g).to(tl.int64)
             enabled = ((enabled_mask.to(tl.int64) >> g64) & 1) != 0
-            if ERA == 2:
-                entry = kvbs                          # rows hold manager ids
-            else:
-                entry = kbs                           # rows hold kernel block ids
-            if ERA == 0:
-                base = kbs                            # virtual block = kernel block x CP
-            else:
-                base = kvbs                           # virtual block = KV block x CP
             row = state_ptr + g64 * st_g + tl.maximum(s, 0) * st_r
+            live = (lanes * 0 + s) >= 0                     # real, one lane each
+            # an unsharded group (v0.31.0) uses global positions, local on every rank
+            sh = (((lanes * 0 + sharded_mask.to(tl.int64)) >> g64) & 1) != 0
             for i in range(start, end, TILE):
                 offs = i + lanes
                 m = (offs < end) & (offs < token_limit)   # a corrupt qsl cannot write past out
                 pos = tl.load(pos_ptr + offs, mask=m, other=0).to(tl.int64)
-                gcol = pos // entry
-                goff = pos - gcol * entry
-                if CP_SIZE == 1:
-                    col = gcol
-                    off = goff
-                    local = m
-                else:
-                    vbs = base * CP_SIZE
-                    vidx = pos // vbs
-                    voff = pos - vidx * vbs
-                    local = ((voff // CP_INTERLEAVE) % CP_SIZE) == CP_RANK
-                    loff = (voff // (CP_INTERLEAVE * CP_SIZE)) * CP_INTERLEAVE + voff % CP_INTERLEAVE
-                    if ERA == 0:
-                        col = vidx                    # the local offset is added as it is
-                        off = loff
-                    else:
-                        lp = vidx * base + loff
-                        col = lp // entry
-                        off = lp - col * entry
-                    # an unsharded group (v0.31.0) uses global positions, local on every rank
-                    sh = (((lanes * 0 + sharded_mask.to(tl.int64)) >> g64) & 1) != 0
-                    col = tl.where(sh, col, gcol)
-                    off = tl.where(sh, off, goff)
-                    local = local | (sh == 0)
-                live = (lanes * 0 + s) >= 0                     # real, one lane each
-                ok = m & local & live & (col >= 0) & (col < width)   # past the width: block 0
-                blk = tl.load(row + col * st_c, mask=ok, other=0).to(tl.int64)
-                slot = tl.where(local, blk * entry + off, PAD_ID)
+                slot = mrv2_slot(row, st_c, pos, m, live, width, kbs, kvbs, sh, CP_SIZE, CP_RANK,
+                                 CP_INTERLEAVE, ERA, PAD_ID)
                 if PAD_UNMAPPED:
                     slot = tl.where(live, slot, PAD_ID)
                 slot = tl.where(enabled, slot, PAD_ID)

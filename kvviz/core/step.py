@@ -222,6 +222,7 @@ def _batch_request(i: int, r, geo: Geometry) -> tuple[list[int], int, int]:
         raise BadInput(f"request {i}: too many block ids ({len(ids)})")
     if any(b < 0 or b >= 2**31 for b in ids):
         raise BadInput(f"request {i}: block ids must be in [0, 2^31)")
+    _refuse_impossible_row(i, ids)
     s = _int(r, "seq_len", lo=0, hi=MAX_BATCH_TOKENS * 64)
     q = _int(r, "query_len", 1, lo=0)
     if q > s:
@@ -232,6 +233,21 @@ def _batch_request(i: int, r, geo: Geometry) -> tuple[list[int], int, int]:
                        + (f" x {world} DCP ranks" if world > 1 else "")
                        + f" cannot hold seq_len {s}")
     return ids, s, q
+
+
+def _refuse_impossible_row(i: int, ids: list[int]) -> None:
+    """A row vLLM never builds: block 0 is the null block (the pool keeps it out of the free queue for
+    good, so no request ever holds it), and a request's row never names one block twice (each of
+    its positions has its own slot). Two *rows* may share a block: prefix caching does that."""
+    if NULL_BLOCK_ID in ids:
+        raise BadInput(f"request {i}: block_ids column {ids.index(NULL_BLOCK_ID)} is block 0, the null block "
+                       "vLLM reserves and never gives to a request")
+    seen: dict[int, int] = {}
+    for col, b in enumerate(ids):
+        if b in seen:
+            raise BadInput(f"request {i}: block {b} is in block_ids twice (columns {seen[b]} and {col}); a "
+                           "request's row never repeats a block")
+        seen[b] = col
 
 
 def _batch_block_table(rows: list[list[int]], r_pad: int, geo: Geometry, alignment: str,

@@ -170,8 +170,18 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
          "free_block_ids": np.array(record.free_queue, dtype=np.int32),
          "profile": rules.label, "vllm": rules.name, "runner": getattr(record, "runner", "v1")}
     if m["runner"] == "v2":
-        # the gathered input table (batch order) and the request-state rows it came from
-        m.update(block_table=record.device_tables[group].copy(),
+        # the gathered input table (batch order) and the request-state rows it came from; from
+        # v0.32.0 the state rows hold manager ids and the attention reads the kernel-block table
+        # b * r + j of every gathered row (kvviz.core.slots_v2.expand_kernel_blocks)
+        table = record.device_tables[group]
+        if rules.mrv2_dcp_slots == "manager_ids" and config.groups[group].kind != "state":
+            from kvviz.core.slots_v2 import expand_kernel_blocks
+
+            table = expand_kernel_blocks(table, config.block_size // config.kbs)
+        gathers = [e for e in getattr(record, "events", ()) if e.get("kind") == "gather" and "dirty_rows" in e]
+        if gathers and table is record.device_tables[group]:
+            m["previous_num_reqs"] = r_pad + int(gathers[-1]["dirty_rows"])   # v0.33.0's dirty rows
+        m.update(block_table=table.copy(),
                  idx_mapping=np.array(record.idx_mapping, dtype=np.int32),
                  state_block_table=record.cpu_tables[group].copy(),
                  state_num_blocks=record.num_blocks_per_row[group].copy())
@@ -220,13 +230,19 @@ def capture_v2(block_tables, *, idx_mapping, num_reqs: int | None = None, num_re
                group: int = 0, num_blocks: int | None = None, block_pool=None, seq_lens=None,
                query_start_loc=None, positions=None, slot_mapping=None, paged_kv_indptr=None,
                paged_kv_indices=None, paged_kv_last_page_len=None, sliding_window: int | None = None,
-               vllm: str | None = None, group_kind: str | None = None) -> Dump:
+               vllm: str | None = None, group_kind: str | None = None,
+               kernel_block_size: int | None = None) -> Dump:
     """A validated Model Runner V2 dump (``runner: "v2"``) of one KV-cache group, from an MRV2-shaped
     ``BlockTables`` (duck-typed, as ``vllm/v1/worker/gpu/block_table.py`` lays it out): per group a
     staged state table ``block_tables[g]`` (its ``.gpu`` side is read), the counts ``num_blocks``
     ([groups, max_num_reqs], its ``.np`` or ``.gpu``) and the gathered ``input_block_tables[g]``;
     ``block_sizes`` / ``kernel_block_sizes`` give the geometry. ``idx_mapping`` is the step's
-    batch position -> request-state index ([num_reqs]); ``num_reqs`` defaults to its length."""
+    batch position -> request-state index ([num_reqs]); ``num_reqs`` defaults to its length.
+
+    From vLLM v0.32.0 the BlockTables has no ``kernel_block_sizes``: its rows hold KV-manager ids, and
+    an attention backend with smaller kernel blocks reads ``b * r + j`` (``AttentionGroup.
+    map_to_kernel_block_table``); pass that ``kernel_block_size`` and the dump's ``block_table`` is
+    that kernel-block table of the gathered rows (the state table stays in manager ids)."""
     try:
         state_obj = block_tables.block_tables[group]
         gathered = block_tables.input_block_tables[group]
@@ -246,6 +262,14 @@ def capture_v2(block_tables, *, idx_mapping, num_reqs: int | None = None, num_re
     kbs = int(kernel_sizes[group]) if kernel_sizes is not None else bs
     if bs is None:
         raise BadInput("the block size is unknown: the BlockTables has no block_sizes")
+    gathered = to_numpy(gathered)
+    if kernel_block_size is not None and kernel_sizes is None and int(kernel_block_size) != bs:
+        kbs = int(kernel_block_size)
+        if kbs < 1 or bs % kbs:
+            raise BadInput(f"kernel_block_size {kbs} does not divide block_size {bs}")
+        from kvviz.core.slots_v2 import expand_kernel_blocks
+
+        gathered = expand_kernel_blocks(gathered, bs // kbs)
     ref = free = None
     if block_pool is not None:
         nb, ref, free = _pool_state(block_pool)
@@ -255,7 +279,7 @@ def capture_v2(block_tables, *, idx_mapping, num_reqs: int | None = None, num_re
     if num_blocks is None:
         raise BadInput("num_blocks is needed (pass it, or pass block_pool)")
     m = {"kvviz_dump_version": DUMP_VERSION, "block_size": bs, "num_blocks": int(num_blocks), "num_reqs": n,
-         "runner": "v2", "block_table": to_numpy(gathered), "idx_mapping": idx, "state_block_table": state,
+         "runner": "v2", "block_table": gathered, "idx_mapping": idx, "state_block_table": state,
          "state_num_blocks": counts}
     if kbs != bs:
         m["kernel_block_size"] = kbs

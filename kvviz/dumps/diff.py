@@ -20,7 +20,8 @@ from kvviz.dumps.format import Dump
 MAX_ROWS_PER_TABLE = 200
 SCALARS = ("block_size", "num_blocks", "num_reqs", "num_reqs_padded", "sliding_window",
            "kernel_block_size", "dcp_world_size", "dcp_rank", "cp_kv_cache_interleave_size", "profile",
-           "group_kind", "vllm", "runner", "mamba_cache_mode", "attention_chunk_size", "cascade_prefix_blocks")
+           "group_kind", "vllm", "runner", "mamba_cache_mode", "attention_chunk_size", "cascade_prefix_blocks",
+           "previous_num_reqs")
 TABLES = ("block_table", "block_table_device", "num_blocks_per_row", "seq_lens", "query_start_loc",
           "positions", "slot_mapping", "paged_kv_indptr", "paged_kv_indices",
           "paged_kv_last_page_len", "ref_cnt", "free_block_ids", "idx_mapping", "state_block_table",
@@ -148,12 +149,13 @@ def _expected_past_live(d: Dump, rules, row: int) -> bool:
 def _v2_stale(d: Dump, limit: int) -> list[dict]:
     """Model Runner V2: live gathered rows that differ from their state row inside its count ("cpu" is
     the state row's entry, "device" the gathered one; "state" names the state row)."""
-    from kvviz.dumps.checks_v2 import gather_mismatches
+    from kvviz.dumps.checks_v2 import expected_rows, gather_mismatches
 
     rows, states, first, _ = gather_mismatches(d)
-    return [{"row": int(r), "col": int(c), "cpu": int(d.state_block_table[s, c]),
+    want = expected_rows(d, states[:limit])      # manager-id rows: b * r + j (v0.32.0 on)
+    return [{"row": int(r), "col": int(c), "cpu": int(w[c]),
              "device": int(d.block_table[r, c]), "live": True, "state": int(s)}
-            for r, s, c in zip(rows[:limit], states[:limit], first[:limit])]
+            for r, s, c, w in zip(rows[:limit], states[:limit], first[:limit], want)]
 
 
 def stale_view(d: Dump, limit: int = MAX_ROWS_PER_TABLE, rules=None) -> list[dict]:

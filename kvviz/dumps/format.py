@@ -36,7 +36,8 @@ MAX_NUM_BLOCKS = (1 << 31) - 1    # block ids are int32
 
 SCALAR_KEYS = ("kvviz_dump_version", "block_size", "num_blocks", "num_reqs", "num_reqs_padded",
                "sliding_window", "kernel_block_size", "dcp_world_size", "dcp_rank",
-               "cp_kv_cache_interleave_size", "attention_chunk_size", "cascade_prefix_blocks")
+               "cp_kv_cache_interleave_size", "attention_chunk_size", "cascade_prefix_blocks",
+               "previous_num_reqs")
 TABLE_KEYS = ("block_table", "block_table_device", "state_block_table", "kernel_block_table")
 # 1-D arrays and the dtype each is held in once loaded
 VECTOR_KEYS = {
@@ -99,6 +100,7 @@ class Dump:
     attention_chunk_size: int | None = None         # chunked-local attention: blocks before the chunk
     cascade_prefix_blocks: int | None = None        # cascade attention: shared pages left out of CSR
     kernel_block_table: np.ndarray | None = None    # v0.32.0+: the backend's table (kvviz.dumps.kernel_table)
+    previous_num_reqs: int | None = None            # V2: the previous gather's num_reqs (dirty rows)
 
     # --- derived ----------------------------------------------------------------------
     @property
@@ -155,7 +157,7 @@ class Dump:
         out = {"kvviz_dump_version": DUMP_VERSION, "block_size": self.block_size,
                "num_blocks": self.num_blocks, "num_reqs": self.num_reqs}
         for k in ("num_reqs_padded", "sliding_window", "kernel_block_size", "attention_chunk_size",
-                  "cascade_prefix_blocks", *TEXT_KEYS):
+                  "cascade_prefix_blocks", "previous_num_reqs", *TEXT_KEYS):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
         if (self.dcp_world_size, self.dcp_rank, self.cp_kv_cache_interleave_size) != (1, 0, 1):
@@ -267,21 +269,27 @@ def dump_from_mapping(m: dict) -> Dump:
     num_reqs = _scalar(m, "num_reqs", lo=0, hi=R)
     padded = _scalar(m, "num_reqs_padded", lo=num_reqs, hi=R, optional=True)
     vec = _vectors(m)
-    state_bt = _v2_tables(m, head["runner"], vec, bt.shape, num_reqs)
+    per = head["block_size"] // (head["kernel_block_size"] or head["block_size"])
+    state_bt = _v2_tables(m, head["runner"], vec, bt.shape, num_reqs, per)
     _check_counts(vec["num_blocks_per_row"], bt.shape)
     dev = _device_table(m, bt.shape, num_reqs if padded is None else padded)
     _check_step_arrays(vec, num_reqs, R)
     _check_csr_and_pool(vec, num_reqs, R, head["num_blocks"])
     cascade = _scalar(m, "cascade_prefix_blocks", lo=0, hi=bt.shape[1], optional=True)
     kbt = kernel_table.validate(m, head, bt.shape, num_reqs if padded is None else padded)
+    prev = _scalar(m, "previous_num_reqs", lo=0, hi=R, optional=True)
+    if prev is not None and head["runner"] != "v2":
+        raise BadInput("'previous_num_reqs' belongs to a Model Runner V2 dump; add \"runner\": \"v2\"")
     return Dump(num_reqs=num_reqs, block_table=bt, block_table_device=dev, num_reqs_padded=padded,
                 state_block_table=state_bt, cascade_prefix_blocks=cascade, kernel_block_table=kbt,
+                previous_num_reqs=prev,
                 **head, **{k: vec.get(k) for k in VECTOR_KEYS})
 
 
-def _v2_tables(m: dict, runner: str | None, vec: dict, shape, num_reqs: int) -> np.ndarray | None:
+def _v2_tables(m: dict, runner: str | None, vec: dict, shape, num_reqs: int, per: int = 1) -> np.ndarray | None:
     """Model Runner V2's tables: required with runner "v2" (and refused without it); the gathered
-    table's counts (num_blocks_per_row), when not given, follow from state_num_blocks[idx_mapping]."""
+    table's counts (num_blocks_per_row), when not given, follow from state_num_blocks[idx_mapping].
+    A state table 1/per as wide (per = block_size / kernel_block_size) holds manager ids (v0.32.0 on)."""
     R, W = shape
     present = [k for k in V2_KEYS if m.get(k) is not None]
     if runner != "v2":
@@ -299,14 +307,16 @@ def _v2_tables(m: dict, runner: str | None, vec: dict, shape, num_reqs: int) -> 
     st = _as_int_array("state_block_table", m["state_block_table"], 2, np.int32)
     _check_table_shape("state_block_table", st.shape)
     S = st.shape[0]
-    if st.shape[1] != W:
-        raise BadInput(f"state_block_table is {st.shape[1]} wide; it must be as wide as block_table ({W})")
+    if st.shape[1] != W and not (per > 1 and st.shape[1] * per == W):
+        also = f" (or {W // per}: manager ids)" if per > 1 and W % per == 0 else ""
+        raise BadInput(f"state_block_table is {st.shape[1]} wide; it must be as wide as block_table ({W}){also}")
+    Ws = st.shape[1]
     cnt = vec["state_num_blocks"]
     if cnt.shape[0] != S:
         raise BadInput(f"state_num_blocks has {cnt.shape[0]} entries but state_block_table has {S} rows")
-    if S and (int(cnt.min()) < 0 or int(cnt.max()) > W):
-        r = int(np.nonzero((cnt < 0) | (cnt > W))[0][0])
-        raise BadInput(f"state_num_blocks[{r}] = {int(cnt[r])} is outside [0, {W}], the table width")
+    if S and (int(cnt.min()) < 0 or int(cnt.max()) > Ws):
+        r = int(np.nonzero((cnt < 0) | (cnt > Ws))[0][0])
+        raise BadInput(f"state_num_blocks[{r}] = {int(cnt[r])} is outside [0, {Ws}], the table width")
     idx = vec["idx_mapping"]
     if not num_reqs <= idx.shape[0] <= max(R, S):
         raise BadInput(f"idx_mapping has {idx.shape[0]} entries; it needs one per live row ({num_reqs})")
@@ -314,7 +324,7 @@ def _v2_tables(m: dict, runner: str | None, vec: dict, shape, num_reqs: int) -> 
         live = idx[:num_reqs].astype(np.int64)
         ok = (live >= 0) & (live < S)
         counts = np.zeros(R, np.int32)
-        counts[:num_reqs] = np.where(ok, cnt[np.clip(live, 0, max(S - 1, 0))] if S else 0, 0)
+        counts[:num_reqs] = np.where(ok, cnt[np.clip(live, 0, max(S - 1, 0))] if S else 0, 0) * (W // Ws)
         vec["num_blocks_per_row"] = counts
     return st
 

@@ -61,12 +61,26 @@ def test_dcp_slots():
     ({"block_size": 16, "requests": [{"block_ids": [-1], "seq_len": 1}]}, "block ids"),
     ({"block_size": 16, "num_reqs_padded": 0, "requests": [{"block_ids": [1], "seq_len": 1}]}, ">= 1"),
     ([1, 2], "JSON object"),
-    ({"block_size": 1, "num_reqs_padded": 65536, "requests": [{"block_ids": [1] * 4096, "seq_len": 4096}]},
+    ({"block_size": 1, "num_reqs_padded": 65536, "requests": [{"block_ids": list(range(1, 4097)), "seq_len": 4096}]},
      "the limit is"),
+    # rows vLLM never builds: the null block, or one block twice in a row (issue probes: [0] and [3, 3])
+    ({"block_size": 4, "requests": [{"block_ids": [0], "seq_len": 1}]}, r"request 0: block_ids column 0 is block 0"),
+    ({"block_size": 4, "requests": [{"block_ids": [5], "seq_len": 2}, {"block_ids": [2, 0], "seq_len": 5}]},
+     r"request 1: block_ids column 1 is block 0, the null block"),
+    ({"block_size": 4, "requests": [{"block_ids": [3, 3], "seq_len": 6}]},
+     r"request 0: block 3 is in block_ids twice \(columns 0 and 1\)"),
 ])
 def test_bad_batches(bad, msg):
     with pytest.raises(BadInput, match=msg):
         build_step_from_batch(bad)
+
+
+def test_a_block_shared_by_two_rows_is_allowed():
+    """Prefix caching gives two requests the same full block: allowed, each row maps onto it."""
+    step = build_step_from_batch({"block_size": 4, "requests": [{"block_ids": [7, 2], "seq_len": 6, "query_len": 1},
+                                                                {"block_ids": [7, 9], "seq_len": 5, "query_len": 1}]})
+    assert step.slot_mapping[:2].tolist() == [2 * 4 + 1, 9 * 4 + 0]
+    assert step.block_table[0, 0] == step.block_table[1, 0] == 7
 
 
 batches = st.integers(1, 5).flatmap(lambda bs_exp: st.tuples(
@@ -85,7 +99,7 @@ def test_vectorised_equals_reference(b, rnd):
     for s, q in reqs:
         q = min(q, s)
         n = -(-s // (bs * world)) + rnd.randrange(2)
-        spec_reqs.append({"block_ids": [rnd.randrange(1, 5000) for _ in range(n)], "seq_len": s, "query_len": q})
+        spec_reqs.append({"block_ids": rnd.sample(range(1, 5000), n), "seq_len": s, "query_len": q})
     ntok = sum(r["query_len"] for r in spec_reqs)
     s = build_step_from_batch({"block_size": bs, "requests": spec_reqs, "dcp_world_size": world,
                                "dcp_rank": rank, "cp_kv_cache_interleave_size": inter,

@@ -123,6 +123,59 @@ def _kernel_block_table_per_group():
     return m
 
 
+def _v2_swa_gather_nulls(declared=True):
+    def build():
+        # window 4 (reach 3): row 0 (10 tokens, 2 scheduled: num_computed 8) has max(8 - 3, 0) // 4 = 1
+        # entry below the window; the gather writes it as block 0 while state 7 still holds block 1,
+        # which the sliding-window manager has freed (row 1: num_computed 4, nothing nulled)
+        m = v2_mapping()
+        m["vllm"] = "v0.33.0"
+        m["block_table"][0, 0] = 0
+        m["paged_kv_indices"][0] = 0
+        m["ref_cnt"][1] = 0
+        m["free_block_ids"] = np.concatenate([m["free_block_ids"], [1]]).astype(np.int32)
+        if declared:
+            m["sliding_window"] = 4
+        return m
+    return build
+
+
+def _v2_kernel_table(manager_ids: bool):
+    """The V2 step at kernel block size 2 (r = 2): the state rows hold manager ids (v0.32.0 on,
+    4 wide) or kernel ids (v0.29.0 .. v0.31.0, 8 wide); the attention's table is kernel blocks."""
+    def build():
+        m = v2_mapping()
+        del m["vllm"]
+        mgr = m["state_block_table"]
+        expand = (mgr[:, :, None].astype(np.int64) * 2 + np.arange(2)).reshape(8, 8).astype(np.int32)
+        gathered = expand[[7, 6, 0, 5]].copy()
+        if manager_ids:
+            gathered[2] = [0, 1] * 4           # the padded row: b * r + j of the zeroed row
+        else:
+            gathered[2] = 0                    # the padded row: zeroed kernel ids
+            gathered[1, 4:] = 0                # past the count: whatever the row held (here 0)
+            expand[:, :] = np.where(np.arange(8) < 2 * m["state_num_blocks"][:, None], expand, 0)
+            m["state_num_blocks"] = m["state_num_blocks"] * 2
+        m.update(kernel_block_size=2, block_table=gathered, state_block_table=mgr if manager_ids else expand,
+                 paged_kv_indptr=np.array([0, 5, 8, 8], np.int32),
+                 paged_kv_indices=np.array([2, 3, 4, 5, 6, 8, 9, 10], np.int32),
+                 paged_kv_last_page_len=np.array([2, 1, 0], np.int32))
+        return m
+    return build
+
+
+def _v2_dirty_rows(zeroed: bool, release: str):
+    def build():
+        # the previous batch had 4 requests; this one 2, padded to 3: row 3 is a dirty row
+        m = v2_mapping()
+        m["vllm"] = release
+        m["previous_num_reqs"] = 4
+        if zeroed:
+            m["block_table"][3] = 0
+        return m
+    return build
+
+
 CORPUS = [
     RealState("padded device rows filled with -1", "v0.15.0",
               "vllm/v1/worker/gpu_model_runner.py:1695 blk_table_tensor[num_reqs:num_reqs_padded].fill_(-1)",
@@ -158,6 +211,27 @@ CORPUS = [
               "alpha=r) over [:rows, :cols*r] (rows: gpu_model_runner.py:2305 fills [num_reqs:num_reqs_padded] "
               "with NULL_BLOCK_ID first)",
               _kernel_block_table_per_group, "v0.31.0", "kernel-table"),
+    RealState("MRV2: a sliding window's entries below the window gathered as the null block", "v0.33.0",
+              "vllm/v1/worker/gpu/block_table.py:315 if MASK_SLIDING_WINDOW: num_null = ... (line 327 "
+              "mask=(offset >= num_null) & (offset < num_blocks), other=0)",
+              _v2_swa_gather_nulls(), "v0.32.0", "v2-gather", _v2_swa_gather_nulls(False)),
+    RealState("MRV2: the same state under v0.34.0", "v0.34.0",
+              "vllm/v1/worker/gpu/block_table.py:315 (0.34.0: the 0.33.0 gather)",
+              _v2_swa_gather_nulls(), "v0.31.0", "v2-gather"),
+    RealState("MRV2: manager-id state rows, the attention's b*r+j table, padded rows 0..r-1", "v0.32.0",
+              "vllm/v1/worker/utils.py:389 map_to_kernel_block_table: torch.add(kernel_block_offsets, "
+              "block_table.unsqueeze(-1), alpha=...) over every column of the rows passed in",
+              _v2_kernel_table(True), "v0.31.0", "v2-pad-row"),
+    RealState("MRV2: kernel-id state rows, padded rows 0", "v0.31.0",
+              "vllm/v1/worker/gpu/block_table.py:128 block_ids = [b * bpk + k ...]; line 262 zero out padded rows",
+              _v2_kernel_table(False), "v0.32.0", "v2-pad-row"),
+    RealState("MRV2: a row past the padding left as the previous, larger batch wrote it", "v0.32.0",
+              "vllm/v1/worker/gpu/block_table.py:162 _gather_block_tables_kernel[(self.num_kv_cache_groups, "
+              "num_reqs_padded)] (rows past num_reqs_padded are not touched)",
+              _v2_dirty_rows(False, "v0.32.0"), "v0.33.0", "v2-pad-row"),
+    RealState("MRV2: the previous batch's rows past the padding zeroed", "v0.33.0",
+              "vllm/v1/worker/gpu/block_table.py:191 num_rows = max(num_rows, self._num_dirty_rows)",
+              _v2_dirty_rows(True, "v0.33.0"), None, None),
 ]
 
 
