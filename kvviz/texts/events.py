@@ -53,7 +53,7 @@ STRINGS = {
     # vLLM up to v0.32.x counts the null block's references (block_pool.py touch / free_blocks)
     "null_ref": {"en": "{req}: the null block's ref count changes by {delta} to {ref_cnt} (kept up to v0.32, "
                        "never checked; v0.33 skips it)",
-                 "zh": "{req}:null block 的引用计数变化 {delta},变为 {ref_cnt}(v0.32 及以前照常计数但从不检查;"
+                 "zh": "{req}:空块（块 0）的引用计数变化 {delta},变为 {ref_cnt}(v0.32 及以前照常计数但从不检查;"
                        "v0.33 起跳过)",
                  "es": "{req}: la cuenta de referencias del bloque nulo cambia en {delta} y queda en {ref_cnt} "
                        "(se lleva hasta v0.32 sin comprobarse; v0.33 la omite)"},

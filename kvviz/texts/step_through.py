@@ -67,7 +67,7 @@ STRINGS = {
                   "es": "Ninguna petición terminó tras lanzar los kernels: el pool es el mismo al lanzar y después."},
     # --- the vLLM version and model runner (shared by every page that shows tables) ---
     "vllm": {"en": "vLLM version", "zh": "vLLM 版本", "es": "Versión de vLLM"},
-    "vllm_main": {"en": "main (2026-08-18 snapshot)", "zh": "main（2026-08-18 快照）", "es": "main (instantánea 2026-08-18)"},
+    "vllm_main": {"en": "main (08-18)", "zh": "main（08-18）", "es": "main (08-18)"},
     "runner": {"en": "Model runner", "zh": "模型运行器", "es": "Model runner"},
     "runner_auto": {"en": "auto → {runner}", "zh": "自动 → {runner}", "es": "auto → {runner}"},
     "runner_v1": {"en": "V1: persistent batch", "zh": "V1：持久批次", "es": "V1: lote persistente"},
@@ -192,10 +192,10 @@ STRINGS = {
                                "{mml} tokens necesita {needed} bloque(s) y la comprobación cuenta {counted} ({why}); "
                                "longitud máxima estimada {est}. kvviz la reproduce de todos modos."},
     "capacity_null": {"en": "num_blocks − 1: one block kept for the null block, from v0.29.0",
-                      "zh": "num_blocks − 1：从 v0.29.0 起为 null block 留出一个块",
+                      "zh": "num_blocks − 1：从 v0.29.0 起为空块（块 0）留出一个块",
                       "es": "num_blocks − 1: un bloque reservado para el bloque nulo, desde v0.29.0"},
     "capacity_all": {"en": "all num_blocks, the null block included, as before v0.29.0",
-                     "zh": "全部 num_blocks，含 null block，v0.29.0 之前如此",
+                     "zh": "全部 num_blocks，含空块（块 0），v0.29.0 之前如此",
                      "es": "todos los num_blocks, el bloque nulo incluido, como antes de v0.29.0"},
     "none_hash_fixed": {"en": "NONE_HASH (the first block's parent hash) = hash of the fixed seed \"vllm-none-hash\" "
                               "(v0.29.0+): a prompt hashes the same in every vLLM process.",
