@@ -8,7 +8,7 @@ from kvviz.cli.versions import announce_beyond_newest, requested
 from kvviz.dumps.format import load_dump
 from kvviz.errors import BadInput
 
-PROFILE_SOURCE = {"option": "--profile", "dump": "the dump's profile key",
+PROFILE_SOURCE = {"option": "--vllm", "dump": "the dump's own key",
                   "default": "the default; the dump names none"}
 
 
@@ -59,5 +59,5 @@ def run(args) -> int:
             where = f"row {f.row}" if f.row is not None else "-"
             print(f"  [{f.check}] {where}: {f.message}")
     if not args.json:
-        print(f"profile: {profile.label} ({PROFILE_SOURCE[source]})")
+        print(f"checked under vLLM {profile.name} ({PROFILE_SOURCE[source]})")
     return 1 if findings else 0

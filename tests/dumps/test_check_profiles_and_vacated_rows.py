@@ -243,10 +243,10 @@ def test_check_cli_profile_option_and_output(tmp_path):
                         paged_kv_last_page_len=np.array([2, 1, 1], np.int32)), p)
     r = cli("check", p)
     assert r.returncode == 1 and "[pad-row] row 2" in r.stdout
-    assert r.stdout.rstrip().endswith("profile: current (the default; the dump names none)")
+    assert r.stdout.rstrip().endswith("checked under vLLM main (the default; the dump names none)")
     r = cli("check", p, "--profile", "2025-11")
     assert r.returncode == 0, r.stdout
-    assert "clean" in r.stdout and "profile: 2025-11 (--profile)" in r.stdout
+    assert "clean" in r.stdout and "checked under vLLM v0.11.1 (--vllm)" in r.stdout
     j = cli("check", "--json", p, "--profile", "2025-11")
     assert j.returncode == 0 and json.loads(j.stdout) == {"findings": [], "profile": "2025-11", "vllm": "v0.11.1"}
     j = cli("check", "--json", p)
@@ -257,7 +257,7 @@ def test_check_cli_profile_option_and_output(tmp_path):
     save_dump(base_dump(block_table=m["block_table"], num_blocks_per_row=m["num_blocks_per_row"],
                         paged_kv_last_page_len=np.array([2, 1, 1], np.int32), profile="2025-11"), q)
     r = cli("check", q)
-    assert r.returncode == 0 and "profile: 2025-11 (the dump's profile key)" in r.stdout
+    assert r.returncode == 0 and "checked under vLLM v0.11.1 (the dump's own key)" in r.stdout
     assert cli("check", q, "--profile", "current").returncode == 1
     bad = cli("check", q, "--profile", "2024")
     assert bad.returncode == 2 and bad.stdout == "" and len(bad.stderr.strip().splitlines()) == 1
