@@ -38,7 +38,7 @@ f[0].selectbox(tr("vllm"), lay_vm.VERSION_CHOICES, key="lay.vllm")
 f[1].selectbox(tr("backend"), lay_vm.BACKEND_CHOICES, key="lay.backend")
 choice = lay_vm.pick_family(S["lay.vllm"], S["lay.backend"], S["lay.family"])
 f[2].selectbox(tr("family"), lay_vm.FAMILY_CHOICES, key="lay.family",
-               format_func=lambda x: tr("fam_auto", family=choice.vllm_family) if x == lay_vm.AUTO else tr("fam_" + x))
+               format_func=lambda x: tr("fam_auto") if x == lay_vm.AUTO else tr("fam_" + x))
 family = choice.family
 if choice.by_hand:
     st.markdown(tr("effect_hand", family=family, shapes=lay_vm.shapes_text(family, choice.layouts),

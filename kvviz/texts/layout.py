@@ -28,8 +28,11 @@ STRINGS = {
     "fam_flex_interleaved": {"en": "flex_interleaved — vLLM Flex, K|V per token (v0.23–v0.25, NHD only)",
                              "zh": "flex_interleaved — vLLM Flex，每个 token 先 K 后 V（v0.23–v0.25，仅 NHD）",
                              "es": "flex_interleaved — vLLM Flex, K|V por token (v0.23–v0.25, solo NHD)"},
-    "fam_auto": {"en": "from the vLLM version and backend: {family}", "zh": "由 vLLM 版本和后端决定：{family}",
-                 "es": "según la versión de vLLM y el backend: {family}"},
+    # no family named in the option itself: the browser keeps a chosen option's old text when only its
+    # label changes (v0.22.1 -> v0.34.0 showed "flashinfer_packed" beside "In effect: LBNHC")
+    "fam_auto": {"en": "follow the vLLM version and backend (In effect, below)",
+                 "zh": "跟随 vLLM 版本和后端（见下方“当前生效”）",
+                 "es": "según la versión de vLLM y el backend (En uso, abajo)"},
     "vllm": {"en": "vLLM version", "zh": "vLLM 版本", "es": "versión de vLLM"},
     "backend": {"en": "attention backend", "zh": "注意力后端", "es": "backend de atención"},
     "effect_vllm": {"en": "**In effect:** `{line}` — the layout vLLM allocates for this backend in this version.",
