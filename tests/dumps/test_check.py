@@ -7,14 +7,30 @@ import pytest
 
 from dump_fixtures import base_dump, base_mapping, v2_dump, v2_mapping
 from kvviz.dumps import check
-from kvviz.dumps.check import CHECKS, CONCEPTS, applicable_checks, first_wrong_row, run_checks
+from kvviz.dumps.check import CHECKS, CONCEPTS, applicable_checks, first_wrong_row
 
 
 def ids(findings):
     return [(f.check, f.row, f.index) for f in findings]
 
 
-def test_clean_dump_has_no_findings():
+@pytest.fixture
+def run_checks(request):
+    """``check.run_checks``, each dump it is given noted: after the test, every finding of those
+    dumps (at the default limit and at limit 1) must be the recorded English one for
+    ``<test name>#<n>`` (tests/data/findings_en.json; ``KVVIZ_RECORD_FINDINGS=1`` rewrites them)."""
+    dumps = []
+
+    def run(d, **kw):
+        dumps.append(d)
+        return check.run_checks(d, **kw)
+
+    yield run
+    _compare_or_record(request.node.originalname, [(f"{request.node.originalname}#{k}", d)
+                                                  for k, d in enumerate(dumps)])
+
+
+def test_clean_dump_has_no_findings(run_checks):
     d = base_dump()
     assert run_checks(d) == []
     v2_only = {c for c in CHECKS if c.startswith("v2-")}
@@ -50,7 +66,7 @@ def test_the_geometry_the_checks_use():
     assert geo.kernel_block_count(3) == 6 and geo.kernel_block_count(np.array([0, 1])).tolist() == [0, 2]
 
 
-def test_mirror_stale_in_counted_prefix_only():
+def test_mirror_stale_in_counted_prefix_only(run_checks):
     dev = base_mapping()["block_table_device"]
     dev[1, 1] = 9          # inside row 1's 2 counted blocks: stale
     dev[0, 3] = 7          # past row 0's 3 counted blocks: not looked at
@@ -59,19 +75,19 @@ def test_mirror_stale_in_counted_prefix_only():
     assert "block 9 on the device but block 5 in the CPU table" in f[0].message
 
 
-def test_slot_mismatch_names_expected_slot():
+def test_slot_mismatch_names_expected_slot(run_checks):
     f = run_checks(base_dump(slot_mapping=np.array([12, 14, 20, -1])))
     assert ids(f) == [("slot-mismatch", 0, 1)]
     assert f[0].message.startswith("Token 1 (row 0, position 9) has slot 14")
     assert "block 3 at offset 1, which is slot 13" in f[0].message
 
 
-def test_pad_slot():
+def test_pad_slot(run_checks):
     f = run_checks(base_dump(slot_mapping=np.array([12, 13, 20, 0])))
     assert ids(f) == [("pad-slot", None, 3)]
 
 
-def test_pad_row_device_and_cpu_leftovers():
+def test_pad_row_device_and_cpu_leftovers(run_checks):
     dev = base_mapping()["block_table_device"]
     dev[2, 2] = 6
     f = run_checks(base_dump(block_table_device=dev))
@@ -89,7 +105,7 @@ def test_pad_row_device_and_cpu_leftovers():
     assert run_checks(base_dump(block_table_device=dev)) == []
 
 
-def test_out_of_range_and_null():
+def test_out_of_range_and_null(run_checks):
     m = base_mapping()
     m["block_table"][0, 1] = 16          # pool has 0..15
     m["block_table"][1, 0] = 0           # null block inside a live prefix
@@ -100,7 +116,7 @@ def test_out_of_range_and_null():
     assert got.index(("block-out-of-range", 0, 1)) < got.index(("null-in-live-row", 1, 0))
 
 
-def test_null_allowed_with_sliding_window():
+def test_null_allowed_with_sliding_window(run_checks):
     m = base_mapping()
     m["block_table"][0, 0] = 0           # fell out of an 8-token window (seq 10: tokens 0..2 gone)
     m["ref_cnt"][1] = 0
@@ -111,7 +127,7 @@ def test_null_allowed_with_sliding_window():
     assert run_checks(d) == []
 
 
-def test_too_few_blocks():
+def test_too_few_blocks(run_checks):
     f = run_checks(base_dump(seq_lens=np.array([13, 5, 0], np.int32),
                              paged_kv_last_page_len=np.array([1, 1, 0], np.int32),
                              paged_kv_indptr=np.array([0, 4, 6, 6], np.int32),
@@ -121,7 +137,7 @@ def test_too_few_blocks():
     assert msg == "Row 0 counts 3 block(s), but its 13 tokens need ceil(13 / 4) = 4 block(s) of 4 tokens."
 
 
-def test_freed_block_in_use_and_refcount():
+def test_freed_block_in_use_and_refcount(run_checks):
     m = base_mapping()
     m["ref_cnt"][4] = 0
     m["free_block_ids"] = np.array([4, 6, 7], np.int32)
@@ -131,7 +147,7 @@ def test_freed_block_in_use_and_refcount():
     assert f[1].message.startswith("Block 4 has ref count 0 but 1 live row holds it")
 
 
-def test_refcount_leak_and_null_block_ignored():
+def test_refcount_leak_and_null_block_ignored(run_checks):
     ref = base_mapping()["ref_cnt"]
     ref[7] = 2          # nobody holds 7
     ref[0] = 99         # the null block's count is not maintained
@@ -140,7 +156,7 @@ def test_refcount_leak_and_null_block_ignored():
     assert "ref count 2 but 0 live rows hold it" in f[0].message
 
 
-def test_shared_partial_block_and_shared_full_block():
+def test_shared_partial_block_and_shared_full_block(run_checks):
     m = base_mapping()
     bt = m["block_table"]
     bt[1, :2] = [1, 3]          # row 1 shares full block 1 (fine) and row 0's partial block 3
@@ -155,7 +171,7 @@ def test_shared_partial_block_and_shared_full_block():
     assert "Row 0's last block 3 holds only 2 of 4 tokens yet 1 other live row (row 1)" in f[0].message
 
 
-def test_duplicate_block_in_row():
+def test_duplicate_block_in_row(run_checks):
     m = base_mapping()
     bt = m["block_table"]
     bt[0, 2] = 1
@@ -169,7 +185,7 @@ def test_duplicate_block_in_row():
     assert "lists block 1 twice (columns 0 and 2)" in f[0].message
 
 
-def test_csr_checks():
+def test_csr_checks(run_checks):
     f = run_checks(base_dump(paged_kv_indptr=np.array([0, 3, 4, 5], np.int32)))
     assert ids(f)[:2] == [("csr-indptr", 1, 2), ("csr-indptr", 2, 3)]
     assert "gives row 1 1 page(s), but its 5 tokens need ceil(5 / 4) = 2 page(s)" in f[0].message
@@ -180,14 +196,14 @@ def test_csr_checks():
     assert ids(f) == [("csr-last-page-len", 2, 0)]
 
 
-def test_free_list_duplicates_and_null():
+def test_free_list_duplicates_and_null(run_checks):
     f = run_checks(base_dump(free_block_ids=np.array([6, 7, 0, 6, 8, 20], np.int32)))
     assert ids(f) == [("block-out-of-range", None, 5), ("free-list-duplicate", None, 2),
                       ("free-list-duplicate", None, 3)]
     assert "positions 0 and 3" in f[2].message
 
 
-def test_order_is_by_row_then_check():
+def test_order_is_by_row_then_check(run_checks):
     dev = base_mapping()["block_table_device"]
     dev[1, 0] = 9
     f = run_checks(base_dump(block_table_device=dev, slot_mapping=np.array([12, 14, 20, 5]),
@@ -198,7 +214,7 @@ def test_order_is_by_row_then_check():
     assert [x.check for x in f if x.row == 0] == ["freed-block-in-use", "slot-mismatch"]
 
 
-def test_findings_capped_per_check():
+def test_findings_capped_per_check(run_checks):
     bt = np.zeros((200, 4), np.int32)
     d = base_dump(block_table=bt, block_table_device=bt.copy(), num_reqs=120, num_reqs_padded=None,
                   num_blocks_per_row=(np.arange(200) < 120).astype(np.int32), seq_lens=None, query_start_loc=None,
@@ -209,7 +225,7 @@ def test_findings_capped_per_check():
 
 
 @pytest.mark.parametrize("world", [2])
-def test_dcp_dump_skips_csr_and_uses_dcp_slots(world):
+def test_dcp_dump_skips_csr_and_uses_dcp_slots(world, run_checks):
     # 2 DCP ranks, interleave 1: rank 0 stores the even offsets of each virtual block of 8,
     # at local offset voff // 2. pos 5 -> rank 1 (-1); pos 6 -> block 1, offset 3 -> slot 7;
     # pos 8 -> virtual block 1 (id 5), offset 0 -> slot 20, but the dump says 16
@@ -307,74 +323,103 @@ def _extra_dumps():
     return out
 
 
-def _all_findings():
-    """(label, limit, findings) for every dump the tests above check, the bug pairs, the example dumps and
-    the extra dumps, each at the default limit and at limit 1 (the "... more rows" findings)."""
+def _other_dumps() -> dict:
+    """The dumps no test above builds: the bug pairs, the example dumps, the extra dumps."""
     from kvviz.dumps.faults import BUGS, bug_pair
     from kvviz.dumps.format import load_dump
 
-    dumps = []
-
-    def record(d, **kw):
-        dumps.append((f"{name}#{len(dumps)}", d))
-        return check.run_checks(d, **kw)
-
-    g = globals()
-    for name in sorted(n for n in g if n.startswith("test_") and "message" not in n and "finding_text" not in n):
-        fn = g[name]
-        g["run_checks"] = record
-        try:
-            fn(2) if name == "test_dcp_dump_skips_csr_and_uses_dcp_slots" else fn()
-        finally:
-            g["run_checks"] = check.run_checks
+    out = {}
     for bug in BUGS:
         for side, d in zip(("clean", "buggy"), bug_pair(bug)):
-            dumps.append((f"bug:{bug}:{side}", d))
+            out[f"bug:{bug}:{side}"] = d
     for p in sorted((Path(__file__).resolve().parents[2] / "examples" / "dumps").glob("*.json")):
-        dumps.append((f"example:{p.name}", load_dump(str(p))))
-    dumps += sorted(_extra_dumps().items())
-    return [(label, limit, check.run_checks(d, limit=limit)) for label, d in dumps for limit in (50, 1)]
+        out[f"example:{p.name}"] = load_dump(str(p))
+    out.update(sorted(_extra_dumps().items()))
+    return out
 
 
-def _record():
-    rows = [[label, limit, f.check, f.row, f.index, f.message]
-            for label, limit, found in _all_findings() for f in found]
-    FINDINGS_EN.parent.mkdir(exist_ok=True)
-    FINDINGS_EN.write_text(json.dumps(rows, indent=0, ensure_ascii=False) + "\n")
+def _findings(labelled):
+    return [(label, limit, check.run_checks(d, limit=limit)) for label, d in labelled for limit in (50, 1)]
 
 
-def test_messages_match_the_recorded_english():
-    """`kvviz check` prints ``message``: it must stay byte-identical to the recorded English sentences."""
-    want = json.loads(FINDINGS_EN.read_text())
-    got = [[label, limit, f.check, f.row, f.index, f.message]
-           for label, limit, found in _all_findings() for f in found]
-    assert len(got) == len(want)
-    assert got == want
-    assert {f.check for _, _, found in _all_findings() for f in found} == set(CHECKS)
+def _templates(f) -> list[str]:
+    """The message templates a finding's text is made of (its own and those of nested messages)."""
+    used, stack = set(), [(f.key, f.params)]
+    while stack:
+        key, params = stack.pop()
+        used.add(key)
+        stack += [(v.key, v.params) for v in params.values() if isinstance(v, check.Msg)]
+    return sorted(used)
 
 
-def test_finding_texts_in_every_language():
+def _rows(found):
+    """[label, limit, check, row, index, English message, templates used] per finding."""
+    return [[label, limit, f.check, f.row, f.index, f.message, _templates(f)] for label, limit, fs in found for f in fs]
+
+
+from kvviz.texts.findings import STRINGS  # noqa: E402
+from kvviz.texts.i18n import LANGS  # noqa: E402
+
+
+def _assert_texts(found):
+    """Each finding renders in every language: no placeholder left, Chinese in zh, Spanish not English."""
     import re
-    from kvviz.dumps.check import render
-    from kvviz.texts.i18n import LANGS, missing_translations
-    from kvviz.texts.findings import STRINGS
 
-    assert missing_translations(["findings"]) == []
-    used = set()
-    for _, _, found in _all_findings():
-        for f in found:
+    for _, _, fs in found:
+        for f in fs:
             assert f.key in STRINGS and f.text("en") == f.message
-            stack = [(f.key, f.params)]
-            while stack:
-                key, params = stack.pop()
-                used.add(key)
-                stack += [(v.key, v.params) for v in params.values() if isinstance(v, check.Msg)]
             for lang in LANGS:
                 text = f.text(lang)
                 assert text and not re.search(r"[{}]", text), (lang, f.key, text)
             assert re.search(r"[\u4e00-\u9fff]", f.text("zh")), f.key
             assert f.text("es") != f.message, f.key
-    # every template is reached by some recorded finding, and names the same placeholders in each language
+
+
+def _source(label: str) -> str:
+    return label.split("#")[0] if label.startswith("test_") else label
+
+
+def _compare_or_record(source: str, labelled):
+    """The English findings of ``labelled`` dumps equal the recorded rows of ``source``; with
+    KVVIZ_RECORD_FINDINGS=1, they replace them in the file instead."""
+    import os
+
+    found = _findings(labelled)
+    got = _rows(found)
+    rows = json.loads(FINDINGS_EN.read_text())
+    if os.environ.get("KVVIZ_RECORD_FINDINGS") == "1":
+        rows = [r for r in rows if _source(r[0]) != source] + got
+        FINDINGS_EN.write_text(json.dumps(sorted(rows, key=lambda r: r[0]), indent=0, ensure_ascii=False) + "\n")
+    else:
+        assert got == [r for r in rows if _source(r[0]) == source]
+    _assert_texts(found)
+
+
+OTHER = _other_dumps()
+
+
+@pytest.mark.parametrize("label", list(OTHER))
+def test_messages_match_the_recorded_english(label):
+    """`kvviz check` prints ``message``: it must stay byte-identical to the recorded English sentences."""
+    _compare_or_record(label, [(label, OTHER[label])])
+
+
+def test_recorded_findings_cover_every_check_and_come_from_a_case():
+    rows = json.loads(FINDINGS_EN.read_text())
+    assert {r[2] for r in rows} == set(CHECKS)
+    tests = {n for n, f in globals().items() if n.startswith("test_") and "run_checks" in f.__code__.co_varnames}
+    assert {_source(r[0]) for r in rows} <= tests | set(OTHER)
+
+
+def test_finding_texts_in_every_language():
+    """(Each finding's texts are checked with its case, above.) Every template is reached by some
+    recorded finding, and names the same placeholders in each language."""
+    import re
+    from kvviz.dumps.check import render
+    from kvviz.texts.i18n import missing_translations
+
+    assert missing_translations(["findings"]) == []
+    used = {key for r in json.loads(FINDINGS_EN.read_text()) for key in r[6]}
     assert set(STRINGS) - used == set()
     for key, entry in STRINGS.items():
         names = {lang: set(re.findall(r"{(\w+)}", entry[lang])) for lang in LANGS}
@@ -382,5 +427,4 @@ def test_finding_texts_in_every_language():
     assert render("more.tokens", {"n": 2}, "xx") == " (2 more such tokens in this row)"   # falls back to English
 
 
-if __name__ == "__main__":     # python tests/test_check.py: record the English messages (before changing them)
-    _record()
+# record the English messages (before changing them): KVVIZ_RECORD_FINDINGS=1 pytest tests/dumps/test_check.py

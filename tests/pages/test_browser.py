@@ -98,9 +98,16 @@ def test_step_through_runner_v2(server, page):
 
 
 def test_prefixes(server, page):
+    from playwright.sync_api import expect
+
     page.goto(server + "/prefixes?sc=prefixes&step=2")
     wait_idle(page)
     charts_drawn(page)
+    # worked by hand from the scenario (blocks of 4, block 0 the null block): A's 10-token prompt
+    # takes blocks 1, 2, 3 at step 0; B (same 8-token system prompt) hits its two full blocks 1, 2
+    # at step 1 and gets 4 for its partial tail; at step 2 B forks and the fork holds B's full blocks
+    # 1, 2 as well (its partial block is copied on write): 1 and 2 are held twice, nothing else
+    expect(page.get_by_text("Blocks held by more than one request now: 1, 2.", exact=True)).to_be_visible()
     no_exception(page)
     shot(page, "06_prefixes_step2")
 
@@ -129,10 +136,46 @@ def test_layout(server, page):
     shot(page, "08_layout")
 
 
+def _pcie_bytes(reqs, ctx=2048, bs=16, max_len=32768, q=1):
+    """The page's model, recomputed by hand (int32 = 4 B, int64 = 8 B): a block-table row covers
+    max_len rounded up to a multiple of lcm(128, bs) tokens; the full-width commit copies every row.
+    Returns {strategy: total bytes} and the table width."""
+    import math
+
+    step = 128 * bs // math.gcd(128, bs)
+    width = -(-max_len // step) * step // bs
+    used = -(-ctx // bs)
+    dirty = reqs if q >= bs else min(reqs, -(-reqs * q // bs))
+    rest = reqs * q * 8 + (reqs + 1) * 4 + reqs * 4 + (reqs + 1) * 4 + reqs * 4   # positions .. last_page_len
+    return {"full width (vLLM)": reqs * width * 4 + rest, "valid prefix only": reqs * used * 4 + rest,
+            "dirty rows only": dirty * (width + 1) * 4 + rest,
+            "dirty rows, valid prefix": dirty * (used + 1) * 4 + rest}, width, used, dirty
+
+
+TABLE_ROWS = """() => [...document.querySelectorAll('[data-testid="stMarkdownContainer"] table tr')]
+  .map(tr => [...tr.querySelectorAll('th,td')].map(c => c.innerText.trim()))"""
+
+
 def test_pcie(server, page):
+    from playwright.sync_api import expect
+
     page.goto(server + "/pcie")
     wait_idle(page)
-    set_number(page, "Requests in the batch", 256)
+    for reqs in (64, 256):          # the default batch, then a bigger one
+        if reqs != 64:
+            set_number(page, "Requests in the batch", reqs)
+        want, width, used, dirty = _pcie_bytes(reqs)
+        assert (width, used) == (2048, 128)
+        expect(page.get_by_text(f"Table width: {width} columns ({width * 16} tokens per row); {used} used per "
+                                f"request; about {dirty} of {reqs} rows change per step.")).to_be_visible()
+        rows = page.evaluate(TABLE_ROWS)
+        total = next(r for r in rows if r and r[0] == "total")       # bytes per table and strategy
+        assert [int(x) for x in total[1:5]] == list(want.values()), total
+        assert int(next(r for r in rows if r and r[0] == "block table")[1]) == reqs * width * 4
+        for name, nbytes in want.items():                             # model vs measured
+            row = next(r for r in rows if r and r[0] == name and len(r) == 4)
+            assert int(row[1]) == nbytes and row[2] == f"{8 + nbytes / 25e3:.1f}", row
+    assert want["full width (vLLM)"] == 2_103_304        # 256 x 2048 x 4 B block table + 6152 B of the rest
     no_exception(page)
     shot(page, "09_pcie_256")
 
