@@ -113,7 +113,7 @@ WHEEL_FILES = ("vllm/v1/worker/block_table.py", "vllm/v1/worker/gpu/block_table.
                "vllm/v1/worker/gpu/buffer_utils.py", "vllm/v1/attention/backends/flashinfer.py",
                "vllm/v1/attention/backends/utils.py", "vllm/v1/core/block_pool.py",
                "vllm/v1/kv_cache_interface.py", "vllm/v1/kv_cache_layout.py", "vllm/v1/worker/utils.py",
-               "vllm/utils/math_utils.py", "vllm/triton_utils/__init__.py")
+               "vllm/utils/math_utils.py", "vllm/utils/torch_utils.py", "vllm/triton_utils/__init__.py")
 
 
 class BadInput(Exception):
