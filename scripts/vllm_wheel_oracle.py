@@ -30,23 +30,35 @@ interleaves up to the block size, 1..4 requests and groups, padded rows and toke
                   release's ``build`` converts before counting pages) vs ``compute_csr`` and kvviz's
                   ``kernels.page_indices.flashinfer_csr``;
 * ``free_queue``  ``BlockPool.free_blocks`` run on a stub pool vs ``kvviz.core.pool.BlockPool``;
-* ``layout``      ``compute_layout_strides`` (v0.29.0+): kvviz's side only if
-                  ``kvviz.core.kv_cache_layout`` exists (else skipped with a note);
+* ``layout``      ``compute_layout_strides`` (v0.29.0+) with the wheel's own ``KVCacheLayout`` on a stub
+                  attention spec vs ``kvviz.core.kv_cache_layout.KVCacheGeometry``: the five byte strides
+                  and four random byte addresses, random shapes, the six layouts (no kernel-block split,
+                  no padded page; v0.34.0's extensible-cache padding is another function, not drawn);
+* ``mrv2_width``  an attention group's MRV2 row width: the model runner's ``get_block_table_width`` times
+                  ``blocks_per_kv_block`` where ``BlockTables.__init__`` expands (rows of kernel ids, to
+                  v0.31.0) vs ``kvviz.core.runner_v2.make_states`` (no DCP; no pure wheel function
+                  holds the whole rule, so the product is the oracle's);
 * ``mrv2_gather``, ``mrv2_slots``  MRV2's ``BlockTables.gather_block_tables`` /
                   ``compute_slot_mappings`` (the wheel's own methods on a stub, so its launches are
-                  mirrored by construction) vs ``kernels.mrv2_tables`` and ``kvviz.core.runner_v2``;
+                  mirrored by construction) vs ``kernels.mrv2_tables`` with the release's arguments
+                  (``dcp_era``, kernel and KV block sizes, enabled/sharded masks, ``pad_unmapped_rows``,
+                  the gather's ``num_computed``/reach/``dirty_rows``) and vs ``kvviz.core.runner_v2`` /
+                  ``kvviz.core.slots_v2``, in the id kind both sides hold (manager ids from v0.32.0);
                   they pass raw uint64 data pointers (``_load_ptr``): ``--device cuda``; on the CPU
                   they are skipped ("needs cuda: skipped") unless ``--mrv2-interpret``: Triton 3.9's
                   interpreter does follow host data pointers, but refuses v0.31.0+'s bool mask
                   ``~dcp_sharded | is_local`` under DCP (those cases are counted "not run in the
                   interpreter"). Drawn per case where the release's kernels have them: a group with
                   ``slot_mapping_enabled`` False, a replicated (``dcp_sharded`` False) group, a
-                  sliding-window reach with ``num_computed_tokens``, the previous batch's dirty rows.
-                  Not drawn: ``idx_mapping == -1`` rows (kvviz's kernel would read state row -1).
+                  sliding-window reach with ``num_computed_tokens``, the previous batch's dirty rows,
+                  and (v0.31.0+, ``is_real_req``) ``idx_mapping == -1`` rows in the slot mapping's
+                  index (none in the gather's: its kernel would load state row -1's count).
 
-The kvviz side of every table goes through one small adapter (``KVVIZ_*`` below) so it can be
-re-pointed when kvviz models a rule differently. A case where kvviz does not (yet) match the wheel
-is a disagreement, printed with its inputs, both outputs and the kvviz rules involved.
+The kvviz side of every table goes through one small adapter (``KVVIZ_*`` below), pointed at what
+kvviz models for the release (``rules_for(VERSION)``), so it can be re-pointed when that changes. A
+case where kvviz does not (yet) match the wheel is a disagreement, printed with its inputs, both
+outputs and the kvviz rules involved. Every release in one go, from the cache only:
+``scripts/wheel_oracle_all.sh [--device cuda]`` (one summary line per release).
 
 Exit status: 0 every case agreed, 1 a disagreement (or a wheel function failed), 2 bad input
 (unknown version, no wheel, --device cuda without CUDA).
