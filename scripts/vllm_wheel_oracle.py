@@ -429,10 +429,10 @@ def KVVIZ_v1_slots_kernel(rules, g: dict, case: dict, device: str) -> np.ndarray
 
 
 def KVVIZ_kernel_table(rules, g: dict, case: dict) -> np.ndarray:
-    """The rows the attention backend reads (real rows only): the step's kernel-block table, from
-    v0.32.0 ``kvviz.core.kernel_tables.kernel_block_table`` of the manager rows (unused columns
-    ``0..r-1``)."""
-    return _kvviz_step(rules, g, case).block_table[: len(case["requests"])]
+    """The rows the attention backend reads, padded rows included: the step's kernel-block table,
+    from v0.32.0 ``kvviz.core.kernel_tables.kernel_block_table`` of the manager rows (unused columns
+    and padded rows ``0..r-1``)."""
+    return _kvviz_step(rules, g, case).block_table
 
 
 def KVVIZ_csr_lengths(rules, g: dict, seq) -> np.ndarray:
@@ -681,7 +681,7 @@ def wheel_kernel_table(code: WheelCode, g: dict, case: dict, device: str) -> np.
     v0.32.0 ``AttentionGroup.map_to_kernel_block_table`` of the manager-id rows (run on a stub)."""
     import torch
 
-    bt = wheel_v1_table(code, g, case)[: len(case["requests"])]
+    bt = wheel_v1_table(code, g, case)          # real rows, then the padded rows (0: the null block)
     if _rows_kind(code) == "kernel":
         return bt
     k = g["block_size"] // g["kernel_block_size"]
@@ -1107,21 +1107,22 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                     k = KVVIZ_kernel_table(rules, g, case)
                     tally.add("kernel_table", _eq(w, k), {"inputs": inputs, "features": feats, "wheel": w, "kvviz": k,
                                                           "kvviz_rules": _rules_detail(rules, "kernel_table")},
-                              note=f"wheel rows hold {_rows_kind(code)} ids" + (
+                              note=f"padded rows included (the oracle's persistent rows: 0); wheel rows hold "
+                                   f"{_rows_kind(code)} ids" + (
                                   "" if code.has_v1 else "; no V1 table: MRV2's manager-id rows through "
                                   "AttentionGroup.map_to_kernel_block_table"))
                 except Exception as e:  # noqa: BLE001
                     tally.error("kernel_table", repr(e), {"inputs": inputs})
             if "csr" in tables and code.fi_builder is not None and code.copy_kernel is not None:
                 seq = [r["seq_len"] for r in case["requests"]]
-                table = KVVIZ_kernel_table(rules, g, case)
+                table = KVVIZ_kernel_table(rules, g, case)[: len(seq)]
                 # a table wide enough for every page the lengths count (≤ v0.29.0 counts DCP pages
                 # from global lengths: more pages than a rank's row holds)
                 pages = -(-max(seq + [0]) // g["kernel_block_size"])
                 if pages > table.shape[1]:
                     table = np.pad(table, ((0, 0), (0, pages - table.shape[1])))
                 try:
-                    wtable = wheel_kernel_table(code, g, case, device)
+                    wtable = wheel_kernel_table(code, g, case, device)[: len(seq)]
                     if wtable.shape[1] < table.shape[1]:
                         wtable = np.pad(wtable, ((0, 0), (0, table.shape[1] - wtable.shape[1])))
                     w = wheel_csr(code, g, wtable, seq, device)
