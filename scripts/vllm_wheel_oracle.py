@@ -30,23 +30,35 @@ interleaves up to the block size, 1..4 requests and groups, padded rows and toke
                   release's ``build`` converts before counting pages) vs ``compute_csr`` and kvviz's
                   ``kernels.page_indices.flashinfer_csr``;
 * ``free_queue``  ``BlockPool.free_blocks`` run on a stub pool vs ``kvviz.core.pool.BlockPool``;
-* ``layout``      ``compute_layout_strides`` (v0.29.0+): kvviz's side only if
-                  ``kvviz.core.kv_cache_layout`` exists (else skipped with a note);
+* ``layout``      ``compute_layout_strides`` (v0.29.0+) with the wheel's own ``KVCacheLayout`` on a stub
+                  attention spec vs ``kvviz.core.kv_cache_layout.KVCacheGeometry``: the five byte strides
+                  and four random byte addresses, random shapes, the six layouts (no kernel-block split,
+                  no padded page; v0.34.0's extensible-cache padding is another function, not drawn);
+* ``mrv2_width``  an attention group's MRV2 row width: the model runner's ``get_block_table_width`` times
+                  ``blocks_per_kv_block`` where ``BlockTables.__init__`` expands (rows of kernel ids, to
+                  v0.31.0) vs ``kvviz.core.runner_v2.make_states`` (no DCP; no pure wheel function
+                  holds the whole rule, so the product is the oracle's);
 * ``mrv2_gather``, ``mrv2_slots``  MRV2's ``BlockTables.gather_block_tables`` /
                   ``compute_slot_mappings`` (the wheel's own methods on a stub, so its launches are
-                  mirrored by construction) vs ``kernels.mrv2_tables`` and ``kvviz.core.runner_v2``;
+                  mirrored by construction) vs ``kernels.mrv2_tables`` with the release's arguments
+                  (``dcp_era``, kernel and KV block sizes, enabled/sharded masks, ``pad_unmapped_rows``,
+                  the gather's ``num_computed``/reach/``dirty_rows``) and vs ``kvviz.core.runner_v2`` /
+                  ``kvviz.core.slots_v2``, in the id kind both sides hold (manager ids from v0.32.0);
                   they pass raw uint64 data pointers (``_load_ptr``): ``--device cuda``; on the CPU
                   they are skipped ("needs cuda: skipped") unless ``--mrv2-interpret``: Triton 3.9's
                   interpreter does follow host data pointers, but refuses v0.31.0+'s bool mask
                   ``~dcp_sharded | is_local`` under DCP (those cases are counted "not run in the
                   interpreter"). Drawn per case where the release's kernels have them: a group with
                   ``slot_mapping_enabled`` False, a replicated (``dcp_sharded`` False) group, a
-                  sliding-window reach with ``num_computed_tokens``, the previous batch's dirty rows.
-                  Not drawn: ``idx_mapping == -1`` rows (kvviz's kernel would read state row -1).
+                  sliding-window reach with ``num_computed_tokens``, the previous batch's dirty rows,
+                  and (v0.31.0+, ``is_real_req``) ``idx_mapping == -1`` rows in the slot mapping's
+                  index (none in the gather's: its kernel would load state row -1's count).
 
-The kvviz side of every table goes through one small adapter (``KVVIZ_*`` below) so it can be
-re-pointed when kvviz models a rule differently. A case where kvviz does not (yet) match the wheel
-is a disagreement, printed with its inputs, both outputs and the kvviz rules involved.
+The kvviz side of every table goes through one small adapter (``KVVIZ_*`` below), pointed at what
+kvviz models for the release (``rules_for(VERSION)``), so it can be re-pointed when that changes. A
+case where kvviz does not (yet) match the wheel is a disagreement, printed with its inputs, both
+outputs and the kvviz rules involved. Every release in one go, from the cache only:
+``scripts/wheel_oracle_all.sh [--device cuda]`` (one summary line per release).
 
 Exit status: 0 every case agreed, 1 a disagreement (or a wheel function failed), 2 bad input
 (unknown version, no wheel, --device cuda without CUDA).
@@ -93,7 +105,8 @@ from wheel_extract import Extractor, WheelSource, function_source  # noqa: E402
 
 PAD = -1
 POISON = -7                 # what an output buffer holds before a kernel writes it
-TABLES = ("width", "v1_slots", "kernel_table", "csr", "free_queue", "layout", "mrv2_gather", "mrv2_slots")
+TABLES = ("width", "v1_slots", "kernel_table", "csr", "free_queue", "layout", "mrv2_width", "mrv2_gather",
+          "mrv2_slots")
 # the kvviz rules each table depends on (printed with a disagreement)
 RULES_OF = {
     "width": ("width_alignment", "kernel_block_table_per_group"),
@@ -102,6 +115,7 @@ RULES_OF = {
     "csr": ("csr_dcp_local_lengths", "empty_last_page_len_is_zero"),
     "free_queue": ("prepend_unhashed_on_free", "prepend_when_caching_off"),
     "layout": ("cache_layout_era",),
+    "mrv2_width": ("width_alignment", "mrv2_dcp_slots"),
     "mrv2_gather": ("mrv2_swa_gather_zero", "mrv2_zero_dirty_rows", "kernel_block_table_per_group"),
     "mrv2_slots": ("mrv2_dcp_slots", "mrv2_slot_mapping_enabled", "mrv2_dcp_sharded",
                    "kernel_block_table_per_group"),
@@ -111,7 +125,7 @@ WHEEL_FILES = ("vllm/v1/worker/block_table.py", "vllm/v1/worker/gpu/block_table.
                "vllm/v1/worker/gpu/buffer_utils.py", "vllm/v1/attention/backends/flashinfer.py",
                "vllm/v1/attention/backends/utils.py", "vllm/v1/core/block_pool.py",
                "vllm/v1/kv_cache_interface.py", "vllm/v1/kv_cache_layout.py", "vllm/v1/worker/utils.py",
-               "vllm/utils/math_utils.py", "vllm/triton_utils/__init__.py")
+               "vllm/utils/math_utils.py", "vllm/utils/torch_utils.py", "vllm/triton_utils/__init__.py")
 
 
 class BadInput(Exception):
@@ -236,6 +250,12 @@ class WheelCode:
         # layout strides (v0.29.0+)
         lay = self.ex.extract("vllm.v1.kv_cache_interface", ["compute_layout_strides"], tag="lay")
         self.layout_fn = lay.get("compute_layout_strides")
+        self.layout_enum = None
+        if self.layout_fn is not None:
+            kl = self.ex.extract("vllm.v1.kv_cache_layout", ["KVCacheLayout"], tag="kl")
+            self.layout_enum = kl.get("KVCacheLayout")
+            if self.layout_enum is None:
+                self.layout_fn = None
         # MRV2
         mr = self.ex.extract("vllm.v1.worker.gpu.block_table", ["_gather_block_tables_kernel",
                                                                 "_compute_slot_mappings_kernel"],
@@ -340,49 +360,63 @@ def _geo(g: dict):
     return Geometry(g["block_size"], g["kernel_block_size"], g["dcp_world_size"], g["dcp_rank"], g["interleave"])
 
 
+def _v1_manager(rules, g: dict) -> bool:
+    """Whether kvviz's persistent V1 row holds KV-manager ids under ``rules`` (v0.32.0+,
+    ``kernel_block_table_per_group``; ``kvviz.core.block_table.v1_tables``)."""
+    return bool(rules.kernel_block_table_per_group) and g["block_size"] != g["kernel_block_size"]
+
+
 def KVVIZ_width(rules, g: dict, max_blocks: int) -> int:
-    """The persistent V1 table's width. kvviz's ``Geometry.table_width`` counts kernel blocks;
-    from v0.32.0 (``kernel_block_table_per_group``) vLLM's persistent row holds manager ids and is
-    ``width / blocks_per_kv_block`` wide. kvviz has no manager-width API yet: the kernel width is
-    returned, so a split block disagrees there (counted, not hidden)."""
-    geo = _geo(g)
-    fn = getattr(geo, "manager_table_width", None)
-    if rules.kernel_block_table_per_group and fn is not None:
-        return int(fn(max_blocks, rules.width_alignment))
-    return int(geo.table_width(max_blocks, rules.width_alignment))
+    """The persistent V1 table's width as kvviz's ``BlockTable`` allocates it: kernel blocks up to
+    v0.31.0; from v0.32.0 (``kernel_block_table_per_group``) a split group's row holds manager ids and
+    is ``table_width / blocks_per_kv_block`` wide (``BlockTable.width``)."""
+    from kvviz.core.block_table import BlockTable
+
+    t = BlockTable(1, max_blocks, geometry=_geo(g), alignment=rules.width_alignment,
+                   manager_ids=_v1_manager(rules, g))
+    return int(t.width)
 
 
 def KVVIZ_table(rules, g: dict, case: dict) -> np.ndarray:
-    """kvviz's device table for a V1 batch (kernel-block ids, NULL-padded; ``_batch_block_table``)."""
+    """kvviz's persistent V1 table for a batch (``_batch_block_table``): kernel-block ids up to
+    v0.31.0, KV-manager ids from v0.32.0 (split groups); NULL-padded to the case's width."""
     from kvviz.core.step import _batch_block_table
 
     geo = _geo(g)
+    man = _v1_manager(rules, g)
     rows = [r["block_ids"] for r in case["requests"]]
-    bt = _batch_block_table(rows, len(rows) + case["pad_rows"], geo, rules.width_alignment)
+    bt = _batch_block_table(rows, len(rows) + case["pad_rows"], geo, rules.width_alignment, manager_ids=man)
     width = geo.table_width(case["max_blocks"], rules.width_alignment)
+    if man:
+        width //= geo.blocks_per_kv_block
     if bt.shape[1] < width:
         bt = np.pad(bt, ((0, 0), (0, width - bt.shape[1])))
     return bt
 
 
-def KVVIZ_v1_slots_ref(rules, g: dict, case: dict) -> np.ndarray:
+def _kvviz_step(rules, g: dict, case: dict):
     from kvviz.core.step import build_step
 
     bt = KVVIZ_table(rules, g, case)
     reqs = case["requests"]
-    st = build_step(bt, [r["seq_len"] for r in reqs], [r["query_len"] for r in reqs], geometry=_geo(g),
-                    num_reqs_padded=len(reqs) + case["pad_rows"],
-                    num_tokens_padded=sum(r["query_len"] for r in reqs) + case["pad_tokens"],
-                    padded_row_fill=rules.padded_row_fill)
-    return st.slot_mapping
+    return build_step(bt, [r["seq_len"] for r in reqs], [r["query_len"] for r in reqs], geometry=_geo(g),
+                      num_reqs_padded=len(reqs) + case["pad_rows"],
+                      num_tokens_padded=sum(r["query_len"] for r in reqs) + case["pad_tokens"],
+                      padded_row_fill=rules.padded_row_fill,
+                      kernel_block_table_per_group=_v1_manager(rules, g))
+
+
+def KVVIZ_v1_slots_ref(rules, g: dict, case: dict) -> np.ndarray:
+    return _kvviz_step(rules, g, case).slot_mapping
 
 
 def KVVIZ_v1_slots_kernel(rules, g: dict, case: dict, device: str) -> np.ndarray:
+    """kvviz's Triton V1 slot kernel on the kernel-block table the step hands the backend."""
     import torch
 
     from kernels.slot_mapping import slot_mapping
 
-    bt = KVVIZ_table(rules, g, case)
+    bt = np.ascontiguousarray(_kvviz_step(rules, g, case).block_table)
     qsl, pos, _, t, t_pad = step_arrays(case)
     n = len(case["requests"])
     out = torch.full((t_pad,), POISON, dtype=torch.int64, device=device)
@@ -395,8 +429,10 @@ def KVVIZ_v1_slots_kernel(rules, g: dict, case: dict, device: str) -> np.ndarray
 
 
 def KVVIZ_kernel_table(rules, g: dict, case: dict) -> np.ndarray:
-    """The rows the attention backend reads (real rows only)."""
-    return KVVIZ_table(rules, g, case)[: len(case["requests"])]
+    """The rows the attention backend reads, padded rows included: the step's kernel-block table,
+    from v0.32.0 ``kvviz.core.kernel_tables.kernel_block_table`` of the manager rows (unused columns
+    and padded rows ``0..r-1``)."""
+    return _kvviz_step(rules, g, case).block_table
 
 
 def KVVIZ_csr_lengths(rules, g: dict, seq) -> np.ndarray:
@@ -450,91 +486,138 @@ def _kvviz_pool_setup(pool, case) -> dict:
     return by_id
 
 
-def KVVIZ_layout(rules, spec: dict):
-    try:
-        import kvviz.core.kv_cache_layout as kl  # noqa: F401  (being added in parallel)
-    except ImportError:
-        return None
-    fn = getattr(kl, "compute_layout_strides", None) or getattr(kl, "layout_strides", None)
-    if fn is None:
-        return None
-    return tuple(fn(**spec))
+def KVVIZ_layout(rules, spec: dict) -> dict:
+    """``KVCacheGeometry``'s byte strides (logical L, B, H, N, C) and the byte address of each of
+    ``spec["coords"]`` (layer, block, token, head, kv, dim)."""
+    from kvviz.core.kv_cache_layout import AXES, KVCacheGeometry
+
+    kg = KVCacheGeometry(spec["num_layers"], spec["num_blocks"], spec["block_size"], spec["num_kv_heads"],
+                         spec["head_dim"], spec["dtype"], spec["layout"], head_dim_v=spec["head_dim_v"])
+    st = kg.strides
+    return {"strides": [int(st[a]) for a in AXES],
+            "addresses": [int(kg.address(*c)) for c in spec["coords"]]}
+
+
+def _mrv2_manager(rules) -> bool:
+    """kvviz's MRV2 state and input rows hold KV-manager ids from v0.32.0 (``mrv2_dcp_slots``
+    "manager_ids"; ``runner_v2.make_states``), kernel-block ids before."""
+    return rules.mrv2_dcp_slots == "manager_ids"
+
+
+def _mrv2_case_rows(rules, case: dict):
+    """(state rows, counts, prior input rows) per group in the id kind kvviz's rules say."""
+    if _mrv2_manager(rules):
+        return case["mgr_state"], case["mgr_num_blocks"], case["mgr_input_before"]
+    return case["kv_state"], case["kv_num_blocks"], case["input_before"]
 
 
 def KVVIZ_mrv2_gather(rules, case: dict, device: str) -> list[np.ndarray]:
-    """kvviz's MRV2 gather kernel on the state tables (rows of kernel-block ids)."""
+    """kvviz's MRV2 gather kernel with the release's arguments: manager-id rows from v0.32.0; v0.33.0
+    (``mrv2_swa_gather_zero``) the sliding-window reach, ``num_computed`` by state row and the
+    tokens one entry covers; (``mrv2_zero_dirty_rows``) the previous batch's row count. Every row
+    of the input tables comes back."""
     import torch
 
     from kernels.mrv2_tables import gather_block_tables, stack_tables
 
-    state = [torch.from_numpy(s).to(device) for s in case["kv_state"]]
-    inp = [torch.from_numpy(s.copy()).to(device) for s in case["input_before"]]
-    st, widths = stack_tables(state)
+    state_np, nb_np, before_np = _mrv2_case_rows(rules, case)
+    man = _mrv2_manager(rules)
+    state = [torch.from_numpy(np.array(s, copy=True)).to(device) for s in state_np]
+    inp = [torch.from_numpy(np.array(s, copy=True)).to(device) for s in before_np]
+    st, _ = stack_tables(state)
     it, _ = stack_tables(inp)
-    nb = torch.from_numpy(np.stack(case["kv_num_blocks"]).astype(np.int32)).to(device)
+    nb = torch.from_numpy(np.stack(nb_np).astype(np.int32)).to(device)
     idx = torch.from_numpy(np.array(case["idx_mapping"], np.int32)).to(device)
-    gather_block_tables(st, nb, idx, case["num_reqs_padded"], it, widths=[s.shape[1] for s in case["kv_state"]])
-    return [it[g, :, :s.shape[1]].cpu().numpy() for g, s in enumerate(case["kv_state"])]
+    kw = {}
+    if rules.mrv2_swa_gather_zero:
+        kw = {"num_computed": torch.from_numpy(case["num_computed_tokens"].astype(np.int32)).to(device),
+              "sliding_window_reach": list(case["sliding_window_reach"]),
+              "block_sizes": [gg["block_size"] if man else gg["kernel_block_size"] for gg in case["groups"]]}
+    gather_block_tables(st, nb, idx, case["num_reqs_padded"], it, widths=[s.shape[1] for s in state_np],
+                        dirty_rows=case["previous_num_reqs"] if rules.mrv2_zero_dirty_rows else 0, **kw)
+    return [it[g, :, :s.shape[1]].cpu().numpy() for g, s in enumerate(state_np)]
 
 
 def KVVIZ_mrv2_gather_ref(rules, case: dict) -> list[np.ndarray]:
-    """kvviz.core.runner_v2's gather (numpy) on the same state."""
+    """kvviz.core.runner_v2's gather (numpy) on the same state, under the release's rules
+    (``RequestStates(rules=...)``: manager ids, sliding-window reach, dirty rows)."""
     from kvviz.core.geometry import Geometry
     from kvviz.core.runner_v2 import GroupTables, RequestStates
 
+    state_np, nb_np, before_np = _mrv2_case_rows(rules, case)
     groups = []
-    for gi, s in enumerate(case["kv_state"]):
-        gt = GroupTables(Geometry(case["groups"][gi]["block_size"], case["groups"][gi]["kernel_block_size"]),
-                         s.shape[1], max_num_reqs=s.shape[0])
+    for gi, s in enumerate(state_np):
+        gg = case["groups"][gi]
+        gt = GroupTables(Geometry(gg["block_size"], gg["kernel_block_size"]), s.shape[1], max_num_reqs=s.shape[0],
+                         manager_ids=_mrv2_manager(rules), reach=int(case["sliding_window_reach"][gi]))
         gt.state[:] = s
-        gt.input[:] = case["input_before"][gi]
-        gt.num_blocks[:] = case["kv_num_blocks"][gi]
+        gt.input[:] = before_np[gi]
+        gt.num_blocks[:] = nb_np[gi]
         groups.append(gt)
-    rs = RequestStates(case["kv_state"][0].shape[0], groups)
-    rs.gather(np.array(case["idx_mapping"], np.int32), case["num_reqs_padded"])
+    rs = RequestStates(state_np[0].shape[0], groups, rules=rules)
+    rs.num_dirty_rows = case["previous_num_reqs"]
+    idx = np.array(case["idx_mapping"], np.int32)
+    rs.gather(idx, case["num_reqs_padded"], num_computed=[int(case["num_computed_tokens"][s]) for s in idx])
     return [g.input.copy() for g in groups]
 
 
 def KVVIZ_mrv2_slots(rules, case: dict, device: str) -> np.ndarray:
-    """kvviz's MRV2 slot kernel: state rows of kernel ids, each group's kernel block size."""
+    """kvviz's MRV2 slot kernel with the release's arguments: ``dcp_era`` = ``mrv2_dcp_slots``, the
+    kernel and KV block sizes, the enabled mask (v0.29.0+), the sharded mask and PAD for
+    ``idx_mapping`` -1 rows (v0.31.0+, ``mrv2_dcp_sharded``)."""
     import torch
 
     from kernels.mrv2_tables import compute_slot_mappings, stack_tables
 
-    state = [torch.from_numpy(s).to(device) for s in case["kv_state"]]
-    st, widths = stack_tables(state)
+    state_np, _, _ = _mrv2_case_rows(rules, case)
+    state = [torch.from_numpy(np.array(s, copy=True)).to(device) for s in state_np]
+    st, _ = stack_tables(state)
     qsl, pos = case["qsl"], case["pos"]
     out = torch.full((len(state), case["max_num_tokens"]), POISON, dtype=torch.int64, device=device)
-    compute_slot_mappings(st, torch.from_numpy(np.array(case["idx_mapping"], np.int32)).to(device),
+    compute_slot_mappings(st, torch.from_numpy(np.array(case["slot_idx_mapping"], np.int32)).to(device),
                           torch.from_numpy(qsl).to(device), torch.from_numpy(pos).to(device),
                           [gg["kernel_block_size"] for gg in case["groups"]], out,
-                          widths=[s.shape[1] for s in case["kv_state"]],
+                          widths=[s.shape[1] for s in state_np],
                           cp_size=case["cp"]["dcp_world_size"], cp_rank=case["cp"]["dcp_rank"],
-                          cp_interleave=case["cp"]["interleave"])
+                          cp_interleave=case["cp"]["interleave"], dcp_era=rules.mrv2_dcp_slots,
+                          kv_block_sizes=[gg["block_size"] for gg in case["groups"]],
+                          slot_mapping_enabled=case["slot_mapping_enabled"] if rules.mrv2_slot_mapping_enabled
+                          else None,
+                          dcp_sharded=case["dcp_sharded"] if rules.mrv2_dcp_sharded else None,
+                          pad_unmapped_rows=rules.mrv2_dcp_sharded)
     return out.cpu().numpy()
 
 
 def KVVIZ_mrv2_slots_ref(rules, case: dict) -> np.ndarray:
-    """Geometry's arithmetic per group, in the release's MRV2 DCP era (``mrv2_dcp_slots``):
-    "kernel_block": the virtual block is kernel block x CP (the kernel-block row read as a row of
-    kernel-sized blocks); "kv_block" / "manager_ids": manager block x CP (Geometry's own rule)."""
+    """``kvviz.core.slots_v2.mrv2_slot_mapping`` per group (the release's DCP era, enabled and
+    sharded flags, idx -1 rows) on a ``Geometry(block_size, kernel_block_size, CP, rank, interleave)``:
+    the interleave divides the KV block (vLLM's config check), not necessarily the kernel block."""
     from kvviz.core.geometry import Geometry
+    from kvviz.core.slots_v2 import mrv2_slot_mapping
 
     cp = case["cp"]
-    out = np.full((len(case["groups"]), case["max_num_tokens"]), PAD, np.int64)
-    qsl, pos = case["qsl"], case["pos"]
-    n = len(case["idx_mapping"])
-    t = int(qsl[n])
-    rows = np.repeat(np.arange(n), np.diff(qsl[: n + 1]))
+    state_np, _, _ = _mrv2_case_rows(rules, case)
+    out = []
     for gi, gg in enumerate(case["groups"]):
-        bs, kbs = gg["block_size"], gg["kernel_block_size"]
-        if rules.mrv2_dcp_slots == "kernel_block":
-            geo = Geometry(kbs, kbs, cp["dcp_world_size"], cp["dcp_rank"], cp["interleave"])
-        else:
-            geo = Geometry(bs, kbs, cp["dcp_world_size"], cp["dcp_rank"], cp["interleave"])
-        view = case["kv_state"][gi][np.array(case["idx_mapping"], np.int64)]
-        out[gi, :t] = geo.slots(pos[:t], rows, view)
-    return out
+        geo = Geometry(gg["block_size"], gg["kernel_block_size"], cp["dcp_world_size"], cp["dcp_rank"],
+                       cp["interleave"])
+        out.append(mrv2_slot_mapping(rules, state_np[gi], case["slot_idx_mapping"], case["qsl"], case["pos"],
+                                     case["max_num_tokens"], geometry=geo,
+                                     enabled=case["slot_mapping_enabled"][gi], sharded=case["dcp_sharded"][gi]))
+    return np.stack(out)
+
+
+def KVVIZ_mrv2_width(rules, block_size: int, kernel_block_size: int, max_model_len: int) -> int:
+    """One attention group's MRV2 row width from ``kvviz.core.runner_v2.make_states`` (kernel blocks
+    up to v0.31.0, manager blocks from v0.32.0)."""
+    from kvviz.core.geometry import Geometry
+    from kvviz.core.runner_v2 import make_states
+
+    geo = Geometry(block_size, kernel_block_size)
+    cfg = types.SimpleNamespace(geometry=geo, max_model_len=max_model_len, max_num_reqs=1,
+                                groups=[types.SimpleNamespace(kind="full", sliding_window=None)])
+    rs = make_states(cfg, rules, [types.SimpleNamespace(geometry=geo)], [], set())
+    return int(rs.groups[0].width)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -598,7 +681,7 @@ def wheel_kernel_table(code: WheelCode, g: dict, case: dict, device: str) -> np.
     v0.32.0 ``AttentionGroup.map_to_kernel_block_table`` of the manager-id rows (run on a stub)."""
     import torch
 
-    bt = wheel_v1_table(code, g, case)[: len(case["requests"])]
+    bt = wheel_v1_table(code, g, case)          # real rows, then the padded rows (0: the null block)
     if _rows_kind(code) == "kernel":
         return bt
     k = g["block_size"] // g["kernel_block_size"]
@@ -773,7 +856,13 @@ def random_mrv2_case(rng: random.Random, code: WheelCode) -> dict:
     num_computed = np.zeros(max_num_reqs, np.int32)
     for b, si in enumerate(states):
         num_computed[si] = seqs[b] - qs[b]
-    return {"cp": cp, "groups": groups, "idx_mapping": states, "slot_mapping_enabled": enabled,
+    # the slot mapping's idx_mapping: v0.31.0+ marks a dummy / excluded row with -1 (it owns no block:
+    # PAD); the gather never gets one (it would read state row -1), so only the slots' copy has them
+    slot_idx = list(states)
+    if code.mrv2_has_real_req and rng.random() < 0.3:
+        for b in rng.sample(range(n), rng.randint(1, n)):
+            slot_idx[b] = -1
+    return {"cp": cp, "groups": groups, "idx_mapping": states, "slot_idx_mapping": slot_idx, "slot_mapping_enabled": enabled,
             "dcp_sharded": sharded, "sliding_window_reach": reach, "previous_num_reqs": dirty,
             "num_computed_tokens": num_computed, "num_reqs_padded": n + pad_rows,
             "qsl": qsl, "pos": pos, "max_num_tokens": max_num_tokens, "kv_state": kv_state,
@@ -837,12 +926,61 @@ def wheel_mrv2_slots(code: WheelCode, bt, case: dict, device: str) -> np.ndarray
     buffer comes back (the PAD tail up to max_num_tokens included)."""
     import torch
 
-    idx = torch.tensor(case["idx_mapping"], dtype=torch.int32, device=device)
+    idx = torch.tensor(case["slot_idx_mapping"], dtype=torch.int32, device=device)
     bt.compute_slot_mappings(idx, torch.from_numpy(case["qsl"]).to(device),
                              torch.from_numpy(case["pos"]).to(device), case["max_num_tokens"])
     if str(device).startswith("cuda"):
         torch.cuda.synchronize()
     return bt.slot_mappings.cpu().numpy()
+
+
+def random_layout_spec(rng: random.Random) -> dict:
+    from kvviz.constants import DTYPE_BYTES
+    from kvviz.core.kv_cache_layout import KV_CACHE_LAYOUTS
+
+    spec = {"layout": rng.choice(KV_CACHE_LAYOUTS), "num_layers": rng.choice([1, 1, 2, 3, rng.randint(1, 80)]),
+            "num_blocks": rng.choice([1, 2, rng.randint(1, 64), rng.randint(1, 100000)]),
+            "block_size": rng.choice([1, 16, 32, 64, rng.randint(1, 256)]),
+            "num_kv_heads": rng.choice([1, 2, 8, rng.randint(1, 64)]),
+            "head_dim": rng.choice([64, 128, rng.randint(1, 256)]), "dtype": rng.choice(sorted(DTYPE_BYTES))}
+    spec["head_dim_v"] = spec["head_dim"] if rng.random() < 0.7 else rng.randint(0, 256)
+    coords = []
+    for _ in range(4):
+        kv = "v" if spec["head_dim_v"] and rng.random() < 0.5 else "k"
+        coords.append((rng.randrange(spec["num_layers"]), rng.randrange(spec["num_blocks"]),
+                       rng.randrange(spec["block_size"]), rng.randrange(spec["num_kv_heads"]), kv,
+                       rng.randrange(spec["head_dim"] if kv == "k" else spec["head_dim_v"])))
+    spec["coords"] = coords
+    return spec
+
+
+def wheel_layout(code: WheelCode, spec: dict) -> dict:
+    """``compute_layout_strides(spec, num_blocks, num_layers, KVCacheLayout[name])`` of the wheel on
+    a stub attention spec (one token a kernel state, C = (D + Dv) * dtype bytes, no padded page, no
+    kernel-block split), and each coordinate's byte address from those strides: layer, block, head,
+    token dotted with them, plus K (0) or V (D * dtype bytes) and dim * dtype bytes within C."""
+    from kvviz.constants import DTYPE_BYTES
+
+    es = DTYPE_BYTES[spec["dtype"]]
+    stub = types.SimpleNamespace(block_size=spec["block_size"], num_heads=spec["num_kv_heads"],
+                                 get_num_kernel_states=lambda kbs: kbs,
+                                 state_content_size_bytes=(spec["head_dim"] + spec["head_dim_v"]) * es,
+                                 page_size_padded=None)
+    st = code.layout_fn(stub, spec["num_blocks"], spec["num_layers"], code.layout_enum[spec["layout"]])
+    addrs = []
+    for layer, block, token, head, kv, dim in spec["coords"]:
+        c = (0 if kv == "k" else spec["head_dim"] * es) + dim * es
+        addrs.append(int(layer * st[0] + block * st[1] + head * st[2] + token * st[3] + c * st[4]))
+    return {"strides": [int(x) for x in st], "addresses": addrs}
+
+
+def wheel_mrv2_width(code: WheelCode, block_size: int, kernel_block_size: int, max_model_len: int) -> int:
+    """One attention group's MRV2 row width as the wheel's model runner and ``BlockTables.__init__``
+    make it: ``get_block_table_width(cdiv(max_model_len, block_size), block_size)`` (the runner's call,
+    no DCP), times ``blocks_per_kv_block`` where ``__init__`` expands (rows of kernel ids)."""
+    mb = -(-max_model_len // block_size)
+    w = int(code.width_fn(mb, block_size))
+    return w * (block_size // kernel_block_size) if code.mrv2_rows == "kernel" else w
 
 
 # ----------------------------------------------------------------------------------------------
@@ -969,21 +1107,22 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                     k = KVVIZ_kernel_table(rules, g, case)
                     tally.add("kernel_table", _eq(w, k), {"inputs": inputs, "features": feats, "wheel": w, "kvviz": k,
                                                           "kvviz_rules": _rules_detail(rules, "kernel_table")},
-                              note=f"wheel rows hold {_rows_kind(code)} ids" + (
+                              note=f"padded rows included (the oracle's persistent rows: 0); wheel rows hold "
+                                   f"{_rows_kind(code)} ids" + (
                                   "" if code.has_v1 else "; no V1 table: MRV2's manager-id rows through "
                                   "AttentionGroup.map_to_kernel_block_table"))
                 except Exception as e:  # noqa: BLE001
                     tally.error("kernel_table", repr(e), {"inputs": inputs})
             if "csr" in tables and code.fi_builder is not None and code.copy_kernel is not None:
                 seq = [r["seq_len"] for r in case["requests"]]
-                table = KVVIZ_table(rules, g, case)[: len(seq)]
+                table = KVVIZ_kernel_table(rules, g, case)[: len(seq)]
                 # a table wide enough for every page the lengths count (≤ v0.29.0 counts DCP pages
                 # from global lengths: more pages than a rank's row holds)
                 pages = -(-max(seq + [0]) // g["kernel_block_size"])
                 if pages > table.shape[1]:
                     table = np.pad(table, ((0, 0), (0, pages - table.shape[1])))
                 try:
-                    wtable = wheel_kernel_table(code, g, case, device)
+                    wtable = wheel_kernel_table(code, g, case, device)[: len(seq)]
                     if wtable.shape[1] < table.shape[1]:
                         wtable = np.pad(wtable, ((0, 0), (0, table.shape[1] - wtable.shape[1])))
                     w = wheel_csr(code, g, wtable, seq, device)
@@ -1012,11 +1151,31 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
         if code.layout_fn is None:
             tally.skip("layout", "compute_layout_strides absent in this release")
         else:
-            try:
-                import kvviz.core.kv_cache_layout  # noqa: F401
-                tally.skip("layout", "kvviz.core.kv_cache_layout exists but the oracle's adapter is not written yet")
-            except ImportError:
-                tally.skip("layout", "kvviz.core.kv_cache_layout absent: skipped (wheel side extracted)")
+            for _ in range(cases):
+                spec = random_layout_spec(rng)
+                try:
+                    w, k = wheel_layout(code, spec), KVVIZ_layout(rules, spec)
+                    tally.add("layout", w == k, {"inputs": spec, "features": [spec["layout"]], "wheel": w,
+                                                 "kvviz": k, "kvviz_rules": _rules_detail(rules, "layout")},
+                              note="strides and 4 byte addresses, the six layouts (no kernel-block split, "
+                                   "no padded page, v0.34.0's extensible padding not drawn)")
+                except Exception as e:  # noqa: BLE001
+                    tally.error("layout", repr(e), {"inputs": spec})
+    if "mrv2_width" in tables:
+        if code.mrv2_cls is None or code.width_fn is None:
+            tally.skip("mrv2_width", "MRV2 BlockTables or get_block_table_width absent")
+        else:
+            for _ in range(cases):
+                g = random_geometry(rng, dcp=False)
+                mml = rng.choice([1, 2, 100, rng.randint(1, 4096), rng.randint(1, 200000)])
+                w = wheel_mrv2_width(code, g["block_size"], g["kernel_block_size"], mml)
+                k = KVVIZ_mrv2_width(rules, g["block_size"], g["kernel_block_size"], mml)
+                tally.add("mrv2_width", w == k, {"features": _features(g), "block_size": g["block_size"],
+                                                 "kernel_block_size": g["kernel_block_size"], "max_model_len": mml,
+                                                 "wheel": w, "kvviz": k,
+                                                 "kvviz_rules": _rules_detail(rules, "mrv2_width")},
+                          note=f"wheel: model_runner's get_block_table_width ({code.width_where}) x "
+                               f"blocks_per_kv_block where BlockTables rows hold kernel ids ({code.mrv2_rows})")
     mr = [t for t in ("mrv2_gather", "mrv2_slots") if t in tables]
     if mr:
         if code.mrv2_cls is None:
@@ -1033,7 +1192,7 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                         "notes"].append("Triton interpreter on the CPU, following host data pointers")
             for _ in range(mrv2_cases or cases):
                 case = random_mrv2_case(rng, code)
-                inputs = {k: case[k] for k in ("cp", "groups", "idx_mapping", "num_reqs_padded", "seqs",
+                inputs = {k: case[k] for k in ("cp", "groups", "idx_mapping", "slot_idx_mapping", "num_reqs_padded", "seqs",
                                                "max_num_tokens", "slot_mapping_enabled", "dcp_sharded",
                                                "sliding_window_reach", "previous_num_reqs")}
                 feats = _mrv2_features(code, case)
@@ -1046,17 +1205,21 @@ def run_oracle(version: str, code: WheelCode, *, device: str = "cpu", cases: int
                     tally.error("mrv2_gather", repr(e), {"inputs": inputs})
                     wg = None
                 if wg is not None:
-                    if code.mrv2_rows == "manager":
-                        # the wheel's input table holds manager ids from v0.32.0; the attention group
-                        # expands every column (map_to_kernel_block_table): compare as kernel ids
+                    kv_rows = "manager" if _mrv2_manager(rules) else "kernel"
+                    same = kv_rows == code.mrv2_rows
+                    if not same and code.mrv2_rows == "manager":
+                        # kvviz's rules and the wheel disagree on what a row holds: compare as kernel ids
                         wg = [_expand(x, gg) for x, gg in zip(wg, case["groups"])]
                     d = {"inputs": inputs, "features": feats, "wheel": wg,
                          "kvviz_rules": _rules_detail(rules, "mrv2_gather")}
-                    note = f"wheel rows hold {code.mrv2_rows} ids (compared as kernel ids)"
+                    note = (f"rows hold {code.mrv2_rows} ids on both sides" if same else
+                            f"wheel rows hold {code.mrv2_rows} ids, kvviz's {kv_rows} (compared as kernel ids)")
                     for name, fn in (("mrv2_gather", lambda: KVVIZ_mrv2_gather(rules, case, device)),
                                      ("mrv2_gather_runner_v2", lambda: KVVIZ_mrv2_gather_ref(rules, case))):
                         try:
                             k = fn()
+                            if not same and kv_rows == "manager":
+                                k = [_expand(x, gg) for x, gg in zip(k, case["groups"])]
                             tally.add(name, all(_eq(a, b) for a, b in zip(wg, k)), {**d, "kvviz": k}, note=note)
                         except Exception as e:  # noqa: BLE001  kvviz cannot model the case: a disagreement
                             tally.add(name, False, {**d, "kvviz_error": repr(e)[:300]})
@@ -1099,6 +1262,8 @@ def _mrv2_features(code: WheelCode, case: dict) -> list[str]:
         out.append("sliding-window reach")
     if case["previous_num_reqs"] > case["num_reqs_padded"]:
         out.append("dirty rows of a larger batch")
+    if -1 in case["slot_idx_mapping"]:
+        out.append("idx_mapping -1 rows")
     return out
 
 

@@ -144,3 +144,66 @@ def test_real_wheel_mrv2_tables_run_in_the_interpreter():
         e = res["tables"][name]
         assert e["cases"] >= 1 and not e.get("errors"), (name, e["first_disagreement"])
     assert res["tables"]["mrv2_gather"]["agreed"] == res["tables"]["mrv2_gather"]["cases"]
+
+
+@pytest.mark.parametrize("version", ["0.29.0", "0.33.0"])
+def test_repointed_adapters_agree_with_the_wheel(version):
+    """The kvviz adapters, re-pointed to the release's rules (V1 manager-id rows and the per-group
+    kernel table from v0.32.0; MRV2 DCP era, enabled/sharded masks, idx -1 PAD, v0.33.0's gather),
+    agree with the wheel on a handful of cases of every table, MRV2 in Triton's interpreter."""
+    if _real_wheel(version) is None:
+        pytest.skip(f"no cached vLLM {version} wheel")
+    orc = _load("vllm_wheel_oracle")
+    code = orc.WheelCode(Path(_real_wheel(version)))
+    res = orc.run_oracle(version, code, cases=12, seed=5, mrv2_interpret=True, mrv2_cases=10)
+    ran = {n: e for n, e in res["tables"].items() if not e.get("skipped")}
+    for name in ("width", "v1_slots", "kernel_table", "csr", "free_queue", "layout", "mrv2_width", "mrv2_gather",
+                 "mrv2_gather_runner_v2", "mrv2_slots", "mrv2_slots_geometry"):
+        assert name in ran, (name, res["tables"].get(name))
+    for name, e in ran.items():
+        assert not e.get("errors"), (name, e["first_disagreement"])
+        assert e["agreed"] == e["cases"], (name, e["first_disagreement"])
+    assert ran["layout"]["cases"] == 12 and ran["mrv2_gather"]["cases"] == 10
+
+
+@pytest.mark.parametrize("version", ["0.29.0", "0.34.0"])
+def test_slim_wheel_extracts_what_the_full_wheel_does(version, tmp_path, monkeypatch):
+    """--slim keeps every file the oracle's extraction reads: the same extracted sources (so the same
+    temporary modules), absences and stubs as from the full wheel."""
+    if _real_wheel(version) is None:
+        pytest.skip(f"no cached vLLM {version} wheel")
+    orc = _load("vllm_wheel_oracle")
+    we = sys.modules["wheel_extract"]
+    seen = []
+    orig = we.Extractor._finish
+
+    def record(self, found, missing, tag):
+        r = orig(self, found, missing, tag)
+        seen.append((tag, r.source, tuple(r.missing), tuple(r.stubbed)))
+        return r
+
+    monkeypatch.setattr(we.Extractor, "_finish", record)
+    full = orc.WheelCode(Path(_real_wheel(version)))
+    got_full = list(seen)
+    seen.clear()
+    slim = orc.write_slim(Path(_real_wheel(version)), version, tmp_path)
+    # what the GPU machine does: KVVIZ_WHEEL_CACHE holds the slim zip, nothing downloaded
+    monkeypatch.setenv("KVVIZ_WHEEL_CACHE", str(tmp_path))
+    assert orc.find_wheel(version, download=False) == slim
+    code = orc.WheelCode(slim)
+    assert seen == got_full
+    assert code.presence() == full.presence() and code.notes == full.notes and code.version == version
+
+
+def test_all_releases_script_prints_one_line_per_release(tmp_path):
+    if _real_wheel("0.34.0") is None:
+        pytest.skip("no cached vLLM 0.34.0 wheel")
+    import subprocess
+
+    env = {**os.environ, "PYTHON": sys.executable, "KVVIZ_ORACLE_VERSIONS": "0.34.0",
+           "KVVIZ_ORACLE_OUT": str(tmp_path)}
+    r = subprocess.run(["bash", str(SCRIPTS / "wheel_oracle_all.sh"), "--cases", "3", "--tables", "width,layout"],
+                       capture_output=True, text=True, env=env, cwd=ROOT)
+    lines = [x for x in r.stdout.splitlines() if x.startswith("v0.34.0")]
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(lines) == 1 and "width 3/3" in lines[0] and "layout 3/3" in lines[0], r.stdout
