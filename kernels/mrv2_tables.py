@@ -300,7 +300,10 @@ def gather_block_tables(state_tables, num_blocks, idx_mapping, num_reqs_padded: 
     if num_blocks.shape[0] != n_groups or num_blocks.shape[1] < rows:
         raise ValueError(f"num_blocks: needs shape ({n_groups}, >= {rows}), got {tuple(num_blocks.shape)}")
     n = _check_idx(idx_mapping, num_reqs, dev)
-    num_reqs_padded = check_int("num_reqs_padded", num_reqs_padded, lo=n, hi=input_tables.shape[1])
+    num_reqs_padded = check_int("num_reqs_padded", num_reqs_padded, lo=n)
+    if input_tables.shape[1] < num_reqs_padded:
+        raise ValueError(f"input_tables: needs at least {num_reqs_padded} rows (num_reqs_padded), got "
+                         f"{tuple(input_tables.shape)}")
     num_rows = max(num_reqs_padded, min(check_int("dirty_rows", dirty_rows), input_tables.shape[1]))
     if num_rows > MAX_GRID_Y:
         raise ValueError(f"num_reqs_padded: {num_rows} rows over the grid limit {MAX_GRID_Y}")
