@@ -17,6 +17,7 @@ import torch
 
 import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
 import e4m3
+from kernels.empty import empty_launch
 from kernels.fused_step import fused_step_v1, fused_step_v2
 from kernels.kv_write import kv_write
 from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
@@ -183,6 +184,7 @@ def _fused_v2(kw):
 
 
 LAUNCHERS = {
+    "empty_launch": (lambda: dict(buf=torch.empty(1, device=DEV), n=0), lambda kw: empty_launch(**kw)),
     "slot_mapping_per_request": (slot_args, _slot(slot_mapping_per_request)),
     "slot_mapping_flat": (slot_args, _slot(slot_mapping_flat)),
     "slot_mapping_grid2d": (slot_args, _slot(slot_mapping_grid2d, {"max_query_len": 3})),
@@ -471,6 +473,7 @@ FUSED_V2_BAD = FUSED_COMMON_BAD + [
 ]
 
 BAD = {
+    "empty_launch": [("buf", "not_a_tensor", _val("buf", [1.0])), ("n", "negative", _val("n", -1))],
     "slot_mapping_per_request": SLOT_BAD, "slot_mapping_flat": SLOT_BAD, "slot_mapping_grid2d": SLOT_BAD,
     "slot_mapping": SLOT_BAD, "slot_mapping_torch": SLOT_BAD, "flashinfer_csr": CSR_BAD, "kv_write": KV_BAD,
     "paged_decode_block_table": DECODE_BAD, "paged_decode_csr": DECODE_CSR_BAD,
