@@ -39,41 +39,61 @@ def check_tensor(name: str, t, *, dtype=None, ndim: int | None = None, shape=Non
       a window of a larger tensor passes, an expanded/broadcast view does not);
     * ``device``: lives on this device (a ``torch.device``, or a tensor whose device it takes).
 
+    Attribute reads only (the common case about a microsecond a tensor on the CPU).
+
     ``optional``: ``None`` passes. Returns ``t``."""
     if t is None and optional:
         return t
-    if not hasattr(t, "dtype") or not hasattr(t, "stride") or not hasattr(t, "device"):
+    if not isinstance(t, _tensor_type()):
         raise ValueError(f"{name}: needs a torch tensor, got {type(t).__name__}")
     if dtype is not None:
         ok = dtype if isinstance(dtype, tuple) else (dtype,)
         if t.dtype not in ok:
             want = " or ".join(_dtype_name(d) for d in ok)
             raise ValueError(f"{name}: needs dtype {want}, got {_dtype_name(t.dtype)}")
-    if ndim is not None and t.dim() != ndim:
-        raise ValueError(f"{name}: needs {ndim} dimensions, got {t.dim()} (shape {tuple(t.shape)})")
+    nd = t.dim()
+    if ndim is not None and nd != ndim:
+        raise ValueError(f"{name}: needs {ndim} dimensions, got {nd} (shape {tuple(t.shape)})")
+    sh = t.shape
     if shape is not None:
-        shape = tuple(shape)
-        if t.dim() != len(shape) or any(w is not None and int(w) != g for w, g in zip(shape, t.shape)):
-            raise ValueError(f"{name}: needs shape {_dims(shape)}, got {tuple(t.shape)}")
+        if nd != len(shape) or any(w is not None and w != sh[i] for i, w in enumerate(shape)):
+            raise ValueError(f"{name}: needs shape {_dims(shape)}, got {tuple(sh)}")
     if min_shape is not None:
-        min_shape = tuple(min_shape)
-        if t.dim() != len(min_shape) or any(w is not None and g < int(w) for w, g in zip(min_shape, t.shape)):
-            raise ValueError(f"{name}: needs shape at least {_dims(min_shape)}, got {tuple(t.shape)}")
-    if min_numel is not None and t.numel() < int(min_numel):
+        if nd != len(min_shape) or any(w is not None and sh[i] < w for i, w in enumerate(min_shape)):
+            raise ValueError(f"{name}: needs shape at least {_dims(min_shape)}, got {tuple(sh)}")
+    if min_numel is not None and t.numel() < min_numel:
         raise ValueError(f"{name}: needs at least {int(min_numel)} entries, got {t.numel()}")
-    if contiguous and not t.is_contiguous():
-        raise ValueError(f"{name}: needs a contiguous tensor, got strides {tuple(t.stride())} for shape "
-                         f"{tuple(t.shape)} (a permuted, sliced or expanded view: pass .contiguous())")
-    if last_contiguous and t.dim() and t.shape[-1] > 1 and t.stride(-1) != 1:
+    if contiguous or non_overlapping:
+        dense = t.is_contiguous()
+        if contiguous and not dense:
+            raise ValueError(f"{name}: needs a contiguous tensor, got strides {tuple(t.stride())} for shape "
+                             f"{tuple(sh)} (a permuted, sliced or expanded view: pass .contiguous())")
+        if non_overlapping and not dense and not _non_overlapping(t):
+            raise ValueError(f"{name}: needs a tensor whose elements do not overlap, got strides "
+                             f"{tuple(t.stride())} for shape {tuple(sh)} (an expanded view: pass .contiguous())")
+    if last_contiguous and nd and sh[-1] > 1 and t.stride(-1) != 1:
         raise ValueError(f"{name}: needs a unit stride in its last dimension, got strides {tuple(t.stride())}")
-    if non_overlapping and not _non_overlapping(t):
-        raise ValueError(f"{name}: needs a tensor whose elements do not overlap, got strides {tuple(t.stride())} "
-                         f"for shape {tuple(t.shape)} (an expanded view: pass .contiguous())")
     if device is not None:
-        dev = device.device if hasattr(device, "device") and not isinstance(device, str) else device
-        if t.device != dev and not (getattr(dev, "index", 0) is None and t.device.type == dev.type):
+        dev = device if isinstance(device, _device_type()) else device.device
+        if t.device != dev and not (dev.index is None and t.device.type == dev.type):
             raise ValueError(f"{name}: needs device {dev}, got {t.device}")
     return t
+
+
+_TYPES = []
+
+
+def _tensor_type():
+    if not _TYPES:
+        import torch
+
+        _TYPES.extend((torch.Tensor, torch.device))
+    return _TYPES[0]
+
+
+def _device_type():
+    _tensor_type()
+    return _TYPES[1]
 
 
 def _non_overlapping(t) -> bool:
