@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import triton
 
+from .contracts import check_int, check_tensor
+
 
 @triton.jit
 def _empty_kernel(ptr, n):
@@ -11,4 +13,6 @@ def _empty_kernel(ptr, n):
 
 def empty_launch(buf, n: int = 0):
     """Launch one program that does nothing (``buf`` only fixes the device)."""
+    check_tensor("buf", buf)
+    n = check_int("n", n)
     _empty_kernel[(1,)](buf, n)

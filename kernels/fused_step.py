@@ -65,6 +65,7 @@ from typing import NamedTuple
 import triton
 import triton.language as tl
 
+from kernels.contracts import check_int, check_tensor
 from kernels.mrv2_tables import DCP_ERAS, gather_row, mrv2_slot, row_count, swa_num_null, zero_row
 from kernels.slot_mapping import PAD_SLOT_ID, SEARCH_FANOUT, request_of, search_steps
 
@@ -327,11 +328,7 @@ def _i32_out(buf, n: int, name: str, device):
 
     if buf is None:
         return torch.empty(max(n, 1), dtype=torch.int32, device=device)
-    if buf.dtype != torch.int32 or buf.dim() != 1 or buf.numel() < n:
-        raise ValueError(f"{name} must be a 1-D int32 tensor of at least {n} entries")
-    if buf.stride(0) != 1:
-        raise ValueError(f"{name} must be contiguous")
-    return buf
+    return check_tensor(name, buf, dtype=torch.int32, ndim=1, min_numel=n, contiguous=True, device=device)
 
 
 def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, num_blocks, input_tables,
@@ -346,34 +343,27 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
     rel = release or {}
     era = rel.get("dcp_era", "kv_block")
     if era not in DCP_ERAS:
-        raise ValueError(f"dcp_era {era!r}: one of {DCP_ERAS}")
+        raise ValueError(f"dcp_era: {era!r} is not one of {DCP_ERAS}")
 
-    _check_stacked(tables, "state_tables" if v2 else "block_tables")
+    tname = "state_tables" if v2 else "block_tables"
+    _check_stacked(tables, tname)
     G, rows, wmax = tables.shape
     dev = tables.device
     if not 1 <= G <= MAX_GROUPS:
-        raise ValueError(f"{G} groups: between 1 and {MAX_GROUPS}")
-    num_reqs = int(num_reqs)
-    num_reqs_padded = num_reqs if num_reqs_padded is None else int(num_reqs_padded)
-    if not 0 <= num_reqs <= num_reqs_padded:
-        raise ValueError(f"num_reqs_padded {num_reqs_padded} below num_reqs {num_reqs}")
-    if query_start_loc.dtype != torch.int32 or query_start_loc.dim() != 1 or \
-            query_start_loc.numel() < num_reqs + 1:
-        raise ValueError(f"query_start_loc must be a 1-D int32 tensor of at least {num_reqs + 1} entries")
-    if positions.dtype != torch.int64 or positions.dim() != 1:
-        raise ValueError("positions must be a 1-D int64 tensor")
-    if seq_lens.dtype != torch.int32 or seq_lens.dim() != 1 or seq_lens.numel() < num_reqs:
-        raise ValueError(f"seq_lens must be a 1-D int32 tensor of at least {num_reqs} entries")
+        raise ValueError(f"{tname}: {G} groups, needs between 1 and {MAX_GROUPS}")
+    num_reqs = check_int("num_reqs", num_reqs)
+    num_reqs_padded = num_reqs if num_reqs_padded is None else check_int("num_reqs_padded", num_reqs_padded,
+                                                                         lo=num_reqs)
+    check_tensor("query_start_loc", query_start_loc, dtype=torch.int32, ndim=1, min_numel=num_reqs + 1,
+                 contiguous=True, device=dev)
+    check_tensor("positions", positions, dtype=torch.int64, ndim=1, contiguous=True, device=dev)
+    check_tensor("seq_lens", seq_lens, dtype=torch.int32, ndim=1, min_numel=num_reqs, contiguous=True, device=dev)
     if not v2 and rows < num_reqs:
-        raise ValueError(f"block_tables have {rows} rows for {num_reqs} requests")
-    dcp_world_size, dcp_rank, interleave = int(dcp_world_size), int(dcp_rank), int(interleave)
-    if dcp_world_size < 1 or not 0 <= dcp_rank < dcp_world_size:
-        raise ValueError(f"dcp_rank {dcp_rank} outside a DCP world of {dcp_world_size}")
-    if interleave < 1:
-        raise ValueError(f"interleave {interleave} must be >= 1")
-    csr_group = int(csr_group)
-    if not 0 <= csr_group < G:
-        raise ValueError(f"csr_group {csr_group} outside [0, {G})")
+        raise ValueError(f"block_tables: needs at least {num_reqs} rows (one per request), got {rows}")
+    dcp_world_size = check_int("dcp_world_size", dcp_world_size, lo=1)
+    dcp_rank = check_int("dcp_rank", dcp_rank, lo=0, hi=dcp_world_size - 1)
+    interleave = check_int("interleave", interleave, lo=1)
+    csr_group = check_int("csr_group", csr_group, lo=0, hi=G - 1)
     _check_widths(widths, wmax)
     host_w = _host_list(widths) or [wmax] * G
     w = _per_group(widths, "widths", G, dev, default=wmax)
@@ -385,9 +375,9 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
     if hb is not None and hk is not None:
         for g, (b, k) in enumerate(zip(hb, hk)):
             if b % k:
-                raise ValueError(f"group {g}: kernel block size {k} does not divide block size {b}")
+                raise ValueError(f"kernel_block_sizes: group {g}'s {k} does not divide its block size {b}")
             if dcp_world_size > 1 and b % interleave:
-                raise ValueError(f"group {g}: interleave {interleave} does not divide block size {b}")
+                raise ValueError(f"interleave: {interleave} does not divide group {g}'s block size {b}")
     mask = _group_mask(has_slot_mapping, G)
     enabled = _group_mask(rel.get("slot_mapping_enabled"), G)
     sharded = _group_mask(rel.get("dcp_sharded"), G)
@@ -395,42 +385,47 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
     if era == "manager_ids" and hb is not None and hk is not None:
         per = hb[csr_group] // hk[csr_group]
     # outputs
+    if num_tokens_padded is not None:
+        num_tokens_padded = check_int("num_tokens_padded", num_tokens_padded, hi=positions.numel())
     if slot_mappings is None:
-        n_tok = positions.numel() if num_tokens_padded is None else int(num_tokens_padded)
+        n_tok = positions.numel() if num_tokens_padded is None else num_tokens_padded
         slot_mappings = torch.empty((G, n_tok), dtype=torch.int64, device=dev)
-    if slot_mappings.dtype != torch.int64 or slot_mappings.dim() != 2 or slot_mappings.shape[0] != G:
-        raise ValueError(f"slot_mappings must be an int64 tensor [{G}, num_tokens_padded]")
-    n_tok = slot_mappings.shape[1] if num_tokens_padded is None else int(num_tokens_padded)
-    if not 0 <= n_tok <= slot_mappings.shape[1]:
-        raise ValueError(f"num_tokens_padded {n_tok} outside [0, {slot_mappings.shape[1]}] (slot_mappings)")
+    # written through both of its strides (a window of a larger buffer works)
+    check_tensor("slot_mappings", slot_mappings, dtype=torch.int64, ndim=2, shape=(G, None), non_overlapping=True,
+                 device=dev)
+    n_tok = slot_mappings.shape[1] if num_tokens_padded is None else num_tokens_padded
+    if n_tok > slot_mappings.shape[1]:
+        raise ValueError(f"slot_mappings: needs shape ({G}, >= {n_tok}) for num_tokens_padded {n_tok}, got "
+                         f"{tuple(slot_mappings.shape)}")
     if n_tok > positions.numel():
-        raise ValueError(f"num_tokens_padded {n_tok} exceeds positions ({positions.numel()})")
+        raise ValueError(f"num_tokens_padded: {n_tok} exceeds positions ({positions.numel()})")
     indptr = _i32_out(indptr, num_reqs_padded + 1, "indptr", dev)
     if indices is None:
         indices = torch.empty(max(num_reqs_padded * host_w[csr_group] * per, 1), dtype=torch.int32,
                               device=dev)
     indices = _i32_out(indices, 0, "indices", dev)
     last_page_len = _i32_out(last_page_len, num_reqs_padded, "last_page_len", dev)
-    if padded_last_page_len is not None and int(padded_last_page_len) < 0:
-        raise ValueError("padded_last_page_len must be >= 0")
+    if padded_last_page_len is not None:
+        check_int("padded_last_page_len", padded_last_page_len)
     # V2 pieces (V1 passes the tables again as harmless stand-ins: never read)
     if v2:
         from kernels.mrv2_tables import _check_idx
 
-        if _check_idx(idx_mapping, num_reqs) != num_reqs:
-            raise ValueError("num_reqs disagrees with idx_mapping")
-        _check_stacked(input_tables, "input_tables")
-        if input_tables.shape[0] != G or input_tables.shape[2] != wmax:
-            raise ValueError(f"input_tables {tuple(input_tables.shape)} do not match state_tables "
-                             f"{tuple(tables.shape)} in groups and width")
-        if input_tables.shape[1] < num_reqs_padded:
-            raise ValueError(f"input_tables have {input_tables.shape[1]} rows for {num_reqs_padded}")
-        if num_blocks.dim() != 2 or num_blocks.shape[0] != G or num_blocks.shape[1] < rows:
-            raise ValueError(f"num_blocks must be [{G}, >= {rows}]")
+        if _check_idx(idx_mapping, num_reqs, dev) != num_reqs:
+            raise ValueError("num_reqs: disagrees with idx_mapping")
+        _check_stacked(input_tables, "input_tables", dev, written=True)
+        if input_tables.shape[0] != G or input_tables.shape[2] != wmax or input_tables.shape[1] < num_reqs_padded:
+            raise ValueError(f"input_tables: needs shape ({G}, >= {num_reqs_padded}, {wmax}) as state_tables "
+                             f"{tuple(tables.shape)} and num_reqs_padded {num_reqs_padded}, got "
+                             f"{tuple(input_tables.shape)}")
+        check_tensor("num_blocks", num_blocks, dtype=(torch.int32, torch.int64), ndim=2, device=dev)
+        if num_blocks.shape[0] != G or num_blocks.shape[1] < rows:
+            raise ValueError(f"num_blocks: needs shape ({G}, >= {rows}), got {tuple(num_blocks.shape)}")
         idx, nb, inp = idx_mapping, num_blocks, input_tables
         mask_sw, nc, reach, _ = _swa_args(rel.get("num_computed"), rel.get("sliding_window_reach"), bs, G,
                                           rows, dev, w)
-        n_rows = max(num_reqs_padded, min(int(rel.get("dirty_rows", 0)), input_tables.shape[1]))
+        n_rows = max(num_reqs_padded, min(check_int("dirty_rows", rel.get("dirty_rows", 0)),
+                                            input_tables.shape[1]))
     else:
         idx, nb, inp = query_start_loc, tables[0], tables
         mask_sw, nc, reach, n_rows = False, w, w, 0
@@ -444,7 +439,7 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
     n_csr = triton.cdiv(max(num_reqs_padded, 1), req_tile) * split
     tile = TILE if tile is None else int(tile)
     if tile < 16 or tile & (tile - 1):
-        raise ValueError(f"tile {tile} must be a power of two >= 16")
+        raise ValueError(f"tile: {tile} must be a power of two >= 16")
     n_slot = triton.cdiv(n_tok, tile) if mask else 0
     n_gather = n_rows
     steps = search_steps(num_reqs, SEARCH_FANOUT)
@@ -546,11 +541,9 @@ def fused_step_v2(idx_mapping, query_start_loc, positions, seq_lens, state_table
     // e`` as 0 (e: the tokens one entry covers, the manager block size in "manager_ids", else
     the kernel block size), in the gathered tables and the CSR alike; ``dirty_rows`` (the previous
     gather's num_reqs) zeroes the input rows up to it too."""
-    import torch
+    from kernels.mrv2_tables import _check_idx
 
-    if idx_mapping.dim() != 1 or idx_mapping.dtype not in (torch.int32, torch.int64):
-        raise ValueError("idx_mapping must be a 1-D int32 or int64 tensor")
-    n = idx_mapping.numel() if num_reqs is None else int(num_reqs)
+    n = _check_idx(idx_mapping, num_reqs)
     return _launch(v2=True, query_start_loc=query_start_loc, positions=positions, seq_lens=seq_lens,
                    tables=state_tables, idx_mapping=idx_mapping, num_blocks=num_blocks, input_tables=input_tables,
                    widths=widths, block_sizes=block_sizes, kernel_block_sizes=kernel_block_sizes, num_reqs=n,

@@ -7,8 +7,10 @@ number of tokens is the slot mapping's length, not the key's: the key may be
 padded past it. A slot outside the cache (negative, or past its last slot) writes
 nothing either: vLLM's kernel would scatter out of bounds there, and here the
 interpreter runs inside the app's process, where such a write corrupts memory
-instead of raising. An fp8 (e4m3) cache takes K/V that are already fp8 (a byte
-copy) or fp16/bf16/fp32 that the kernel divides by the scale, saturates to +-448 and casts.
+instead of raising. An fp8 (e4m3) cache takes K and V each either already fp8 (a byte
+copy) or fp16/bf16/fp32 that the kernel divides by its scale, saturates to +-448 and casts: each by its
+own dtype, so an fp8 key with an fp16 value copies K and quantises V. A 16/32-bit cache takes K and V
+of its own dtype only (anything else is refused, naming the argument).
 Triton's CPU interpreter casts fp32 -> e4m3 with the wrong rounding for some values (triton 3.9:
 1.959 -> 1.0), so a caller that needs exact fp8 bytes there quantises first and passes fp8 K/V
 (kvviz's harness does; the kernel tests check the kernel's own branch on values the interpreter
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 import triton
 import triton.language as tl
+
+from .contracts import check_int, check_tensor
 
 # ~1024 elements a program (one token of 8 heads x 128; more tokens when a row is shorter), 4 warps:
 # 8 elements a thread. Swept on the H200 (2026-12-02, scripts/issue13_gpu.py sweep: 1-32 tokens a
@@ -35,8 +39,8 @@ def _kv_write_kernel(key_ptr, value_ptr, k_stride_t, k_stride_h, v_stride_t, v_s
                      cache_ptr, plane_stride, block_stride, tok_stride, head_stride,
                      slot_ptr, num_tokens, num_slots, k_scale, v_scale,
                      BLOCK_SIZE: tl.constexpr, HEAD_DIM: tl.constexpr, NUM_HEADS: tl.constexpr,
-                     TOK_TILE: tl.constexpr, ELEM_TILE: tl.constexpr, QUANT: tl.constexpr,
-                     FP8_MAX: tl.constexpr = 448.0):
+                     TOK_TILE: tl.constexpr, ELEM_TILE: tl.constexpr, QUANT_K: tl.constexpr,
+                     QUANT_V: tl.constexpr, FP8_MAX: tl.constexpr = 448.0):
     t = tl.program_id(0).to(tl.int64) * TOK_TILE + tl.arange(0, TOK_TILE)
     e = tl.program_id(1) * ELEM_TILE + tl.arange(0, ELEM_TILE)
     head = (e // HEAD_DIM).to(tl.int64)
@@ -53,25 +57,39 @@ def _kv_write_kernel(key_ptr, value_ptr, k_stride_t, k_stride_h, v_stride_t, v_s
     dst = (block * block_stride + off * tok_stride)[:, None] + (head * head_stride + dim)[None, :]
     k = tl.load(key_ptr + (t * k_stride_t)[:, None] + (head * k_stride_h + dim)[None, :], mask=lm)
     v = tl.load(value_ptr + (t * v_stride_t)[:, None] + (head * v_stride_h + dim)[None, :], mask=lm)
-    if QUANT:  # as vLLM: x / scale (IEEE division), saturated to e4m3's finite range
+    # as vLLM: x / scale (IEEE division), saturated to e4m3's finite range; K and V each by its own
+    # dtype (one already in the cache's dtype is copied as it is)
+    if QUANT_K:
         k = tl.clamp(tl.math.div_rn(k.to(tl.float32), k_scale), -FP8_MAX, FP8_MAX)
+    if QUANT_V:
         v = tl.clamp(tl.math.div_rn(v.to(tl.float32), v_scale), -FP8_MAX, FP8_MAX)
     tl.store(cache_ptr + dst, k.to(cache_ptr.dtype.element_ty), mask=m)
     tl.store(cache_ptr + plane_stride + dst, v.to(cache_ptr.dtype.element_ty), mask=m)
 
 
+def _name(dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _dtypes():
+    """(cache dtypes, dtypes an fp8 cache quantises)."""
+    import torch
+
+    return ((torch.float16, torch.bfloat16, torch.float32, torch.float8_e4m3fn),
+            (torch.float16, torch.bfloat16, torch.float32))
+
+
 def cache_strides(cache, layout: str):
     """(plane, block, token-in-block, head) element strides of a 5-D cache."""
-    if cache.dim() != 5 or cache.shape[0] != 2:
-        raise ValueError("the cache must be 5-D with the K/V plane first")
-    if cache.stride(4) != 1:
-        raise ValueError("the cache's head_dim must be contiguous")
+    check_tensor("cache", cache, ndim=5, last_contiguous=True)
+    if cache.shape[0] != 2:
+        raise ValueError(f"cache: needs the K/V plane first, shape (2, *, *, *, *), got {tuple(cache.shape)}")
     s = cache.stride()
     if layout == "NHD":
         return s[0], s[1], s[2], s[3]
     if layout == "HND":
         return s[0], s[1], s[3], s[2]
-    raise ValueError(f"layout must be NHD or HND, not {layout!r}")
+    raise ValueError(f"layout: needs 'NHD' or 'HND', got {layout!r}")
 
 
 def cache_dims(cache, layout: str):
@@ -97,21 +115,24 @@ def kv_write(key, value, cache, slot_mapping, *, layout: str = "NHD",
     ``tokens_per_program`` / ``num_warps``: tuning knobs (``kv_config``); the result is the same."""
     import torch
 
+    cache_dtypes, quant_dtypes = _dtypes()
+    check_tensor("cache", cache, dtype=cache_dtypes)
     plane_s, block_s, tok_s, head_s = cache_strides(cache, layout)
     num_blocks, block_size, num_heads, head_dim = cache_dims(cache, layout)
+    check_tensor("slot_mapping", slot_mapping, dtype=torch.int64, ndim=1, contiguous=True, device=cache)
     num_tokens = slot_mapping.numel()
-    for name, x in (("key", key), ("value", value)):
-        if x.dim() != 3 or tuple(x.shape[1:]) != (num_heads, head_dim):
-            raise ValueError(f"{name} must be [tokens, {num_heads}, {head_dim}], got {tuple(x.shape)}")
-        if x.shape[0] < num_tokens:
-            raise ValueError(f"{name} has {x.shape[0]} tokens, the slot mapping {num_tokens}")
-        if x.stride(2) != 1:
-            raise ValueError(f"{name}'s last dimension must be contiguous")
-    if slot_mapping.dtype != torch.int64:
-        raise ValueError("slot_mapping must be int64")
-    quant = cache.dtype != key.dtype
-    if quant and cache.dtype != torch.float8_e4m3fn:
-        raise ValueError(f"a {cache.dtype} cache needs {cache.dtype} K/V")
+    quant = {}
+    for name, x, scale in (("key", key, k_scale), ("value", value, v_scale)):
+        check_tensor(name, x, ndim=3, last_contiguous=True, device=cache)
+        if tuple(x.shape[1:]) != (num_heads, head_dim) or x.shape[0] < num_tokens:
+            raise ValueError(f"{name}: needs shape (>= {num_tokens}, {num_heads}, {head_dim}), got {tuple(x.shape)}")
+        quant[name] = x.dtype != cache.dtype
+        if quant[name] and (cache.dtype != torch.float8_e4m3fn or x.dtype not in quant_dtypes):
+            extra = " (or float16/bfloat16/float32, quantised)" if cache.dtype == torch.float8_e4m3fn else ""
+            raise ValueError(f"{name}: a {_name(cache.dtype)} cache needs {_name(cache.dtype)} {name}s{extra}, "
+                             f"got {_name(x.dtype)}")
+        if quant[name] and not float(scale) > 0:
+            raise ValueError(f"{'k' if name == 'key' else 'v'}_scale: needs > 0 to quantise {name}, got {scale}")
     if num_tokens == 0:
         return cache
     hd = num_heads * head_dim
@@ -122,5 +143,5 @@ def kv_write(key, value, cache, slot_mapping, *, layout: str = "NHD",
         cache, plane_s, block_s, tok_s, head_s, slot_mapping, num_tokens, num_blocks * block_size,
         float(k_scale), float(v_scale),
         BLOCK_SIZE=block_size, HEAD_DIM=head_dim, NUM_HEADS=num_heads,
-        TOK_TILE=tok_tile, ELEM_TILE=elem_tile, QUANT=quant, num_warps=WARPS if num_warps is None else int(num_warps))
+        TOK_TILE=tok_tile, ELEM_TILE=elem_tile, QUANT_K=quant["key"], QUANT_V=quant["value"], num_warps=WARPS if num_warps is None else int(num_warps))
     return cache

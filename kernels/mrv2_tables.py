@@ -34,6 +34,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from kernels.contracts import check_int, check_tensor
 from kernels.slot_mapping import PAD_SLOT_ID
 
 DCP_ERAS = ("kernel_block", "kv_block", "manager_ids")   # ERA 0, 1, 2 of the slot kernel
@@ -230,25 +231,22 @@ def _per_group(values, name: str, num_groups: int, device, default=None, minimum
     if values is None:
         values = [default] * num_groups
     if isinstance(values, torch.Tensor):
-        if values.dtype != torch.int32 or values.dim() != 1 or values.numel() != num_groups:
-            raise ValueError(f"{name} must be a 1-D int32 tensor of {num_groups} entries")
-        if values.device != device:
-            raise ValueError(f"{name} is on {values.device}, the tables on {device}")
+        check_tensor(name, values, dtype=torch.int32, ndim=1, shape=(num_groups,), contiguous=True, device=device)
         return values
     values = [int(v) for v in values]
     if len(values) != num_groups:
-        raise ValueError(f"{name} has {len(values)} entries for {num_groups} groups")
+        raise ValueError(f"{name}: needs {num_groups} entries (one per group), got {len(values)}")
     if any(v < minimum for v in values):
-        raise ValueError(f"{name} {values}: every entry must be >= {minimum}")
+        raise ValueError(f"{name}: needs every entry >= {minimum}, got {values}")
     return torch.tensor(values, dtype=torch.int32, device=device)
 
 
-def _check_stacked(t, name: str):
+def _check_stacked(t, name: str, device=None, written: bool = False):
+    """A stacked int32 table [groups, rows, width] (stack_tables builds one), read (and ``written``)
+    through all three strides: any view works, but an output's elements must not overlap."""
     import torch
 
-    if t.dtype != torch.int32 or t.dim() != 3:
-        raise ValueError(f"{name} must be a stacked 3-D int32 tensor [groups, rows, width] "
-                         "(stack_tables builds one)")
+    check_tensor(name, t, dtype=torch.int32, ndim=3, non_overlapping=written, device=device)
 
 
 def _check_widths(widths, wmax: int):
@@ -256,18 +254,17 @@ def _check_widths(widths, wmax: int):
     if widths is not None and not hasattr(widths, "device"):
         for w in widths:
             if not 0 <= int(w) <= wmax:
-                raise ValueError(f"width {int(w)} outside [0, {wmax}] (the stacked tables' width)")
+                raise ValueError(f"widths: {int(w)} outside [0, {wmax}] (the stacked tables' width)")
 
 
-def _check_idx(idx_mapping, num_reqs: int | None):
+def _check_idx(idx_mapping, num_reqs: int | None, device=None):
     import torch
 
-    if idx_mapping.dim() != 1 or idx_mapping.dtype not in (torch.int32, torch.int64):
-        raise ValueError("idx_mapping must be a 1-D int32 or int64 tensor")
-    n = idx_mapping.numel() if num_reqs is None else int(num_reqs)
-    if not 0 <= n <= idx_mapping.numel():
-        raise ValueError(f"num_reqs {n} outside [0, {idx_mapping.numel()}] (idx_mapping's length)")
-    return n
+    check_tensor("idx_mapping", idx_mapping, dtype=(torch.int32, torch.int64), ndim=1, contiguous=True,
+                 device=device)
+    if num_reqs is None:
+        return idx_mapping.numel()
+    return check_int("num_reqs", num_reqs, hi=idx_mapping.numel())
 
 
 def gather_block_tables(state_tables, num_blocks, idx_mapping, num_reqs_padded: int, input_tables, *,
@@ -290,27 +287,34 @@ def gather_block_tables(state_tables, num_blocks, idx_mapping, num_reqs_padded: 
     other groups) and ``block_sizes`` ([G]: the tokens one row entry covers) a group's columns
     below ``max(num_computed - reach, 0) // block_size`` are written as 0. Returns
     ``input_tables``."""
+    import torch
+
     _check_stacked(state_tables, "state_tables")
-    _check_stacked(input_tables, "input_tables")
+    dev = state_tables.device
+    _check_stacked(input_tables, "input_tables", dev, written=True)
     n_groups, rows, wmax = state_tables.shape
     if input_tables.shape[0] != n_groups or input_tables.shape[2] != wmax:
-        raise ValueError(f"input_tables {tuple(input_tables.shape)} do not match state_tables "
-                         f"{tuple(state_tables.shape)} in groups and width")
-    if num_blocks.dim() != 2 or num_blocks.shape[0] != n_groups or num_blocks.shape[1] < rows:
-        raise ValueError(f"num_blocks must be [{n_groups}, >= {rows}]")
-    n = _check_idx(idx_mapping, num_reqs)
-    num_reqs_padded = int(num_reqs_padded)
-    if not n <= num_reqs_padded <= input_tables.shape[1]:
-        raise ValueError(f"num_reqs_padded {num_reqs_padded} outside [{n}, {input_tables.shape[1]}]")
-    num_rows = max(num_reqs_padded, min(int(dirty_rows), input_tables.shape[1]))
+        raise ValueError(f"input_tables: needs shape ({n_groups}, *, {wmax}) as state_tables "
+                         f"{tuple(state_tables.shape)}, got {tuple(input_tables.shape)}")
+    check_tensor("num_blocks", num_blocks, dtype=(torch.int32, torch.int64), ndim=2, device=dev)
+    if num_blocks.shape[0] != n_groups or num_blocks.shape[1] < rows:
+        raise ValueError(f"num_blocks: needs shape ({n_groups}, >= {rows}), got {tuple(num_blocks.shape)}")
+    n = _check_idx(idx_mapping, num_reqs, dev)
+    num_reqs_padded = check_int("num_reqs_padded", num_reqs_padded, lo=n)
+    if input_tables.shape[1] < num_reqs_padded:
+        raise ValueError(f"input_tables: needs at least {num_reqs_padded} rows (num_reqs_padded), got "
+                         f"{tuple(input_tables.shape)}")
+    num_rows = max(num_reqs_padded, min(check_int("dirty_rows", dirty_rows), input_tables.shape[1]))
     if num_rows > MAX_GRID_Y:
-        raise ValueError(f"{num_rows} rows over the grid limit {MAX_GRID_Y}")
+        raise ValueError(f"num_reqs_padded: {num_rows} rows over the grid limit {MAX_GRID_Y}")
     _check_widths(widths, wmax)
     w = _per_group(widths, "widths", n_groups, state_tables.device, default=wmax)
     mask_sw, nc, reach, ebs = _swa_args(num_computed, sliding_window_reach, block_sizes, n_groups, rows,
                                         state_tables.device, w)
     if block is None:
         block = min(max(triton.next_power_of_2(wmax), GATHER_MIN_BLOCK), GATHER_MAX_BLOCK)
+    elif check_int("block", block, lo=1) & (int(block) - 1):
+        raise ValueError(f"block: {block} must be a power of two")
     if n_groups == 0 or num_rows == 0:
         return input_tables
     _gather_block_tables_kernel[(n_groups, num_rows)](
@@ -331,9 +335,9 @@ def _swa_args(num_computed, reach, block_sizes, n_groups: int, rows: int, device
     if not isinstance(reach, torch.Tensor) and not any(int(r) > 0 for r in reach):
         return False, dummy, dummy, dummy
     if block_sizes is None:
-        raise ValueError("sliding-window masking needs block_sizes")
-    if num_computed.dtype != torch.int32 or num_computed.dim() != 1 or num_computed.numel() < rows:
-        raise ValueError(f"num_computed must be a 1-D int32 tensor of >= {rows} entries (by state row)")
+        raise ValueError("block_sizes: sliding-window masking needs them")
+    check_tensor("num_computed", num_computed, dtype=torch.int32, ndim=1, min_numel=rows, contiguous=True,
+                 device=device)
     return (True, num_computed, _per_group(reach, "sliding_window_reach", n_groups, device, minimum=0),
             _per_group(block_sizes, "block_sizes", n_groups, device, minimum=1))
 
@@ -343,7 +347,7 @@ def _group_mask(has_slot_mapping, n_groups: int) -> int:
         return (1 << n_groups) - 1
     flags = [bool(f) for f in has_slot_mapping]
     if len(flags) != n_groups:
-        raise ValueError(f"has_slot_mapping has {len(flags)} entries for {n_groups} groups")
+        raise ValueError(f"has_slot_mapping: needs {n_groups} entries (one per group), got {len(flags)}")
     return sum(1 << g for g, f in enumerate(flags) if f)
 
 
@@ -352,23 +356,21 @@ def _check_slot_args(state_tables, query_start_loc, positions, slot_mappings, n:
     import torch
 
     _check_stacked(state_tables, "state_tables")
+    dev = state_tables.device
     n_groups = state_tables.shape[0]
     if n_groups > MAX_GROUPS:
-        raise ValueError(f"{n_groups} groups: at most {MAX_GROUPS}")
-    if query_start_loc.dtype != torch.int32 or query_start_loc.dim() != 1:
-        raise ValueError("query_start_loc must be a 1-D int32 tensor")
-    if query_start_loc.numel() < n + 1:
-        raise ValueError(f"query_start_loc has {query_start_loc.numel()} entries, needs {n + 1}")
-    if positions.dtype != torch.int64 or positions.dim() != 1:
-        raise ValueError("positions must be a 1-D int64 tensor")
-    if slot_mappings.dtype != torch.int64 or slot_mappings.dim() != 2 or slot_mappings.shape[0] != n_groups:
-        raise ValueError(f"slot_mappings must be an int64 tensor [{n_groups}, max_num_tokens]")
-    if cp_size < 1 or not 0 <= cp_rank < cp_size:
-        raise ValueError(f"cp_rank {cp_rank} outside a DCP world of {cp_size}")
-    if cp_interleave < 1:
-        raise ValueError(f"cp_interleave {cp_interleave} must be >= 1")
+        raise ValueError(f"state_tables: {n_groups} groups, at most {MAX_GROUPS}")
+    check_tensor("query_start_loc", query_start_loc, dtype=torch.int32, ndim=1, min_numel=n + 1, contiguous=True,
+                 device=dev)
+    check_tensor("positions", positions, dtype=torch.int64, ndim=1, contiguous=True, device=dev)
+    # written through both of its strides (a row window of a larger buffer works)
+    check_tensor("slot_mappings", slot_mappings, dtype=torch.int64, ndim=2, shape=(n_groups, None),
+                 non_overlapping=True, device=dev)
+    cp_size = check_int("cp_size", cp_size, lo=1)
+    check_int("cp_rank", cp_rank, lo=0, hi=cp_size - 1)
+    check_int("cp_interleave", cp_interleave, lo=1)
     if n + 1 > MAX_GRID_Y:
-        raise ValueError(f"{n} requests: over the grid limit {MAX_GRID_Y}")
+        raise ValueError(f"num_reqs: {n} requests, over the grid limit {MAX_GRID_Y}")
 
 
 def slot_tile_config(max_query_len: int) -> tuple[int, int]:
@@ -415,8 +417,8 @@ def compute_slot_mappings(state_tables, idx_mapping, query_start_loc, positions,
     ``pad_unmapped_rows`` (v0.31.0): a row whose idx_mapping is -1 gets PAD (otherwise it reads
     the null block 0: kvviz never reads outside the tables)."""
     if dcp_era not in DCP_ERAS:
-        raise ValueError(f"dcp_era {dcp_era!r}: one of {DCP_ERAS}")
-    n = _check_idx(idx_mapping, num_reqs)
+        raise ValueError(f"dcp_era: {dcp_era!r} is not one of {DCP_ERAS}")
+    n = _check_idx(idx_mapping, num_reqs, state_tables.device if hasattr(state_tables, "device") else None)
     cp_size, cp_rank, cp_interleave = int(cp_size), int(cp_rank), int(cp_interleave)
     _check_slot_args(state_tables, query_start_loc, positions, slot_mappings, n, cp_size, cp_rank,
                      cp_interleave)
@@ -435,7 +437,7 @@ def compute_slot_mappings(state_tables, idx_mapping, query_start_loc, positions,
     tile = d_tile if tile is None else int(tile)
     num_warps = d_warps if num_warps is None else int(num_warps)
     if tile < 16 or tile & (tile - 1):
-        raise ValueError(f"tile {tile} must be a power of two >= 16")
+        raise ValueError(f"tile: {tile} must be a power of two >= 16")
     max_num_tokens = slot_mappings.shape[1]
     if n_groups == 0 or mask == 0:
         return slot_mappings

@@ -14,6 +14,8 @@ import numpy as np
 import triton
 import triton.language as tl
 
+from .contracts import check_int, check_tensor
+
 PAGE_TILE = 1024
 MAX_TILES_PER_ROW = 16
 
@@ -78,40 +80,49 @@ def flashinfer_csr(block_table, seq_lens, seq_lens_host, page_size: int, *,
     it (row-major; the table must be contiguous), as long as they stay inside the table."""
     import torch
 
-    if block_table.dtype != torch.int32 or block_table.dim() != 2:
-        raise ValueError("block_table must be a 2-D int32 tensor")
+    page_size = check_int("page_size", page_size, lo=1)
     num_reqs = len(seq_lens_host)
-    if seq_lens.numel() < num_reqs or block_table.shape[0] < num_reqs:
-        raise ValueError("seq_lens and block_table need a row for every request")
+    # the table is read through both of its strides (row_overrun: contiguous, checked below)
+    check_tensor("block_table", block_table, dtype=torch.int32, ndim=2, min_shape=(num_reqs, None))
+    check_tensor("seq_lens", seq_lens, dtype=(torch.int32, torch.int64), ndim=1, min_numel=num_reqs,
+                 contiguous=True, device=block_table)
     dev = block_table.device
+    if num_reqs and int(np.min(np.asarray(seq_lens_host))) < 0:
+        raise ValueError("seq_lens_host: needs lengths >= 0, got a negative one")
     indptr_np = indptr_from_seq_lens(seq_lens_host, page_size)
     if indptr_buf is None:
         indptr_host = torch.from_numpy(indptr_np)
         if dev.type == "cuda":
             indptr_host = indptr_host.pin_memory()
     else:
+        check_tensor("indptr_buf", indptr_buf, dtype=torch.int32, ndim=1, min_numel=num_reqs + 1,
+                     contiguous=True, device=torch.device("cpu"))
         indptr_host = indptr_buf[: num_reqs + 1]
         indptr_host.numpy()[:] = indptr_np
     indptr = indptr_host.to(dev, non_blocking=True)
     total = int(indptr_np[-1])
     if indices_out is None:
         indices_out = torch.empty(total, dtype=torch.int32, device=dev)
-    elif indices_out.numel() < total:
-        raise ValueError(f"indices_out holds {indices_out.numel()} entries, needs {total}")
+    else:
+        check_tensor("indices_out", indices_out, dtype=torch.int32, ndim=1, min_numel=total, contiguous=True,
+                     device=dev)
     if last_page_len_out is None:
         last_page_len_out = torch.empty(num_reqs, dtype=torch.int32, device=dev)
+    else:
+        check_tensor("last_page_len_out", last_page_len_out, dtype=torch.int32, ndim=1, min_numel=num_reqs,
+                     contiguous=True, device=dev)
     if num_reqs:
         max_pages = int(np.max(np.diff(indptr_np)))
         width = block_table.shape[1]
         if row_overrun:
             if not block_table.is_contiguous():
-                raise ValueError("row_overrun needs a contiguous block table")
+                raise ValueError("block_table: row_overrun needs a contiguous block table")
             end = int(np.max(np.arange(num_reqs) * width + np.diff(indptr_np)))
             if end > block_table.numel():
-                raise ValueError(f"a request's {max_pages} pages read past the end of the block table")
+                raise ValueError(f"block_table: a request's {max_pages} pages read past the end of the block table")
         elif max_pages > width:
             r = int(np.argmax(np.diff(indptr_np)))
-            raise ValueError(f"request {r} needs {max_pages} pages of {page_size} tokens but a block-table row "
+            raise ValueError(f"block_table: request {r} needs {max_pages} pages of {page_size} tokens but a block-table row "
                              f"holds only {block_table.shape[1]}")
         ny = max(1, min(triton.cdiv(max_pages, PAGE_TILE), MAX_TILES_PER_ROW))
         _csr_kernel[(num_reqs, ny)](

@@ -31,7 +31,8 @@ import math
 import triton
 import triton.language as tl
 
-from .kv_write import cache_dims, cache_strides
+from .contracts import check_int, check_tensor
+from .kv_write import _dtypes, cache_dims, cache_strides
 
 TOKENS_PER_TILE = 32
 
@@ -98,15 +99,14 @@ def _paged_decode_kernel(q_ptr, q_stride_r, q_stride_h, out_ptr, o_stride_r, o_s
         tl.store(lse_ptr + r * lse_stride_r + hq * lse_stride_h, lse, mask=rmask)
 
 
-def _check_lse(lse_out, num_reqs, num_q_heads):
+def _check_lse(lse_out, num_reqs, num_q_heads, dev):
     import torch
 
-    if lse_out is None:
-        return
-    if lse_out.dtype != torch.float32 or lse_out.dim() != 2:
-        raise ValueError("lse_out must be a 2-D float32 tensor [requests, q_heads]")
-    if lse_out.shape[0] < num_reqs or lse_out.shape[1] != num_q_heads:
-        raise ValueError(f"lse_out is {tuple(lse_out.shape)}, needs at least [{num_reqs}, {num_q_heads}]")
+    # written through both of its strides: any view of the right size works
+    check_tensor("lse_out", lse_out, dtype=torch.float32, ndim=2, min_shape=(num_reqs, None), device=dev,
+                 non_overlapping=True, optional=True)
+    if lse_out is not None and lse_out.shape[1] != num_q_heads:
+        raise ValueError(f"lse_out: needs shape (>= {num_reqs}, {num_q_heads}), got {tuple(lse_out.shape)}")
 
 
 MAX_ROW_TILE = 64        # (request, query head) rows one interpreted program takes at most
@@ -128,18 +128,41 @@ def _launch(q, cache, layout, table, t0, t1, seq_lens, indptr, last_page_len, cs
             sm_scale, k_scale, v_scale, out, lse_out=None, rows=None):
     import torch
 
+    check_tensor("cache", cache, dtype=_dtypes()[0])
     plane_s, block_s, tok_s, head_s = cache_strides(cache, layout)
     _, page_size, num_kv_heads, head_dim = cache_dims(cache, layout)
-    if q.dim() != 3 or q.shape[2] != head_dim or q.stride(2) != 1:
-        raise ValueError(f"q must be [requests, q_heads, {head_dim}] with a contiguous last dim")
+    dev = cache
+    check_tensor("q", q, dtype=_dtypes()[1], ndim=3, last_contiguous=True, device=dev)
+    if q.shape[2] != head_dim:
+        raise ValueError(f"q: needs shape (requests, q_heads, {head_dim}), got {tuple(q.shape)}")
     num_q_heads = q.shape[1]
-    if num_q_heads % num_kv_heads:
-        raise ValueError(f"{num_q_heads} query heads do not group over {num_kv_heads} KV heads")
+    if num_q_heads < 1 or num_q_heads % num_kv_heads:
+        raise ValueError(f"q: {num_q_heads} query heads do not group over {num_kv_heads} KV heads")
+    num_reqs = check_int("num_reqs", num_reqs, hi=q.shape[0])
+    if csr:
+        check_tensor("indptr", indptr, dtype=(torch.int32, torch.int64), ndim=1, min_numel=num_reqs + 1,
+                     contiguous=True, device=dev)
+        check_tensor("indices", table, dtype=(torch.int32, torch.int64), ndim=1, contiguous=True, device=dev)
+        check_tensor("last_page_len", last_page_len, dtype=(torch.int32, torch.int64), ndim=1,
+                     min_numel=num_reqs, contiguous=True, device=dev)
+    else:
+        # the table is read through both of its strides: any view works
+        check_tensor("block_table", table, dtype=(torch.int32, torch.int64), ndim=2, min_shape=(num_reqs, None),
+                     device=dev)
+        check_tensor("seq_lens", seq_lens, dtype=(torch.int32, torch.int64), ndim=1, min_numel=num_reqs,
+                     contiguous=True, device=dev)
     if out is None:
         out = torch.empty((num_reqs, num_q_heads, head_dim), dtype=torch.float32, device=q.device)
+    else:
+        # at least num_reqs rows (only those are written), through its row and head strides (a window of a
+        # larger tensor works), but a unit head-dim stride: the kernel writes d at out + d
+        check_tensor("out", out, dtype=torch.float32, ndim=3, min_shape=(num_reqs, num_q_heads, head_dim),
+                     last_contiguous=True, non_overlapping=True, device=dev)
+        if tuple(out.shape[1:]) != (num_q_heads, head_dim):
+            raise ValueError(f"out: needs shape ({num_reqs}, {num_q_heads}, {head_dim}), got {tuple(out.shape)}")
     if sm_scale is None:
         sm_scale = 1.0 / math.sqrt(head_dim)
-    _check_lse(lse_out, num_reqs, num_q_heads)
+    _check_lse(lse_out, num_reqs, num_q_heads, dev)
     if num_reqs == 0:
         return out
     lse = out if lse_out is None else lse_out   # a pointer the kernel never touches without STORE_LSE
@@ -147,7 +170,7 @@ def _launch(q, cache, layout, table, t0, t1, seq_lens, indptr, last_page_len, cs
     num_rows = num_reqs * num_q_heads
     rows = row_tile(num_rows, q.device.type, head_dim) if rows is None else int(rows)
     if rows < 1 or rows & (rows - 1):
-        raise ValueError(f"row_tile must be a power of two, not {rows}")
+        raise ValueError(f"row_tile: must be a power of two, not {rows}")
     _paged_decode_kernel[(triton.cdiv(num_rows, rows),)](
         q, q.stride(0), q.stride(1), out, out.stride(0), out.stride(1),
         cache, plane_s, block_s, tok_s, head_s, table, t0, t1, seq_lens, indptr, last_page_len,

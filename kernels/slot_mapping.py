@@ -37,6 +37,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from .contracts import check_int, check_tensor
+
 PAD_SLOT_ID = -1
 """Slot of a token that must not be written (the CUDA-graph tail, another DCP rank's token). The
 KV write skips it; kvviz.constants.PAD_SLOT_ID holds the same value for the simulator, and the
@@ -218,38 +220,38 @@ def _slot_mapping_grid2d_kernel(qsl_ptr, pos_ptr, bt_ptr, bt_stride0, bt_stride1
 
 def _check(query_start_loc, positions, block_table, num_reqs, block_size, kernel_block_size,
            dcp_world_size, dcp_rank, interleave):
+    """The contract of every slot-mapping launch (kernels.contracts); returns the kernel block size."""
     import torch
 
-    if query_start_loc.dtype != torch.int32 or query_start_loc.dim() != 1:
-        raise ValueError("query_start_loc must be a 1-D int32 tensor")
-    if query_start_loc.numel() < num_reqs + 1:
-        raise ValueError(f"query_start_loc has {query_start_loc.numel()} entries, needs {num_reqs + 1}")
-    if positions.dtype != torch.int64 or positions.dim() != 1:
-        raise ValueError("positions must be a 1-D int64 tensor")
-    if block_table.dtype != torch.int32 or block_table.dim() != 2:
-        raise ValueError("block_table must be a 2-D int32 tensor")
-    if block_table.shape[0] < num_reqs:
-        raise ValueError(f"block_table has {block_table.shape[0]} rows for {num_reqs} requests")
-    kbs = kernel_block_size or block_size
+    num_reqs = check_int("num_reqs", num_reqs)
+    block_size = check_int("block_size", block_size, lo=1)
+    dev = positions
+    check_tensor("positions", positions, dtype=torch.int64, ndim=1, contiguous=True)
+    check_tensor("query_start_loc", query_start_loc, dtype=torch.int32, ndim=1, min_numel=num_reqs + 1,
+                 contiguous=True, device=dev)
+    # the table is read through both of its strides: any view works
+    check_tensor("block_table", block_table, dtype=torch.int32, ndim=2, min_shape=(num_reqs, None), device=dev)
+    kbs = block_size if kernel_block_size is None else check_int("kernel_block_size", kernel_block_size, lo=1)
     if block_size % kbs:
-        raise ValueError(f"kernel block size {kbs} does not divide block size {block_size}")
-    if not 0 <= dcp_rank < dcp_world_size:
-        raise ValueError(f"dcp_rank {dcp_rank} outside a world of {dcp_world_size}")
-    if interleave < 1 or block_size % interleave:
-        raise ValueError(f"interleave {interleave} does not divide block size {block_size}")
+        raise ValueError(f"kernel_block_size: {kbs} does not divide block size {block_size}")
+    dcp_world_size = check_int("dcp_world_size", dcp_world_size, lo=1)
+    check_int("dcp_rank", dcp_rank, lo=0, hi=dcp_world_size - 1)
+    interleave = check_int("interleave", interleave, lo=1)
+    if block_size % interleave:
+        raise ValueError(f"interleave: {interleave} does not divide block size {block_size}")
     return kbs
 
 
 def _out(out, positions, num_tokens_padded):
     import torch
 
-    n = positions.numel() if num_tokens_padded is None else num_tokens_padded
+    n = positions.numel() if num_tokens_padded is None else check_int("num_tokens_padded", num_tokens_padded)
     if n > positions.numel():
-        raise ValueError(f"num_tokens_padded {n} exceeds positions ({positions.numel()})")
+        raise ValueError(f"num_tokens_padded: {n} exceeds positions ({positions.numel()})")
     if out is None:
         out = torch.empty(n, dtype=torch.int64, device=positions.device)
-    elif out.dtype != torch.int64 or out.numel() < n:
-        raise ValueError("out must be an int64 tensor of at least num_tokens_padded entries")
+    else:
+        check_tensor("out", out, dtype=torch.int64, ndim=1, min_numel=n, contiguous=True, device=positions)
     return out, n
 
 
@@ -301,7 +303,7 @@ def slot_mapping_flat(query_start_loc, positions, block_table, *, num_reqs: int,
 def _tile_ok(tile: int) -> int:
     tile = int(tile)
     if tile < 16 or tile & (tile - 1):
-        raise ValueError(f"tile {tile} must be a power of two >= 16")
+        raise ValueError(f"tile: {tile} must be a power of two >= 16")
     return tile
 
 
@@ -309,7 +311,7 @@ def _warps(num_warps: int | None) -> dict:
     if num_warps is None:
         return {}
     if num_warps not in (1, 2, 4, 8, 16, 32):
-        raise ValueError(f"num_warps {num_warps} must be a power of two in [1, 32]")
+        raise ValueError(f"num_warps: {num_warps} must be a power of two in [1, 32]")
     return {"num_warps": int(num_warps)}
 
 
@@ -344,14 +346,12 @@ def slot_mapping_grid2d(query_start_loc, positions, block_table, *, num_reqs: in
     kbs = _check(query_start_loc, positions, block_table, num_reqs, block_size, kernel_block_size,
                  dcp_world_size, dcp_rank, interleave)
     out, n = _out(out, positions, num_tokens_padded)
-    max_query_len = int(max_query_len)
-    if max_query_len < 0:
-        raise ValueError(f"max_query_len {max_query_len} is negative")
+    max_query_len = check_int("max_query_len", max_query_len)
     if query_start_loc.device.type == "cpu" and num_reqs > 0:
         q = query_start_loc[: num_reqs + 1]
         longest = int((q[1:] - q[:-1]).max())
         if longest > max_query_len:
-            raise ValueError(f"max_query_len {max_query_len} is below a request's query length {longest}")
+            raise ValueError(f"max_query_len: {max_query_len} is below a request's query length {longest}")
     if n == 0:
         return out
     d_tile, d_warps = grid2d_config(max_query_len, num_reqs)
@@ -359,7 +359,7 @@ def slot_mapping_grid2d(query_start_loc, positions, block_table, *, num_reqs: in
     num_warps = d_warps if num_warps is None else num_warps
     ny = max(triton.cdiv(max_query_len, tile), 1)
     if ny > MAX_GRID_Y:
-        raise ValueError(f"max_query_len {max_query_len} needs {ny} tiles of {tile} tokens: over the "
+        raise ValueError(f"max_query_len: {max_query_len} needs {ny} tiles of {tile} tokens: over the "
                          f"{MAX_GRID_Y} programs a grid's second dimension may have")
     _slot_mapping_grid2d_kernel[(num_reqs + 1, ny)](
         query_start_loc, positions, block_table, block_table.stride(0), block_table.stride(1),
