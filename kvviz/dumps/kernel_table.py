@@ -23,6 +23,7 @@ import numpy as np
 
 from kvviz.dumps.arrays import first_per_row
 from kvviz.dumps.catalogue import Msg, more_clause
+from kvviz.dumps.fields import check_table_shape, int_array
 from kvviz.errors import BadInput
 
 KEY = "kernel_block_table"
@@ -32,8 +33,6 @@ CSR_CHECKS = ("csr-indptr", "csr-indices", "csr-last-page-len")
 def validate(m: dict, head: dict, shape, need: int) -> np.ndarray | None:
     """The key, when present: int32 [need .. R rows, W * r], r = block_size / kernel_block_size > 1,
     every entry -1 (a v0.12-v0.19 padded row) or a kernel block id below num_blocks * r."""
-    from kvviz.dumps.format import _as_int_array as as_int_array, _check_table_shape as check_shape
-
     v = m.get(KEY)
     if v is None:
         return None
@@ -43,8 +42,8 @@ def validate(m: dict, head: dict, shape, need: int) -> np.ndarray | None:
                        "split blocks the backend reads block_table itself")
     if head["runner"] == "v2" or head["group_kind"] == "state":
         raise BadInput(f"{KEY!r} is read in a V1 attention-group dump only")
-    kbt = as_int_array(KEY, v, 2, np.int32)
-    check_shape(KEY, kbt.shape)
+    kbt = int_array(KEY, v, 2, np.int32)
+    check_table_shape(KEY, kbt.shape)
     R, W = shape
     r = bs // kbs
     if kbt.shape[1] != W * r or not need <= kbt.shape[0] <= R:
