@@ -17,10 +17,14 @@ MAX_FUNCTION_LINES = 80
 DERIVED = [re.compile(p) for p in (
     r"block_size\s*//\s*\w",                                   # blocks per KV block
     r"//\s*(\w+\.)?(kbs|kernel_block_size)\b",                  # kernel-block split
-    r"\*\s*(\w+\.)?(dcp_world_size|world|W)\b",                 # virtual block size
+    r"(?<![\]\s])\s*\*\s*(\w+\.)?(dcp_world_size|world|W)\b",     # virtual block size ([x] * world: a list)
     r"\b(dcp_world_size|world|W)\s*\*",
     r"//\s*\(\s*\w+\s*\*\s*\w+\s*\)\s*\)\s*\*\s*\w+\s*\+\s*\w+\s*%")]  # DCP local offset
-ORACLES = {"kvviz/core/geometry.py", "kvviz/reference.py"}
+# kvviz/core/slots_v2.py is vLLM's Model Runner V2 slot arithmetic as each release's own kernel
+# writes it (era by era: manager ids, kernel blocks, DCP local offsets): a second formulation, kept
+# apart from Geometry on purpose so that the MRV2 tables are checked against the release, not
+# against kvviz's own formula
+ORACLES = {"kvviz/core/geometry.py", "kvviz/reference.py", "kvviz/core/slots_v2.py"}
 
 
 def python_files(*dirs: str):

@@ -157,7 +157,7 @@ def dump_from_mapping(m: dict) -> Dump:
     num_reqs = scalar_field(m, "num_reqs", lo=0, hi=R)
     padded = scalar_field(m, "num_reqs_padded", lo=num_reqs, hi=R, optional=True)
     vec = _vectors(m)
-    per = head["block_size"] // (head["kernel_block_size"] or head["block_size"])
+    per = Geometry(head["block_size"], head["kernel_block_size"]).blocks_per_kv_block
     state_bt = _v2_tables(m, head["runner"], vec, bt.shape, num_reqs, per)
     _check_counts(vec["num_blocks_per_row"], bt.shape)
     dev = _device_table(m, bt.shape, num_reqs if padded is None else padded)
