@@ -156,7 +156,7 @@ def capture(obj, *, num_reqs: int | None = None, num_reqs_padded: int | None = N
 # --- kvviz's own simulator --------------------------------------------------------------
 
 def dump_from_step(record, config, group: int = 0) -> Dump:
-    """The dump of one engine step (``kvviz.core.engine.StepRecord``) for one KV-cache group.
+    """The dump of one engine step (``kvviz.core.records.StepRecord``) for one KV-cache group.
 
     ``block_table_device`` is what the kernel read: the mirror after the commit, with the padded
     rows as the attention metadata saw them (zero-filled, as vLLM does before the kernel runs).
