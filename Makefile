@@ -19,11 +19,15 @@ setup: $(STAMP)
 run: $(STAMP)
 	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
 
-# The whole suite: core, kernels (Triton interpreter), AppTest pages, browser tests.
+# The house rules first (scripts/code_shape.py: file and function sizes, block arithmetic in
+# Geometry, layer imports, no import cycle), then the whole suite: core, kernels (Triton
+# interpreter), AppTest pages, browser tests. A broken rule fails the target before pytest runs.
 test: $(STAMP)
+	$(BIN)/python scripts/code_shape.py
 	$(BIN)/python -m pytest tests -q -n 2 --timeout 900
 
 test-fast: $(STAMP)
+	$(BIN)/python scripts/code_shape.py
 	$(BIN)/python -m pytest tests -q -n 2 -m "not browser" --timeout 900
 
 test-browser: $(STAMP)

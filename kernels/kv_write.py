@@ -24,7 +24,7 @@ import triton.language as tl
 from .contracts import check_int, check_tensor
 
 # ~1024 elements a program (one token of 8 heads x 128; more tokens when a row is shorter), 4 warps:
-# 8 elements a thread. Swept on the H200 (2026-12-02, scripts/issue13_gpu.py sweep: 1-32 tokens a
+# 8 elements a thread. Swept on the H200 (2026-12-02, scripts/kv_write_fused_gpu.py sweep: 1-32 tokens a
 # program x 4/8 warps, every dtype x layout, 65536 tokens): one token a program was the fastest or
 # within 0.5% of it everywhere; the old 4 tokens cost 2% for fp16/bf16/fp32 and 17% for an fp8 cache
 # fed fp16 (its fp32 divide and clamp of 32 elements a thread took 88 registers: 31% occupancy).

@@ -60,7 +60,7 @@ MAX_GRID_Y = 65535        # CUDA's limit on a grid's second dimension
 
 
 # Fan-out of request_of in the flat kernel and the fused step: 2, a binary search. On the H200
-# (2026-12-02, scripts/issue13_gpu.py sweep, fused step V1, 1 group, CUDA graph) 16 took 3 dependent
+# (2026-12-02, scripts/kv_write_fused_gpu.py sweep, fused step V1, 1 group, CUDA graph) 16 took 3 dependent
 # loads instead of 12 at 4096 requests and was no faster anywhere (4096 x 1: 8.82 against 8.80 us;
 # 1024 x 128: 8.03 against 7.10; 16 x 8192: 5.47 against 5.30): qsl is tiny and the first levels
 # of the search are the same few entries for every lane, so each step is an L1 hit, while a

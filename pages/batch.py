@@ -205,7 +205,7 @@ def show_kernels():
 
 
 # --- the batch on W real DCP ranks (background processes) ---------------------------------------------
-import ui_dcp  # noqa: E402
+from ui import dcp as ui_dcp  # noqa: E402
 from kvviz.views.dcp_ranks import batch_from_step  # noqa: E402
 
 ui_dcp.run_on_ranks("batch", lambda s=step: batch_from_step(s), default_world=cfg.dcp_world_size,

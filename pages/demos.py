@@ -201,7 +201,7 @@ else:
             st.markdown("\n".join(f"- {e}" for e in events))
 
 if key == "dcp" and not presenter:   # the demo's step on real ranks (torch.distributed)
-    import ui_dcp
+    from ui import dcp as ui_dcp
     from kvviz.views.dcp_ranks import demo_batch
 
     ui_dcp.run_on_ranks("demos", lambda k=key, i=step: demo_batch(k, i), default_world=2)

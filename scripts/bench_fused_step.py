@@ -11,7 +11,7 @@ also as a multiple of an empty launch timed the same way:
 * ``graph``  device µs per launch replayed from a CUDA graph (no host in the way);
 * ``dev``    device µs with the host hidden behind a spin kernel, cold L2 (``warm``: warm L2).
 
-    python3 scripts/bench_fused_step.py --json /tmp/fused.json   # the H200 run (scripts/gpu_run.sh)
+    python3 scripts/bench_fused_step.py --json /tmp/fused.json   # the H200 run (scripts/gpu_run.sh --part bench)
     python scripts/bench_fused_step.py --smoke                     # tiny, the CPU interpreter works
 
 ``--json`` writes a file in the ``kvviz bench --json`` format (the kernel lab can load it).

@@ -14,7 +14,7 @@ then times each kernel and its torch reference:
 An empty Triton launch is timed the same two ways as the floor. Prints a plain table, writes
 JSON with ``--json PATH``, and exits 1 if any output differs from its reference.
 
-    python3 scripts/bench_mrv2.py --json /tmp/mrv2.json     # the H200 run (scripts/gpu_run.sh)
+    python3 scripts/bench_mrv2.py --json /tmp/mrv2.json     # the H200 run (scripts/gpu_run.sh --part bench)
     python scripts/bench_mrv2.py --smoke                     # tiny sizes, CPU interpreter works
 
 Imports only torch, triton, numpy and the kernels package (no kvviz): the GPU machine has

@@ -1,5 +1,6 @@
 """Report what breaks the code-shape rules: files over 500 lines, functions over 80 lines (kvviz/),
-derived block arithmetic outside kvviz/core/geometry.py and the oracles, and layer imports.
+derived block arithmetic outside kvviz/core/geometry.py and the oracles, layer imports, and import
+cycles inside kvviz/ (an import inside a function counts: it is a cycle that only waits).
 
 ``python scripts/code_shape.py`` prints the offenders and exits 1 if there are any.
 """
@@ -17,10 +18,14 @@ MAX_FUNCTION_LINES = 80
 DERIVED = [re.compile(p) for p in (
     r"block_size\s*//\s*\w",                                   # blocks per KV block
     r"//\s*(\w+\.)?(kbs|kernel_block_size)\b",                  # kernel-block split
-    r"\*\s*(\w+\.)?(dcp_world_size|world|W)\b",                 # virtual block size
+    r"(?<![\]\s])\s*\*\s*(\w+\.)?(dcp_world_size|world|W)\b",     # virtual block size ([x] * world: a list)
     r"\b(dcp_world_size|world|W)\s*\*",
     r"//\s*\(\s*\w+\s*\*\s*\w+\s*\)\s*\)\s*\*\s*\w+\s*\+\s*\w+\s*%")]  # DCP local offset
-ORACLES = {"kvviz/core/geometry.py", "kvviz/reference.py"}
+# kvviz/core/slots_v2.py is vLLM's Model Runner V2 slot arithmetic as each release's own kernel
+# writes it (era by era: manager ids, kernel blocks, DCP local offsets): a second formulation, kept
+# apart from Geometry on purpose so that the MRV2 tables are checked against the release, not
+# against kvviz's own formula
+ORACLES = {"kvviz/core/geometry.py", "kvviz/reference.py", "kvviz/core/slots_v2.py"}
 
 
 def python_files(*dirs: str):
@@ -56,8 +61,70 @@ def imports_of(path: Path) -> set[str]:
     return out
 
 
+def module_of(path: Path) -> str:
+    """The dotted module name of a file of the tree (a package's __init__.py: the package)."""
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def kvviz_imports(path: Path, known: set[str]) -> set[str]:
+    """The kvviz modules ``path`` imports, at any depth of its code (functions included), relative
+    imports resolved; ``from a import b`` names the module a.b when there is one, else a. Importing
+    a.b.c is an edge to a.b.c alone (its packages' __init__ files only hand names on)."""
+    me = module_of(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*up, *([base] if base else [])])
+            names = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names]
+        else:
+            continue
+        out |= {n for n in names if n in known and n != me}
+    return out
+
+
+def import_cycles() -> list[list[str]]:
+    """Every set of kvviz modules that import each other in a loop (Tarjan's strongly connected
+    components of more than one module), each sorted."""
+    files = {module_of(f): f for f in python_files("kvviz")}
+    graph = {m: sorted(kvviz_imports(f, set(files))) for m, f in files.items()}
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
 def offenders() -> list[str]:
-    bad = []
+    bad = [f"import cycle: {' <-> '.join(c)}" for c in import_cycles()]
     for f in python_files("kvviz"):
         rel = str(f.relative_to(ROOT))
         n = len(f.read_text().splitlines())

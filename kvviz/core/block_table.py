@@ -63,11 +63,6 @@ class BlockTable:
         self.dirty = np.zeros(max_num_reqs, dtype=bool)  # rows changed since the last commit
 
     @property
-    def manager_block_size(self) -> int:
-        """Tokens per manager block (what the KV-cache manager hands out)."""
-        return self.geometry.block_size
-
-    @property
     def block_size(self) -> int:
         """Tokens per kernel block: what the backend's table entries, slots and kernels count in."""
         return self.geometry.kernel_block_size

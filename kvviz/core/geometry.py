@@ -128,16 +128,15 @@ class Geometry:
     def table_width(self, max_num_blocks: int, alignment: str = "lcm") -> int:
         """Row width in kernel blocks for ``max_num_blocks`` manager blocks. ``alignment``: "lcm" (a
         row covers a multiple of lcm(128, block_size) tokens), "pow2" (a multiple of 128 // block_size
-        blocks when block_size <= 128) or "none"."""
+        blocks when block_size <= 128) or "none" (:data:`WIDTH_ALIGNMENTS`)."""
+        if alignment not in WIDTH_ALIGNMENTS:
+            raise ValueError(f"unknown alignment {alignment!r}")
         if alignment == "lcm":
             step = TOKEN_ALIGNMENT // math.gcd(TOKEN_ALIGNMENT, self.block_size)
             max_num_blocks = cdiv(max_num_blocks, step) * step
-        elif alignment == "pow2":
-            if self.block_size <= TOKEN_ALIGNMENT:
-                step = TOKEN_ALIGNMENT // self.block_size
-                max_num_blocks = cdiv(max_num_blocks, step) * step
-        elif alignment != "none":
-            raise ValueError(f"unknown alignment {alignment!r}")
+        elif alignment == "pow2" and self.block_size <= TOKEN_ALIGNMENT:
+            step = TOKEN_ALIGNMENT // self.block_size
+            max_num_blocks = cdiv(max_num_blocks, step) * step
         return max_num_blocks * self.blocks_per_kv_block
 
     # --- positions -> (local?, column, offset) -> slot ---------------------------------------
@@ -182,9 +181,6 @@ class Geometry:
         """(kernel block, offset in it) of a slot, with no special case for PAD (to name what a
         wrong slot points at)."""
         return divmod(slot, self.kernel_block_size)
-
-    def column_of(self, position: int) -> int:
-        return int(self.locate(position)[1])
 
     def logical_block(self, positions):
         """Vectorised: the manager block (index in the request's block list) each position lies
@@ -264,6 +260,3 @@ class Geometry:
         return CacheGeometry(layout=layout, num_blocks=num_blocks, block_size=self.kernel_block_size,
                              num_kv_heads=self.num_kv_heads, head_dim=self.head_dim, dtype=self.dtype,
                              cache_layout=family)
-
-    def byte_address(self, slot: int, head: int, dim: int, kv: str = "k", *, num_blocks: int) -> dict:
-        return self.cache(num_blocks).address(slot, head, dim, kv)

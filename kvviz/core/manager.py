@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from kvviz.core.geometry import Geometry
 from kvviz.core.pool import Block, BlockPool, block_hashes_for
-from kvviz.core.versions import CURRENT, Profile
+from kvviz.core.versions import CURRENT, Rules
 
 GROUP_KINDS = ("full", "sliding_window", "state")
 
@@ -67,7 +67,7 @@ class KVCacheManager:
     shorthand for ``Geometry(block_size, dcp_world_size=dcp_world_size)``."""
 
     def __init__(self, num_blocks: int, block_size: int | None = None, groups: list[GroupSpec] | None = None,
-                 *, geometry: Geometry | None = None, enable_caching: bool = True, profile: Profile = CURRENT,
+                 *, geometry: Geometry | None = None, enable_caching: bool = True, profile: Rules = CURRENT,
                  dcp_world_size: int = 1, events: list | None = None):
         self.geometry = geometry or Geometry(block_size, dcp_world_size=dcp_world_size)
         self.groups = list(groups or [GroupSpec()])

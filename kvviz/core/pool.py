@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from kvviz.constants import NULL_BLOCK_ID
-from kvviz.core.versions import CURRENT, Profile
+from kvviz.core.versions import CURRENT, Rules
 
 NONE_HASH = hashlib.sha256(b"kvviz-none-hash").digest()
 """Parent hash of a request's first block up to vLLM v0.28.x, where a process without PYTHONHASHSEED
@@ -148,7 +148,7 @@ class FreeBlockQueue:
 
 
 class BlockPool:
-    def __init__(self, num_blocks: int, *, enable_caching: bool = True, profile: Profile = CURRENT,
+    def __init__(self, num_blocks: int, *, enable_caching: bool = True, profile: Rules = CURRENT,
                  events: list | None = None):
         if num_blocks < 2:
             raise ValueError("a pool needs at least 2 blocks (block 0 is the null block)")

@@ -262,11 +262,9 @@ def _build(name: str) -> Rules:
 
 
 _TABLE = {v: _build(v) for v in VERSIONS}
-Profile = Rules                                   # the name earlier kvviz versions used
 PROFILES = {**_TABLE, **{a: _TABLE[v] for a, v in ALIASES.items()}}
 CURRENT = _TABLE[MAIN]
 V2025_11 = _TABLE["v0.11.1"]
-V2025_EARLY = _TABLE["v0.11.0"]
 
 
 def range_sentence() -> str:
@@ -348,9 +346,3 @@ def resolve_runner(rules: Rules, runner: str | None, *, state_groups: bool = Fal
 def no_v1_sentence(release: str) -> str:
     return (f"vLLM {release} has no V1 model runner (v0.34.0 deleted it; {LAST_V1_RELEASE} is the last "
             f"release with V1): use --runner v2 or an older --vllm")
-
-
-def rule_table() -> list[dict]:
-    """The rules as rows (for README and the app): field, value, PR, date, first release, summary."""
-    return [{"field": r.field, "value": r.value, "pr": r.pr, "date": r.date,
-             "first_release": r.first_release, "summary": r.summary} for r in RULES]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kvviz.core.records import StepRecord
 from kvviz.core.slots_v2 import expand_kernel_blocks, mrv2_slot_mapping
 from kvviz.core.step import build_step
 
@@ -88,7 +89,6 @@ class V2Worker:
         return record
 
     def _v2_snapshot(self, sched, before, written, nbytes, idx, r_pad, t_pad, inputs):
-        from kvviz.core.engine import StepRecord
         st = self.states
         pool = self.manager.pool
         cached = {b.block_id: b.block_hash[:4].hex() for b in pool.blocks if b.block_hash is not None}

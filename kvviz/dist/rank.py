@@ -30,7 +30,6 @@ from kvviz.dist.merge import NEG_INF, dense_decode, merge_factors
 STATS = ("tokens_held", "bytes_written", "slot_mapping_us", "kv_write_us", "partial_attention_us",
          "all_gather_lse_us", "all_reduce_out_us", "partial_max_error", "lse_max_error", "empty_shards",
          "slot_mapping_exact", "slots_distinct", "tokens_held_match")
-FLAGS = ("slot_mapping_exact", "slots_distinct", "tokens_held_match")
 FAULT_ENV = "KVVIZ_DCP_FAULT"   # test hook, "kill:RANK:STAGE": that rank SIGKILLs itself at STAGE
 STAGES = ("tables", "kv_write", "partial_attention", "merge", "check")   # what ``progress`` reports, in order
 MAX_DETAIL_REQS = 64            # the report lists per-request LSEs up to this many requests

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kvviz.core.geometry import Geometry
 from kvviz.core.versions import get_profile
 from kvviz.dumps.format import DUMP_VERSION, Dump, dump_from_mapping
 from kvviz.errors import BadInput
@@ -155,7 +156,7 @@ def capture(obj, *, num_reqs: int | None = None, num_reqs_padded: int | None = N
 # --- kvviz's own simulator --------------------------------------------------------------
 
 def dump_from_step(record, config, group: int = 0) -> Dump:
-    """The dump of one engine step (``kvviz.core.engine.StepRecord``) for one KV-cache group.
+    """The dump of one engine step (``kvviz.core.records.StepRecord``) for one KV-cache group.
 
     ``block_table_device`` is what the kernel read: the mirror after the commit, with the padded
     rows as the attention metadata saw them (zero-filled, as vLLM does before the kernel runs).
@@ -177,7 +178,7 @@ def dump_from_step(record, config, group: int = 0) -> Dump:
         if rules.mrv2_dcp_slots == "manager_ids" and config.groups[group].kind != "state":
             from kvviz.core.slots_v2 import expand_kernel_blocks
 
-            table = expand_kernel_blocks(table, config.block_size // config.kbs)
+            table = expand_kernel_blocks(table, config.geometry.blocks_per_kv_block)
         gathers = [e for e in getattr(record, "events", ()) if e.get("kind") == "gather" and "dirty_rows" in e]
         if gathers and table is record.device_tables[group]:
             m["previous_num_reqs"] = r_pad + int(gathers[-1]["dirty_rows"])   # v0.33.0's dirty rows
@@ -269,7 +270,7 @@ def capture_v2(block_tables, *, idx_mapping, num_reqs: int | None = None, num_re
             raise BadInput(f"kernel_block_size {kbs} does not divide block_size {bs}")
         from kvviz.core.slots_v2 import expand_kernel_blocks
 
-        gathered = expand_kernel_blocks(gathered, bs // kbs)
+        gathered = expand_kernel_blocks(gathered, Geometry(bs, kbs).blocks_per_kv_block)
     ref = free = None
     if block_pool is not None:
         nb, ref, free = _pool_state(block_pool)

@@ -12,7 +12,7 @@ are in kvviz/dumps/checks_rows.py (row prefixes), checks_blocks.py (the pool) an
 """
 from __future__ import annotations
 
-from kvviz.core.versions import CURRENT, PROFILES, Profile, get_profile
+from kvviz.core.versions import CURRENT, Rules, get_profile
 from kvviz.dumps import checks_blocks, checks_rows, checks_step, checks_v2, kernel_table
 from kvviz.dumps.catalogue import (  # noqa: F401
     CHECK_LIST,
@@ -27,7 +27,6 @@ from kvviz.dumps.context import CheckRun, clears_vacated_rows
 from kvviz.dumps.format import Dump
 
 MAX_ROWS_PER_CHECK = 50
-PROFILE_NAMES = tuple(PROFILES)
 
 # check id -> the function that runs it, in catalogue order (findings are sorted afterwards)
 CHECK_FUNCTIONS = {
@@ -59,7 +58,7 @@ def first_wrong_row(findings: list[Finding]) -> int | None:
     return min(rows) if rows else None
 
 
-def resolve_profile(dump: Dump, profile: str | Profile | None = None) -> tuple[Profile, str]:
+def resolve_profile(dump: Dump, profile: str | Rules | None = None) -> tuple[Rules, str]:
     """(the profile to check ``dump`` under, where it came from): ``profile`` when given (a
     ``--profile`` option; "option"), else the dump's own ``profile`` key ("dump"), else the current
     rules ("default"). ValueError for an unknown name."""
@@ -72,7 +71,7 @@ def resolve_profile(dump: Dump, profile: str | Profile | None = None) -> tuple[P
     return CURRENT, "default"
 
 
-def applicable_checks(dump: Dump, profile: str | Profile | None = None) -> list[str]:
+def applicable_checks(dump: Dump, profile: str | Rules | None = None) -> list[str]:
     """The checks this dump carries enough tables for (under ``profile``, default as resolve_profile)."""
     prof, _ = resolve_profile(dump, profile)
     have = set(dump.present())
@@ -103,7 +102,7 @@ def applicable_checks(dump: Dump, profile: str | Profile | None = None) -> list[
 
 
 def run_checks(dump: Dump, *, limit: int = MAX_ROWS_PER_CHECK,
-               profile: str | Profile | None = None) -> list[Finding]:
+               profile: str | Rules | None = None) -> list[Finding]:
     """Every applicable check; findings ordered by row, then check, then index. The rules are those
     of ``profile`` (a name in kvviz.core.versions.PROFILES), else of the dump's ``profile`` key, else
     current vLLM's; ValueError for an unknown name."""
@@ -123,12 +122,12 @@ def run_checks(dump: Dump, *, limit: int = MAX_ROWS_PER_CHECK,
     return sorted(out, key=Finding.sort_key)
 
 
-def findings_to_json(findings: list[Finding], profile: str | Profile | None = None) -> dict:
+def findings_to_json(findings: list[Finding], profile: str | Rules | None = None) -> dict:
     """``{"findings": [...]}``, plus ``"profile"`` (the name the dump was checked under) when given."""
     out = {"findings": [f.to_json() for f in findings]}
     if profile is not None:
-        out["profile"] = profile.label if isinstance(profile, Profile) else str(profile)
-        if isinstance(profile, Profile):
+        out["profile"] = profile.label if isinstance(profile, Rules) else str(profile)
+        if isinstance(profile, Rules):
             out["vllm"] = profile.name
     return out
 

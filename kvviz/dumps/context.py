@@ -9,13 +9,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from kvviz.core.versions import CURRENT, Profile
+from kvviz.core.versions import CURRENT, Rules
 from kvviz.dumps.arrays import Counts, Segments, first_per_row
 from kvviz.dumps.catalogue import Finding, Msg
 from kvviz.dumps.format import Dump
 
 
-def clears_vacated_rows(profile: Profile) -> bool:
+def clears_vacated_rows(profile: Rules) -> bool:
     """Whether a row vacated by remove_request or condense's move_row is cleared (count 0, prefix
     zeroed) under ``profile``: true for current vLLM, false for the 2025 profiles."""
     return bool(profile.move_row_clears_source and getattr(profile, "remove_clears_row", True))
@@ -40,7 +40,7 @@ class Held(NamedTuple):
 class CheckRun:
     """One run of the checker over a dump: what the checks read and where they add findings."""
 
-    def __init__(self, d: Dump, limit: int, profile: Profile = CURRENT):
+    def __init__(self, d: Dump, limit: int, profile: Rules = CURRENT):
         self.d = d
         self.limit = limit
         self.profile = profile

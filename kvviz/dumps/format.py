@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import os
 from dataclasses import dataclass
 
@@ -19,43 +18,15 @@ import numpy as np
 from kvviz.core.geometry import Geometry
 from kvviz.core.versions import LAST_V1_RELEASE, PROFILES, RUNNERS, resolve_version, rules_for
 from kvviz.dumps import kernel_table
+from kvviz.dumps.fields import (  # noqa: F401 - the vocabulary and limits, handed on
+    DUMP_VERSION, GROUP_KINDS, KNOWN_KEYS, MAMBA_CACHE_MODES, MAX_ARRAY_ENTRIES, MAX_BLOCK_SIZE, MAX_DUMP_BYTES,
+    MAX_JSON_BYTES, MAX_NUM_BLOCKS, MAX_ROWS, MAX_TABLE_ENTRIES, MAX_TEXT_LEN, MAX_WIDTH, REQUIRED_KEYS,
+    SCALAR_KEYS, TABLE_KEYS, TEXT_KEYS, V2_KEYS, VECTOR_KEYS, check_declared_shape, check_table_shape,
+    int_array, nondecreasing, scalar_field, text_field, text_to_npz)
 from kvviz.dumps.npz import read_npz, short_error
 from kvviz.files import atomic_writer, open_regular, read_bounded
 from kvviz.errors import BadInput, parse_json
 
-DUMP_VERSION = 1
-
-MAX_DUMP_BYTES = 2 << 30          # an .npz file, and the sum of its arrays once unpacked
-MAX_JSON_BYTES = 64 << 20         # a .json dump (the JSON parser needs ~10x that in memory)
-MAX_ROWS = 1 << 20                # block-table rows (max_num_reqs)
-MAX_WIDTH = 1 << 24               # block-table columns
-MAX_TABLE_ENTRIES = 1 << 28       # rows * width: 1 GiB of int32
-MAX_ARRAY_ENTRIES = 1 << 28       # any 1-D array
-MAX_BLOCK_SIZE = 1 << 16
-MAX_NUM_BLOCKS = (1 << 31) - 1    # block ids are int32
-
-SCALAR_KEYS = ("kvviz_dump_version", "block_size", "num_blocks", "num_reqs", "num_reqs_padded",
-               "sliding_window", "kernel_block_size", "dcp_world_size", "dcp_rank",
-               "cp_kv_cache_interleave_size", "attention_chunk_size", "cascade_prefix_blocks",
-               "previous_num_reqs")
-TABLE_KEYS = ("block_table", "block_table_device", "state_block_table", "kernel_block_table")
-# 1-D arrays and the dtype each is held in once loaded
-VECTOR_KEYS = {
-    "num_blocks_per_row": np.int32, "seq_lens": np.int32, "query_start_loc": np.int32,
-    "positions": np.int64, "slot_mapping": np.int64, "paged_kv_indptr": np.int32,
-    "paged_kv_indices": np.int32, "paged_kv_last_page_len": np.int32, "ref_cnt": np.int32,
-    "free_block_ids": np.int32, "idx_mapping": np.int32, "state_num_blocks": np.int32,
-}
-V2_KEYS = ("idx_mapping", "state_block_table", "state_num_blocks")   # Model Runner V2's own tables
-# short strings: a JSON string, or in an .npz a 1-D uint8 array of ASCII codes (no pickling)
-TEXT_KEYS = ("profile", "group_kind", "vllm", "runner", "mamba_cache_mode")
-MAX_TEXT_LEN = 64
-GROUP_KINDS = ("attention", "state")
-MAMBA_CACHE_MODES = ("none", "all", "align")
-# num_blocks_per_row is required of a V1 dump; a V2 dump's follows from state_num_blocks and idx_mapping
-REQUIRED_KEYS = ("kvviz_dump_version", "block_size", "num_blocks", "num_reqs", "block_table",
-                 "num_blocks_per_row")
-KNOWN_KEYS = frozenset(SCALAR_KEYS) | frozenset(TABLE_KEYS) | frozenset(VECTOR_KEYS) | frozenset(TEXT_KEYS)
 
 
 @dataclass
@@ -175,109 +146,26 @@ _ARRAY_FIELDS = (*TABLE_KEYS, *VECTOR_KEYS)
 
 # --- building and validating ----------------------------------------------------------
 
-def _scalar(m: dict, key: str, *, lo: int, hi: int, default=None, optional: bool = False):
-    if key not in m or m[key] is None:
-        if optional:
-            return default
-        raise BadInput(f"the dump has no {key!r}; it is required")
-    v = m[key]
-    if isinstance(v, np.ndarray):
-        if v.size != 1 or v.ndim > 1:
-            raise BadInput(f"{key!r} must be a single integer, got an array of shape {v.shape}")
-        if v.dtype.kind not in "iu":
-            raise BadInput(f"{key!r} must be an integer, got dtype {v.dtype}")
-        v = int(v.reshape(()))
-    elif isinstance(v, (np.integer,)):
-        v = int(v)
-    elif isinstance(v, bool) or not isinstance(v, int):
-        raise BadInput(f"{key!r} must be an integer, got {type(v).__name__}")
-    if not lo <= v <= hi:
-        raise BadInput(f"{key!r} must be in [{lo}, {hi}], got {v}")
-    return v
-
-
-def _as_int_array(key: str, v, ndim: int, dtype) -> np.ndarray:
-    """An untrusted value as an integer array of ``ndim`` dimensions in ``dtype``."""
-    if not isinstance(v, np.ndarray):
-        if not isinstance(v, list):
-            raise BadInput(f"{key!r} must be a {'2-D ' if ndim == 2 else ''}list of integers, "
-                           f"got {type(v).__name__}")
-        try:
-            v = np.array(v)
-        except (ValueError, OverflowError, TypeError):
-            raise BadInput(f"{key!r} is not a rectangular array of integers") from None
-        if v.size == 0 and v.dtype.kind == "f":  # [] parses as float
-            v = v.astype(dtype)
-    if v.dtype.hasobject:
-        raise BadInput(f"{key!r} holds Python objects; a dump holds integer arrays only")
-    if v.dtype.kind not in "iu":
-        raise BadInput(f"{key!r} has dtype {v.dtype}; integers are required")
-    if v.ndim != ndim:
-        raise BadInput(f"{key!r} must have {ndim} dimension{'s' if ndim > 1 else ''}, "
-                       f"got shape {tuple(v.shape)}")
-    if v.dtype != dtype:
-        info = np.iinfo(dtype)
-        if v.size and (int(v.min()) < info.min or int(v.max()) > info.max):
-            raise BadInput(f"{key!r} has values outside the {np.dtype(dtype).name} range")
-        v = v.astype(dtype)
-    return v
-
-
-def _text(m: dict, key: str, choices) -> str | None:
-    """An optional short string key: a JSON string, or (from an .npz) a 1-D uint8 array of ASCII
-    codes or a single-element string array; it must be one of ``choices``."""
-    v = m.get(key)
-    if v is None:
-        return None
-    if isinstance(v, np.ndarray):
-        if v.dtype.kind in "US" and v.size == 1:
-            v = v.reshape(-1)[0]
-            v = v.decode("ascii", "replace") if isinstance(v, bytes) else str(v)
-        elif v.dtype == np.uint8 and v.ndim == 1:
-            if v.size > MAX_TEXT_LEN or (v.size and (int(v.min()) < 0x20 or int(v.max()) > 0x7E)):
-                raise BadInput(f"{key!r} must be a short ASCII string (a uint8 array of at most "
-                               f"{MAX_TEXT_LEN} printable ASCII codes)")
-            v = v.tobytes().decode("ascii")
-        else:
-            raise BadInput(f"{key!r} must be a string (in an .npz: a 1-D uint8 array of ASCII codes), "
-                           f"got an array of dtype {v.dtype} and shape {tuple(v.shape)}")
-    elif not isinstance(v, str):
-        raise BadInput(f"{key!r} must be a string, got {type(v).__name__}")
-    if choices is not None and v not in choices:
-        shown = v if len(v) <= MAX_TEXT_LEN else v[:MAX_TEXT_LEN] + "..."
-        raise BadInput(f"{key!r} is {shown!r}; it must be one of {', '.join(choices)}")
-    return v
-
-
-def text_to_npz(value: str) -> np.ndarray:
-    """How a string key is stored in an .npz: its ASCII codes as uint8 (np.load reads it without pickle)."""
-    return np.frombuffer(value.encode("ascii"), dtype=np.uint8).copy()
-
-
-def _nondecreasing(a: np.ndarray) -> bool:
-    return a.size < 2 or bool((a[1:] >= a[:-1]).all())
-
-
 def dump_from_mapping(m: dict) -> Dump:
     """Validate an untrusted key -> value mapping (from .npz or JSON); BadInput on any problem.
     The stages run in a fixed order, so a mapping with several problems always reports the same one."""
     _check_keys(m)
     head = _header(m)
-    bt = _as_int_array("block_table", m["block_table"], 2, np.int32)
-    _check_table_shape("block_table", bt.shape)
+    bt = int_array("block_table", m["block_table"], 2, np.int32)
+    check_table_shape("block_table", bt.shape)
     R = bt.shape[0]
-    num_reqs = _scalar(m, "num_reqs", lo=0, hi=R)
-    padded = _scalar(m, "num_reqs_padded", lo=num_reqs, hi=R, optional=True)
+    num_reqs = scalar_field(m, "num_reqs", lo=0, hi=R)
+    padded = scalar_field(m, "num_reqs_padded", lo=num_reqs, hi=R, optional=True)
     vec = _vectors(m)
-    per = head["block_size"] // (head["kernel_block_size"] or head["block_size"])
+    per = Geometry(head["block_size"], head["kernel_block_size"]).blocks_per_kv_block
     state_bt = _v2_tables(m, head["runner"], vec, bt.shape, num_reqs, per)
     _check_counts(vec["num_blocks_per_row"], bt.shape)
     dev = _device_table(m, bt.shape, num_reqs if padded is None else padded)
     _check_step_arrays(vec, num_reqs, R)
     _check_csr_and_pool(vec, num_reqs, R, head["num_blocks"])
-    cascade = _scalar(m, "cascade_prefix_blocks", lo=0, hi=bt.shape[1], optional=True)
+    cascade = scalar_field(m, "cascade_prefix_blocks", lo=0, hi=bt.shape[1], optional=True)
     kbt = kernel_table.validate(m, head, bt.shape, num_reqs if padded is None else padded)
-    prev = _scalar(m, "previous_num_reqs", lo=0, hi=R, optional=True)
+    prev = scalar_field(m, "previous_num_reqs", lo=0, hi=R, optional=True)
     if prev is not None and head["runner"] != "v2":
         raise BadInput("'previous_num_reqs' belongs to a Model Runner V2 dump; add \"runner\": \"v2\"")
     return Dump(num_reqs=num_reqs, block_table=bt, block_table_device=dev, num_reqs_padded=padded,
@@ -304,8 +192,8 @@ def _v2_tables(m: dict, runner: str | None, vec: dict, shape, num_reqs: int, per
     if m.get("block_table_device") is not None:
         raise BadInput("a Model Runner V2 dump has no 'block_table_device': its 'block_table' is the "
                        "gathered input table the kernels read")
-    st = _as_int_array("state_block_table", m["state_block_table"], 2, np.int32)
-    _check_table_shape("state_block_table", st.shape)
+    st = int_array("state_block_table", m["state_block_table"], 2, np.int32)
+    check_table_shape("state_block_table", st.shape)
     S = st.shape[0]
     if st.shape[1] != W and not (per > 1 and st.shape[1] * per == W):
         also = f" (or {W // per}: manager ids)" if per > 1 and W % per == 0 else ""
@@ -342,38 +230,38 @@ def _check_keys(m) -> None:
 def _header(m: dict) -> dict:
     """The format version, the block geometry, the pool size and the short strings, as ``Dump``
     fields."""
-    version = _scalar(m, "kvviz_dump_version", lo=0, hi=1 << 30)
+    version = scalar_field(m, "kvviz_dump_version", lo=0, hi=1 << 30)
     if version != DUMP_VERSION:
         raise BadInput(f"kvviz_dump_version is {version}; this kvviz reads version {DUMP_VERSION}")
-    bs = _scalar(m, "block_size", lo=1, hi=MAX_BLOCK_SIZE)
-    nb = _scalar(m, "num_blocks", lo=1, hi=MAX_NUM_BLOCKS)
-    kbs = _scalar(m, "kernel_block_size", lo=1, hi=bs, optional=True)
+    bs = scalar_field(m, "block_size", lo=1, hi=MAX_BLOCK_SIZE)
+    nb = scalar_field(m, "num_blocks", lo=1, hi=MAX_NUM_BLOCKS)
+    kbs = scalar_field(m, "kernel_block_size", lo=1, hi=bs, optional=True)
     if kbs is not None and bs % kbs:
         raise BadInput(f"kernel_block_size {kbs} does not divide block_size {bs}")
-    world = _scalar(m, "dcp_world_size", lo=1, hi=1024, default=1, optional=True)
-    rank = _scalar(m, "dcp_rank", lo=0, hi=world - 1, default=0, optional=True)
-    inter = _scalar(m, "cp_kv_cache_interleave_size", lo=1, hi=bs, default=1, optional=True)
+    world = scalar_field(m, "dcp_world_size", lo=1, hi=1024, default=1, optional=True)
+    rank = scalar_field(m, "dcp_rank", lo=0, hi=world - 1, default=0, optional=True)
+    inter = scalar_field(m, "cp_kv_cache_interleave_size", lo=1, hi=bs, default=1, optional=True)
     if bs % inter:
         raise BadInput(f"cp_kv_cache_interleave_size {inter} does not divide block_size {bs}")
-    window = _scalar(m, "sliding_window", lo=1, hi=1 << 40, optional=True)
-    profile = _text(m, "profile", sorted(PROFILES))
-    kind = _text(m, "group_kind", GROUP_KINDS)
+    window = scalar_field(m, "sliding_window", lo=1, hi=1 << 40, optional=True)
+    profile = text_field(m, "profile", sorted(PROFILES))
+    kind = text_field(m, "group_kind", GROUP_KINDS)
     if kind == "state" and window is not None:
         raise BadInput("a state group (group_kind 'state') has no sliding_window")
-    vllm = _text(m, "vllm", None)
+    vllm = text_field(m, "vllm", None)
     if vllm is not None:
         try:
             resolve_version(vllm)
         except ValueError as e:
             raise BadInput(f"'vllm': {e}") from None
-    runner = _text(m, "runner", RUNNERS)
+    runner = text_field(m, "runner", RUNNERS)
     if vllm is not None and (runner or "v1") == "v1" and not rules_for(vllm).has_runner_v1:
         said = "runner v1" if runner else "no runner key, so V1"
         raise BadInput(f"the dump declares vLLM {vllm[:40]} with {said}, but vLLM {rules_for(vllm).name} has no "
                        f"V1 model runner (v0.34.0 deleted it; {LAST_V1_RELEASE} is the last release with V1): "
                        f"declare an older vllm, or runner v2 with its tables")
-    mamba = _text(m, "mamba_cache_mode", MAMBA_CACHE_MODES)
-    chunk = _scalar(m, "attention_chunk_size", lo=1, hi=1 << 40, optional=True)
+    mamba = text_field(m, "mamba_cache_mode", MAMBA_CACHE_MODES)
+    chunk = scalar_field(m, "attention_chunk_size", lo=1, hi=1 << 40, optional=True)
     if chunk is not None and window is not None:
         raise BadInput("a group has a sliding_window or an attention_chunk_size, not both")
     return {"block_size": bs, "num_blocks": nb, "kernel_block_size": kbs, "dcp_world_size": world,
@@ -387,7 +275,7 @@ def _vectors(m: dict) -> dict[str, np.ndarray]:
     vec = {}
     for key, dtype in VECTOR_KEYS.items():
         if key in m and m[key] is not None:
-            a = _as_int_array(key, m[key], 1, dtype)
+            a = int_array(key, m[key], 1, dtype)
             if a.size > MAX_ARRAY_ENTRIES:
                 raise BadInput(f"{key!r} has {a.size} entries; the limit is {MAX_ARRAY_ENTRIES}")
             vec[key] = a
@@ -410,7 +298,7 @@ def _device_table(m: dict, shape, need: int) -> np.ndarray | None:
     if dev is None:
         return None
     R, W = shape
-    dev = _as_int_array("block_table_device", dev, 2, np.int32)
+    dev = int_array("block_table_device", dev, 2, np.int32)
     if dev.shape[1] != W or not need <= dev.shape[0] <= R:
         raise BadInput(f"block_table_device has shape {tuple(dev.shape)}; it must be {W} wide "
                        f"with {need} to {R} rows like block_table")
@@ -433,7 +321,7 @@ def _check_step_arrays(vec: dict, num_reqs: int, R: int) -> None:
                            f"{num_reqs + 1}")
         if int(qsl[0]) != 0:
             raise BadInput(f"query_start_loc[0] is {int(qsl[0])}; it must be 0")
-        if not _nondecreasing(qsl[: num_reqs + 1]):
+        if not nondecreasing(qsl[: num_reqs + 1]):
             raise BadInput("query_start_loc decreases among the live rows; it must be a running total")
     for key in ("positions", "slot_mapping"):
         if key in vec and qsl is not None and vec[key].shape[0] < int(qsl[num_reqs]):
@@ -455,27 +343,6 @@ def _check_csr_and_pool(vec: dict, num_reqs: int, R: int, num_blocks: int) -> No
                            f"and {R}")
     if "ref_cnt" in vec and vec["ref_cnt"].shape[0] != num_blocks:
         raise BadInput(f"ref_cnt has {vec['ref_cnt'].shape[0]} entries; it needs one per block ({num_blocks})")
-
-
-def _check_table_shape(key: str, shape) -> None:
-    if len(shape) != 2:
-        return  # _as_int_array reports the dimension count
-    r, w = int(shape[0]), int(shape[1])
-    if r < 1 or w < 1:
-        raise BadInput(f"{key!r} has shape {tuple(shape)}; it needs at least one row and one column")
-    if r > MAX_ROWS or w > MAX_WIDTH or r * w > MAX_TABLE_ENTRIES:
-        raise BadInput(f"{key!r} has shape ({r}, {w}); the limits are {MAX_ROWS} rows, {MAX_WIDTH} "
-                       f"columns and {MAX_TABLE_ENTRIES} entries")
-
-
-def _check_declared_shape(key: str, shape: tuple) -> None:
-    """An .npz member's shape, from its header, against the limits: refused before its data is read."""
-    if key in TABLE_KEYS:
-        _check_table_shape(key, shape)
-    elif key in VECTOR_KEYS:
-        count = math.prod(shape)          # Python ints: a hostile header cannot overflow it
-        if count > MAX_ARRAY_ENTRIES:
-            raise BadInput(f"{key!r} declares {count} entries; the limit is {MAX_ARRAY_ENTRIES}")
 
 
 # --- files ----------------------------------------------------------------------------
@@ -518,7 +385,7 @@ def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max
         raise BadInput(f"{name} is empty")
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06"):   # a zip archive: an .npz
         try:
-            mapping = read_npz(zip_src(), name, max_bytes, KNOWN_KEYS, TEXT_KEYS, check_shape=_check_declared_shape)
+            mapping = read_npz(zip_src(), name, max_bytes, KNOWN_KEYS, TEXT_KEYS, check_shape=check_declared_shape)
         except BadInput:
             raise
         except Exception as e:  # noqa: BLE001 - a hostile archive must never become a traceback
@@ -533,8 +400,8 @@ def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max
     try:
         if runner is not None:
             given = mapping.get("runner")
-            if given is not None and _text(mapping, "runner", RUNNERS) != runner:
-                raise BadInput(f"the dump says runner {_text(mapping, 'runner', RUNNERS)!r}, --runner says {runner!r}")
+            if given is not None and text_field(mapping, "runner", RUNNERS) != runner:
+                raise BadInput(f"the dump says runner {text_field(mapping, 'runner', RUNNERS)!r}, --runner says {runner!r}")
             mapping = {**mapping, "runner": runner}
         return dump_from_mapping(mapping)
     except BadInput as e:

@@ -21,8 +21,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from kvviz.core.geometry import Geometry
 from kvviz.dumps.arrays import first_per_row
 from kvviz.dumps.catalogue import Msg, more_clause
+from kvviz.dumps.fields import check_table_shape, int_array
 from kvviz.errors import BadInput
 
 KEY = "kernel_block_table"
@@ -32,8 +34,6 @@ CSR_CHECKS = ("csr-indptr", "csr-indices", "csr-last-page-len")
 def validate(m: dict, head: dict, shape, need: int) -> np.ndarray | None:
     """The key, when present: int32 [need .. R rows, W * r], r = block_size / kernel_block_size > 1,
     every entry -1 (a v0.12-v0.19 padded row) or a kernel block id below num_blocks * r."""
-    from kvviz.dumps.format import _as_int_array as as_int_array, _check_table_shape as check_shape
-
     v = m.get(KEY)
     if v is None:
         return None
@@ -43,12 +43,13 @@ def validate(m: dict, head: dict, shape, need: int) -> np.ndarray | None:
                        "split blocks the backend reads block_table itself")
     if head["runner"] == "v2" or head["group_kind"] == "state":
         raise BadInput(f"{KEY!r} is read in a V1 attention-group dump only")
-    kbt = as_int_array(KEY, v, 2, np.int32)
-    check_shape(KEY, kbt.shape)
+    kbt = int_array(KEY, v, 2, np.int32)
+    check_table_shape(KEY, kbt.shape)
     R, W = shape
-    r = bs // kbs
-    if kbt.shape[1] != W * r or not need <= kbt.shape[0] <= R:
-        raise BadInput(f"{KEY!r} has shape {tuple(kbt.shape)}; it must be {W * r} wide ({W} manager "
+    geo = Geometry(bs, kbs)
+    r, wide = geo.blocks_per_kv_block, geo.kernel_block_count(W)
+    if kbt.shape[1] != wide or not need <= kbt.shape[0] <= R:
+        raise BadInput(f"{KEY!r} has shape {tuple(kbt.shape)}; it must be {wide} wide ({W} manager "
                        f"blocks x {r} kernel blocks) with {need} to {R} rows like block_table")
     hi = head["num_blocks"] * r
     if kbt.size and (int(kbt.min()) < -1 or int(kbt.max()) >= hi):
@@ -62,7 +63,7 @@ def validate(m: dict, head: dict, shape, need: int) -> np.ndarray | None:
 def views(d):
     """(the dump read in manager blocks: no kernel split, no CSR; the dump read in kernel blocks for
     the CSR checks: block_table expanded r*b+j, counts x r)."""
-    r = d.block_size // d.kbs
+    r = d.blocks_per_kv_block
     none = dict.fromkeys(("paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len"))
     manager = replace(d, kernel_block_size=None, **none)    # keeps kernel_block_table: kernel-table reads it
     kernel = replace(d, block_table=expand(d.block_table, r), block_table_device=None, kernel_block_table=None,

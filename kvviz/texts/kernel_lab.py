@@ -136,7 +136,7 @@ STRINGS = {
     "as_recorded": {"en": "The note and the goals are the file's own text, shown as recorded.",
                     "zh": "说明与目标是文件自带的文字，按记录原样显示（英文）。",
                     "es": "La nota y los objetivos son el texto del propio archivo, tal como se grabó (en inglés)."},
-    # --- the kernels' check details (kvviz.gpu.harness.detail_text; the CLI and JSON keep English) ---
+    # --- the kernels' check details (kvviz.gpu.kernel_results.detail_text; the CLI and JSON keep English) ---
     "detail.identical": {"en": "{what}: {n} entries identical", "zh": "{what}：{n} 项完全一致",
                          "es": "{what}: {n} entradas idénticas"},
     "detail.differ": {"en": "MISMATCH: {what}: {k} of {n} entries differ: {first}",

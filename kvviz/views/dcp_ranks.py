@@ -165,7 +165,7 @@ def caches_figure(owners: dict, *, lang: str = "en", title: str | None = None) -
                         subplot_titles=titles)
     y = np.arange(len(blocks))
     x = np.arange(kbs)
-    cells = len(blocks) * kbs * world
+    cells = sum(rk["row"].size for rk in ranks)   # every rank's cells drawn
     dot_legend = True
     for r, rk in enumerate(ranks):
         row, pos, new = rk["row"], rk["pos"], rk["new"]

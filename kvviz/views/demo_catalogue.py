@@ -13,7 +13,8 @@ import copy
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from kvviz.core.engine import Engine, StepRecord
+from kvviz.core.engine import Engine
+from kvviz.core.records import StepRecord
 from kvviz.core.scenario import Scenario, parse_scenario
 
 

@@ -14,7 +14,7 @@ import pandas as pd
 
 from kvviz.core.engine import FAULTS, FAULTS_V1, FAULTS_V2, Engine
 from kvviz.core.scenario import parse_scenario
-from kvviz.core.versions import PROFILES, Profile
+from kvviz.core.versions import PROFILES, Rules
 from kvviz.dumps.capture import dump_from_step
 from kvviz.dumps.check import (
     CHECKS,
@@ -210,7 +210,7 @@ AUTO_PROFILE = "auto"
 PROFILE_CHOICES = (AUTO_PROFILE, *PROFILES)
 
 
-def check_profile(d: Dump, choice: str | None = AUTO_PROFILE) -> Profile:
+def check_profile(d: Dump, choice: str | None = AUTO_PROFILE) -> Rules:
     """The profile ``d`` is checked under: ``choice`` unless it is "auto" (or None), then the dump's
     own ``profile`` key, else current."""
     return resolve_profile(d, None if choice in (None, AUTO_PROFILE) else choice)[0]
@@ -444,7 +444,7 @@ def findings_csv_frame(findings: list[Finding]) -> pd.DataFrame:
                         ).astype({"row": "Int64", "index": "Int64"})
 
 
-def findings_json(findings: list[Finding], profile: Profile | str | None = None) -> dict:
+def findings_json(findings: list[Finding], profile: Rules | str | None = None) -> dict:
     """The same shape as ``kvviz check --json`` (with ``profile`` when given)."""
     return findings_to_json(findings, profile)
 

@@ -1,7 +1,7 @@
 """Step records as JSON and as text (the `run` command, dumps, downloads)."""
 from __future__ import annotations
 
-from kvviz.core.engine import StepRecord
+from kvviz.core.records import StepRecord
 from kvviz.core.scenario import EngineConfig
 
 

@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 
-from kvviz.core.engine import Engine, StepRecord
+from kvviz.core.engine import Engine
+from kvviz.core.records import StepRecord
 from kvviz.core.pool import block_hashes_for, none_hash_for
 from kvviz.errors import BadInput
 from kvviz.views.report import describe_event

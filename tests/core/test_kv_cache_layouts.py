@@ -166,7 +166,7 @@ def test_geometry_cache_reads_a_standardized_layout_as_one_layer():
     g = Geometry(4, num_kv_heads=2, head_dim=8, dtype="float16", layout="NHD", cache_layout="LBHNC")
     cache = g.cache(3)
     assert (cache.cache_layout, cache.layout) == ("flashinfer_packed", "HND")
-    assert g.byte_address(9, 1, 3, "v", num_blocks=3)["byte_offset"] == \
+    assert cache.address(9, 1, 3, "v")["byte_offset"] == \
         KVCacheGeometry(1, 3, 4, 2, 8, "float16", "LBHNC").address(0, 2, 1, 1, "v", 3)
     with pytest.raises(ValueError, match="heads outside blocks"):
         g.with_cache(cache_layout="LHBNC").cache(3)

@@ -25,16 +25,11 @@ from kvviz.cli import main
 from kvviz.constants import NULL_BLOCK_ID
 from kvviz.dist.merge import dense_decode, merge_factors, merge_reference
 from kvviz.gpu.attention_ref import decode_attention_ref, kv_write_ref
+from tests.support import fresh_seed
 
 ROOT = Path(__file__).resolve().parents[2]
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 RUN_TIMEOUT = 240
-
-
-def fresh_seed() -> int:
-    seed = int(os.environ.get("KVVIZ_SEED") or np.random.SeedSequence().entropy % (1 << 31))
-    print(f"seed={seed} (replay with KVVIZ_SEED={seed})")
-    return seed
 
 
 def garbage(shape, dtype, gen):

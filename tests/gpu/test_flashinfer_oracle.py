@@ -2,7 +2,7 @@
 
 Marked gpu (skipped without CUDA by tests/conftest.py) and skipped unless
 ``import flashinfer`` works, so CI, which has neither, skips it. On the GPU
-machine scripts/gpu_run.sh installs FlashInfer from wheels first.
+machine scripts/gpu_run.sh --part oracles installs FlashInfer from wheels first.
 """
 from __future__ import annotations
 

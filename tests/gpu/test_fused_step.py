@@ -16,7 +16,6 @@ the vectorised numpy core, and replay both launches from a CUDA graph.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,18 +30,13 @@ from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
 from kernels.page_indices import flashinfer_csr
 from kernels.slot_mapping import PAD_SLOT_ID, request_of, search_steps, slot_mapping_flat
 from kvviz import reference
+from tests.support import fresh_seed
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 P32 = 0x5A5A5A5A          # poison of the int32 outputs
 P64 = -7777               # poison of the slot mappings
 PAST_WIDTH = 0x0BADBAD0   # stacked entries past a group's width: reading one shows
 EXTRA = 7                 # every output buffer is this much longer than needed
-
-
-def fresh_seed() -> int:
-    seed = int(os.environ.get("KVVIZ_SEED") or np.random.SeedSequence().entropy % (1 << 31))
-    print(f"seed={seed} (replay with KVVIZ_SEED={seed})")
-    return seed
 
 
 def cdiv(a, b):

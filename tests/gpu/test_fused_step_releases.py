@@ -8,7 +8,6 @@ against the separate kernels of ``kernels.mrv2_tables`` fed the same arguments. 
 (printed; KVVIZ_SEED=N replays), poisoned outputs."""
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -17,15 +16,10 @@ import torch
 import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
 from kernels.fused_step import fused_step_v2
 from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
+from tests.support import fresh_seed
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 P32, P64 = -5555, -6666
-
-
-def fresh_seed() -> int:
-    seed = int(os.environ.get("KVVIZ_SEED") or np.random.SeedSequence().entropy % (1 << 31))
-    print(f"seed={seed} (replay with KVVIZ_SEED={seed})")
-    return seed
 
 
 def cdiv(a, b):

@@ -13,7 +13,8 @@ from kvviz.gpu.harness import KernelMismatch, device_label, kernel_backend_for_c
 from kvviz.cli import main
 from kvviz.core.step import build_step_from_batch
 
-from test_kernels import fresh_seed, random_step
+from test_kernels import random_step
+from tests.support import fresh_seed
 
 
 def test_label_says_what_runs():

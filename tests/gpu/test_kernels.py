@@ -6,7 +6,6 @@ forgot to write cannot pass. Shapes stay small: the interpreter is slow.
 """
 from __future__ import annotations
 
-import os
 import numpy as np
 import pytest
 import torch
@@ -23,17 +22,11 @@ from kvviz.gpu.attention_ref import decode_attention_ref, kv_write_ref, quantize
 from kvviz.core.block_table import cdiv, get_block_table_width, map_to_kernel_blocks
 from kvviz.constants import NULL_BLOCK_ID, PAD_SLOT_ID
 from kvviz.core.step import build_step, dcp_local_seq_lens
+from tests.support import fresh_seed
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 TRITON_SLOT_KERNELS = [slot_mapping_per_request, slot_mapping_flat, slot_mapping_grid2d]
 SLOT_KERNELS = TRITON_SLOT_KERNELS + [slot_mapping_torch]
-
-
-def fresh_seed() -> int:
-    """A new seed per test (printed, and in every failure message); ``KVVIZ_SEED=N`` replays one."""
-    seed = int(os.environ.get("KVVIZ_SEED") or np.random.SeedSequence().entropy % (1 << 31))
-    print(f"seed={seed} (replay with KVVIZ_SEED={seed})")
-    return seed
 
 
 def garbage(n, dtype, gen, device=DEV):

@@ -20,8 +20,9 @@ from kvviz.gpu.attention_ref import decode_attention_ref
 from kvviz.gpu.harness import device_label, run_batch
 from kvviz.constants import PAD_SLOT_ID
 
-from test_kernels import (_fp8_quant_case, check_fp8_against_bit_model, decode_case, fresh_seed, garbage,
-                          random_step, run_slots)
+from test_kernels import (_fp8_quant_case, check_fp8_against_bit_model, decode_case, garbage, random_step,
+                          run_slots)
+from tests.support import fresh_seed
 
 pytestmark = pytest.mark.gpu
 

@@ -14,7 +14,6 @@ the test that uses it skips without it.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,17 +23,12 @@ import torch
 import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
 from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables, slot_tile_config, stack_tables
 from kernels.slot_mapping import PAD_SLOT_ID
+from tests.support import fresh_seed
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 POISON32 = 0x5A5A5A5A          # what the input tables hold before a gather
 POISON64 = -7777               # what the slot mappings hold before the launch
 PAST_WIDTH = 0x0BADBAD0        # state entries past a group's width: a kernel that reads them is caught
-
-
-def fresh_seed() -> int:
-    seed = int(os.environ.get("KVVIZ_SEED") or np.random.SeedSequence().entropy % (1 << 31))
-    print(f"seed={seed} (replay with KVVIZ_SEED={seed})")
-    return seed
 
 
 # --- the references: loops over the definitions ------------------------------------------------

@@ -7,7 +7,6 @@ nulling and dirty rows (0.33.0). Random inputs from a fresh seed (printed; KVVIZ
 poisoned outputs; the simulator's ``kvviz.core.slots_v2`` is held to the same loops."""
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
@@ -16,15 +15,10 @@ import torch
 import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
 from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
 from kvviz.core.slots_v2 import mrv2_token_slots
+from tests.support import fresh_seed
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 POISON = -7777
-
-
-def fresh_seed() -> int:
-    seed = int(os.environ.get("KVVIZ_SEED") or np.random.SeedSequence().entropy % (1 << 31))
-    print(f"seed={seed} (replay with KVVIZ_SEED={seed})")
-    return seed
 
 
 def loop_slot(era, row, pos, kbs, bs, cp, rank, il, enabled, sharded, real, pad_unmapped):

@@ -159,7 +159,7 @@ def test_step_through_custom_scenario_clears_link(at):
 # --- 5. home links every page --------------------------------------------------------------
 
 def test_home_links_every_page(at):
-    ui_py = Path(APP).with_name("ui.py")   # app.py builds its navigation from ui.PAGES
+    ui_py = Path(APP).with_name("ui") / "__init__.py"   # app.py builds its navigation from ui.PAGES
     pages = ast.literal_eval(next(n.value for n in ast.parse(ui_py.read_text()).body
                                   if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PAGES"))
     want = {Path(path).stem for path, _, _ in pages} - {"home"}

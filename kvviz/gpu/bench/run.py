@@ -30,7 +30,7 @@ def _shapes(quick: bool, on_gpu: bool) -> dict:
 
 def _fused_shapes(quick: bool) -> tuple[list, tuple]:
     """(shapes, group counts) of the fused_step case on a GPU. ``KVVIZ_BENCH_FUSED=quick`` gives a
-    full run the quick set (scripts/gpu_run.sh: scripts/bench_fused_step.py times the full set
+    full run the quick set (scripts/gpu_run.sh --part bench: scripts/bench_fused_step.py times the full set
     right after), ``=off`` none, ``=full`` the full set even with --quick."""
     import os
 

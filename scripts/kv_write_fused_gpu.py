@@ -1,12 +1,13 @@
-"""Issue 13 on the GPU: the KV write at every dtype x layout, the fused step metadata, and sweeps.
+"""The KV write at every dtype x layout and the fused step metadata on the GPU: bench, sweeps, profile
+(first written for issue 13; scripts/gpu_kv_write_fused.sh runs it in one device call).
 
-    python3 scripts/issue13_gpu.py bench --json OUT.json   # KV write (every dtype x layout, 64K and
-                                                           # 128K tokens) + the fused step bench, with
-                                                           # the goals; the kernel lab reads the file
-    python3 scripts/issue13_gpu.py sweep --json OUT.json   # KV write tokens/program x warps; fused
-                                                           # step search fan-out, prefix load, CSR block
-    python3 scripts/issue13_gpu.py profile                 # one launch of each kernel to profile (ncu)
-    python3 scripts/issue13_gpu.py bench --smoke           # tiny shapes, works in the interpreter
+    python3 scripts/kv_write_fused_gpu.py bench --json OUT.json   # KV write (every dtype x layout, 64K
+                                                                  # and 128K tokens) + the fused step bench,
+                                                                  # with the goals; the kernel lab reads it
+    python3 scripts/kv_write_fused_gpu.py sweep --json OUT.json   # KV write tokens/program x warps; fused
+                                                                  # step search fan-out, prefix load, CSR
+    python3 scripts/kv_write_fused_gpu.py profile                 # one launch of each kernel (for ncu)
+    python3 scripts/kv_write_fused_gpu.py bench --smoke           # tiny shapes, works in the interpreter
 
 Every output is checked against the numpy core (or the input rows) before it is timed; a mismatch
 exits 1. Timings are those of kvviz.gpu.bench (CUDA events cold L2, CUDA graph, host hidden).
@@ -51,7 +52,7 @@ def cmd_bench(args, floors, label, on_gpu) -> dict:
     rows = bench_kv_write(kv_shapes, floors, lambda m: print(m, flush=True), **kw)
     rows += bench_fused_step(fshapes, fgroups, floors, lambda m: print(m, flush=True))
     note = ("compiled on the GPU; issue 13: the KV write at every dtype x layout and the fused step metadata "
-            "(scripts/issue13_gpu.py bench)" if on_gpu else
+            "(scripts/kv_write_fused_gpu.py bench)" if on_gpu else
             "Triton interpreter on the CPU: µs are Python emulation wall times, not kernel speeds; tiny shapes")
     return {"label": label, "date": _dt.date.today().isoformat(), "quick": False, "floors": floors, "rows": rows,
             "goals": evaluate_goals(rows, floors) if on_gpu else [], "note": note}
@@ -159,12 +160,12 @@ def main(argv=None) -> int:
                                                              **(dict(heads=2, dim=32) if small else {}))
             rows += [] if args.only == "kv" else sweep_fused(floors, [(3, 2)] if small else SWEEP_FUSED_SHAPES)
             res = {"label": label, "date": _dt.date.today().isoformat(), "quick": False, "floors": floors,
-                   "rows": rows, "goals": [], "note": "issue 13 sweeps (scripts/issue13_gpu.py sweep)"}
+                   "rows": rows, "goals": [], "note": "KV write and fused step sweeps (scripts/kv_write_fused_gpu.py sweep)"}
     except KernelMismatch as e:
         print(e)
-        print(f"issue13 {args.what}: MISMATCH")
+        print(f"kv_write_fused {args.what}: MISMATCH")
         return 1
-    print(f"issue13 {args.what}: {len(res['rows'])} rows, all outputs match")
+    print(f"kv_write_fused {args.what}: {len(res['rows'])} rows, all outputs match")
     if args.json:
         _write(args.json, res)
     return 0

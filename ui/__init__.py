@@ -2,7 +2,7 @@
 
 The page list (app.py's navigation and the home page's links), language, the shared kernel
 backend (one lock around every launch), downloads, plotly charts with a PNG button, and widget
-values that survive a page switch.
+values that survive a page switch. ``ui/dcp.py`` (``from ui import dcp``) runs a batch on W ranks.
 """
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ import streamlit as st
 from kvviz.views.safe_text import plain  # noqa: F401 (pages show outside text through ui.plain)
 
 from kvviz.texts.i18n import DEFAULT_LANG, t
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the app's folder (ui/ is in it)
 
 # (file, title: a key of kvviz/texts/app.py or a plain title, icon). app.py builds the navigation
 # from it and the home page links every page after the first; to add a page, add one line.
@@ -46,7 +48,7 @@ def ensure_app_shell() -> None:
     release_other_pages(os.path.basename(sys._getframe(1).f_code.co_filename))
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
-        runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "app.py"), run_name="__main__")
+        runpy.run_path(os.path.join(_ROOT, "app.py"), run_name="__main__")
         st.stop()
 
 
@@ -368,7 +370,7 @@ def pool_view(prefix: str, rec):
 
 # --- output ------------------------------------------------------------------------------------
 
-_LIVE_JS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static", "live_chart.js")
+_LIVE_JS = os.path.join(_ROOT, "static", "live_chart.js")
 
 
 @st.cache_resource

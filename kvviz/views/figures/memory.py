@@ -1,0 +1,109 @@
+"""Memory figures: FlashInfer's CSR strips and a small cache's elements in memory order."""
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from kvviz.views.figures.style import FONT, HILITE, _cell_box, _tr, base_layout, row_colorscale
+
+def csr_figure(indptr, indices, last_page_len, *, page_size: int, title: str = "",
+               lang: str = "en", selected_req: int | None = None, max_cells: int = 4096,
+               text_cells: int = 64, window_title: str | None = None) -> go.Figure:
+    """indptr / indices / last_page_len as three strips; each request's pages in its colour.
+
+    Big batches stay light: a strip longer than ``max_cells`` shows a window of it around the
+    selected request (``window_title``, formatted with lo, hi and n, names the window of
+    ``indices``; the subplot titles always say which slice is drawn), and numbers are written into
+    the cells only when a strip has at most ``text_cells`` of them (hover always gives them)."""
+    tr = _tr(lang)
+    from plotly.subplots import make_subplots
+
+    indptr = np.asarray(indptr)
+    indices = np.asarray(indices)
+    lpl = np.asarray(last_page_len)
+    n = len(lpl)
+    sel = selected_req if selected_req is not None and 0 <= selected_req < n else None
+    a, b = (int(indptr[sel]), int(indptr[sel + 1])) if sel is not None else (0, 0)
+
+    def window(total, lo, hi):
+        """[start, stop) of at most max_cells entries holding [lo, hi) (its start if too long), centred."""
+        if total <= max_cells:
+            return 0, total
+        if hi - lo >= max_cells:
+            return lo, lo + max_cells
+        start = min(max(0, lo - (max_cells - (hi - lo)) // 2), total - max_cells)
+        return start, start + max_cells
+
+    def label(name, lo, hi, total):
+        return name if (lo, hi) == (0, total) else f"{name}[{lo}:{hi}] / {total}"
+
+    p0, p1 = window(n + 1, sel if sel is not None else 0, (sel + 2) if sel is not None else 1)
+    r0, r1 = window(n, sel if sel is not None else 0, (sel + 1) if sel is not None else 1)
+    i0, i1 = window(len(indices), a, b)
+    owner = np.searchsorted(indptr, np.arange(i0, i1), side="right") - 1 if i1 > i0 else np.zeros(0, int)
+    fig = make_subplots(rows=3, cols=1, vertical_spacing=0.24,
+                        subplot_titles=(label("paged_kv_indptr", p0, p1, n + 1),
+                                        label("paged_kv_indices", i0, i1, len(indices)),
+                                        label("paged_kv_last_page_len", r0, r1, n)))
+    cs = row_colorscale(n)
+
+    def cell_text(values):
+        return dict(text=[values.astype(str)], texttemplate="%{text}" if len(values) <= text_cells else None)
+
+    fig.add_trace(go.Heatmap(z=[np.arange(p0, p1)], x=np.arange(p0, p1), **cell_text(indptr[p0:p1]),
+                             colorscale=[[0, "#f2f2f2"], [1, "#f2f2f2"]], showscale=False, xgap=2,
+                             hovertemplate=tr("hover_indptr") + "<extra></extra>"), row=1, col=1)
+    if i1 > i0:
+        fig.add_trace(go.Heatmap(z=[owner], x=np.arange(i0, i1), **cell_text(indices[i0:i1]),
+                                 customdata=[owner], colorscale=cs, zmin=-0.5, zmax=max(n, 1) - 0.5,
+                                 showscale=False, xgap=2 if i1 - i0 <= 512 else 0,
+                                 hovertemplate=tr("hover_indices") + "<extra></extra>"), row=2, col=1)
+    fig.add_trace(go.Heatmap(z=[np.arange(r0, r1)], x=np.arange(r0, r1), **cell_text(lpl[r0:r1]),
+                             colorscale=cs, zmin=-0.5, zmax=max(n, 1) - 0.5, showscale=False, xgap=2,
+                             customdata=[np.where(lpl[r0:r1] == page_size, 1, np.where(lpl[r0:r1] == 0, 2, 0))],
+                             hovertemplate=tr("hover_lpl", p=page_size) + "<extra></extra>"), row=3, col=1)
+    if sel is not None:  # one outline per strip, however many pages the request holds
+        fig.add_shape(type="rect", x0=sel - 0.5, x1=sel + 1.5, y0=-0.5, y1=0.5, line=HILITE, row=1, col=1)
+        if b > a:
+            fig.add_shape(type="rect", x0=max(a, i0) - 0.5, x1=min(b, i1) - 0.5, y0=-0.5, y1=0.5, line=HILITE,
+                          row=2, col=1)
+        fig.add_shape(type="rect", x0=sel - 0.5, x1=sel + 0.5, y0=-0.5, y1=0.5, line=HILITE, row=3, col=1)
+    fig.update_yaxes(visible=False)
+    fig.update_xaxes(dtick=1 if max(i1 - i0, p1 - p0) <= 48 else None)
+    fig.update_annotations(font_size=FONT, yshift=6)
+    if window_title and (i0, i1) != (0, len(indices)):
+        title = window_title.format(lo=i0, hi=i1, n=len(indices))
+    return base_layout(fig, title, 470)
+
+
+# --- memory layout ---------------------------------------------------------------------------------
+
+def memory_order_figure(geom, *, picked_byte: int | None = None, title: str = "", lang: str = "en",
+                        per_line: int | None = None) -> go.Figure:
+    """Every element of a small cache in memory order (left to right, top to bottom),
+    coloured by slot (V slots in other colours than K), labelled K/V and head: the cache layout
+    family and NHD/HND decide what is contiguous."""
+    tr = _tr(lang)
+    total = geom.total_elements
+    per_line = per_line or geom.head_dim * geom.num_kv_heads
+    lines = -(-total // per_line)
+    e = np.arange(lines * per_line)
+    valid = e < total
+    # the geometry decodes (its cache layout family and NHD/HND decide the order)
+    plane, block, off, head, dim = geom.decode_elements(np.where(valid, e, 0))
+    slot = block * geom.block_size + off
+    z = np.where(valid, slot + plane * geom.num_slots, np.nan).reshape(lines, per_line)
+    kv = np.where(plane == 0, "K", "V")
+    label = np.where(valid, np.char.add(kv, head.astype(str)), "").reshape(lines, per_line)
+    custom = np.stack([e * geom.itemsize, kv, block, off, slot, head, dim], axis=-1).reshape(lines, per_line, 7)
+    fig = go.Figure(go.Heatmap(
+        z=z, text=label, texttemplate="%{text}" if total <= 1200 else None, textfont=dict(size=FONT - 5),
+        customdata=custom, colorscale="Turbo", showscale=False, xgap=1, ygap=1, hoverongaps=False,
+        hovertemplate=tr("hover_memory") + "<extra></extra>"))
+    if picked_byte is not None:
+        el = picked_byte // geom.itemsize
+        r, c = divmod(el, per_line)
+        _cell_box(fig, c, r)
+    fig.update_yaxes(autorange="reversed", title=tr("memory_line", n=per_line * geom.itemsize))
+    fig.update_xaxes(title=tr("element_in_line"))
+    return base_layout(fig, title, int(min(1100, max(260, 60 + 22 * lines))))
