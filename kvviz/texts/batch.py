@@ -267,6 +267,11 @@ STRINGS = {
     "icol_blocks_help": {"en": "kernel blocks of that state row (num_blocks)", "zh": "该状态行的内核块数（num_blocks）",
                          "es": "bloques de kernel de esa fila de estado (num_blocks)"},
     # notes and errors of the allocation, built from the core's fields in the page's language
+    "note_shared": {"en": "shared blocks (the rows holding each): {blocks}: prefix caching lets two requests share a "
+                          "full block; one row never holds a block twice",
+                    "zh": "共享的块（括号内为持有它的各行）：{blocks}：前缀缓存让两个请求共用一个满块；同一行从不重复持有一个块",
+                    "es": "bloques compartidos (las filas que tienen cada uno): {blocks}: la caché de prefijos deja que dos "
+                          "peticiones compartan un bloque lleno; una fila nunca tiene un bloque dos veces"},
     "note_prefix_hit": {"en": "row {row}: {hit} tokens found in the prefix cache, so computed is {eff}, not {asked}",
                         "zh": "第 {row} 行：在前缀缓存中找到 {hit} 个 token，因此已计算为 {eff}，而不是 {asked}",
                         "es": "fila {row}: {hit} tokens encontrados en la caché de prefijos, así que los calculados "

@@ -231,7 +231,21 @@ def _allocate(rows: list[RequestRow], c: BatchConfig) -> _Allocation:
                                 f"{eff}, not {r.computed}")
             out.notes.append(("note_prefix_hit", {"row": i, "hit": n_hit, "eff": eff, "asked": r.computed}))
         out.computed.append(eff)
+    _note_shared(out)
     return out
+
+
+def _note_shared(out: _Allocation) -> None:
+    """A note naming each block two or more rows hold (prefix caching shares full blocks; a row never
+    holds one block twice, and compute refuses a batch where one does)."""
+    holders: dict[int, list[int]] = {}
+    for row, ids in enumerate(out.block_ids):
+        for b in dict.fromkeys(ids):
+            holders.setdefault(int(b), []).append(row)
+    shared = {b: rows for b, rows in holders.items() if len(rows) > 1}
+    if shared:
+        text = "; ".join(f"{b} ({', '.join(map(str, rows))})" for b, rows in sorted(shared.items()))
+        out.notes.append(("note_shared", {"blocks": text}))
 
 
 def _step_of(alloc: _Allocation, seq_lens: list[int], q_lens: list[int], c: BatchConfig

@@ -448,3 +448,17 @@ def test_a_scenario_naming_a_vllm_newer_than_known_is_never_silent(lang):
     assert at.selectbox(key="step.vllm").value == "v0.34.0"
     assert len(at.selectbox(key="step.runner").options) == 2          # auto and V2: no V1
     assert any("v0.33.0" in c.value for c in at.caption)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "es"])
+def test_batch_page_names_the_blocks_two_rows_share(lang):
+    """The default batch: rows 0 and 1 start with the same 8-token system prompt (blocks of 4), so row 0
+    takes blocks 1 and 2 first and row 1 finds both in the prefix cache: the page names them as shared,
+    with the rows holding each (a block shared by two rows is allowed; twice in one row is refused)."""
+    from kvviz.texts.i18n import t
+    at = AppTest.from_file(str(Path(APP).parent / "pages" / "batch.py"), default_timeout=90)
+    at.session_state["lang"] = lang
+    at.run()
+    assert not at.exception
+    want = t("batch", "note_shared", lang, blocks="1 (0, 1); 2 (0, 1)")
+    assert any(want in c.value for c in at.caption), [c.value for c in at.caption]
