@@ -807,9 +807,15 @@ def random_mrv2_case(rng: random.Random, code: WheelCode) -> dict:
     for s, q in zip(seqs, qs):
         pos[k:k + q] = np.arange(s - q, s)
         k += q
+    # a replicated (dcp_sharded False) group stores every position on every rank, so its rows are
+    # sized by the KV block alone (v0.31.0 AttentionSpec.dcp_sharded: widths divide by DCP only
+    # when sharded); drawn first so the tables can be sized for it
+    sharded = [True] * n_groups
+    if "dcp_sharded" in code.mrv2_params and cp["dcp_world_size"] > 1 and rng.random() < 0.4:
+        sharded[rng.randrange(n_groups)] = False          # a replicated group under DCP
     kv_state, mgr_state, kv_nb, mgr_nb, before = [], [], [], [], []
-    for gg in groups:
-        vbs = gg["block_size"] * cp["dcp_world_size"]
+    for gi, gg in enumerate(groups):
+        vbs = gg["block_size"] * (cp["dcp_world_size"] if sharded[gi] else 1)
         r = gg["block_size"] // gg["kernel_block_size"]
         need = max(-(-s // vbs) for s in seqs)
         mwidth = need + rng.choice([0, 1, 4])
@@ -843,9 +849,6 @@ def random_mrv2_case(rng: random.Random, code: WheelCode) -> dict:
     enabled = [True] * n_groups
     if "slot_mapping_enabled" in code.mrv2_params and rng.random() < 0.25:
         enabled[rng.randrange(n_groups)] = False          # a circular-buffer group: every token PAD
-    sharded = [True] * n_groups
-    if "dcp_sharded" in code.mrv2_params and cp["dcp_world_size"] > 1 and rng.random() < 0.4:
-        sharded[rng.randrange(n_groups)] = False          # a replicated group under DCP
     reach = [0] * n_groups
     if "MASK_SLIDING_WINDOW" in code.mrv2_gather_params and cp["dcp_world_size"] == 1 and rng.random() < 0.3:
         reach[rng.randrange(n_groups)] = rng.choice([1, 4, 16, 100])   # a sliding-window group's reach
