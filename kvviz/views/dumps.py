@@ -491,6 +491,10 @@ def diff_json(res: DiffResult) -> dict:
 def diff_frame(res: DiffResult) -> pd.DataFrame:
     def cell(v):
         return None if v is None else json.dumps(v, default=str)
-    return pd.DataFrame([{"table": x.table, "row": x.row, "col": x.col, "token": x.token,
-                          "index": x.block if x.block is not None else x.index, "a": cell(x.a), "b": cell(x.b)}
-                         for x in res.differences], columns=["table", "row", "col", "token", "index", "a", "b"])
+    def whole(v):   # an index stays a whole number (a missing one would turn the column into floats)
+        return None if v is None else int(v)
+    cols = ["table", "row", "col", "token", "index", "a", "b"]
+    rows = [{"table": x.table, "row": whole(x.row), "col": whole(x.col), "token": whole(x.token),
+             "index": whole(x.block if x.block is not None else x.index), "a": cell(x.a), "b": cell(x.b)}
+            for x in res.differences]
+    return pd.DataFrame({c: pd.Series([r[c] for r in rows], dtype=object) for c in cols}, columns=cols)
