@@ -4,6 +4,7 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
+from kvviz.views.report import event_line
 from kvviz.views import figures
 from kvviz.views import links as share
 from kvviz.views import scenarios as stepper
@@ -58,7 +59,7 @@ with right:
     st.subheader(tr("this_step"))
     for _, e in stepper.events_frame(rec.events, ui.lang()).iterrows():
         if e["kind"] in stepper.PREFIX_EVENTS:
-            st.markdown(f"- `{e['kind']}` {ui.plain(e['what happened'])}")
+            st.markdown(event_line(e["kind"], ui.plain(e["what happened"])))
     ui.download_fig(fig, "sharing", "pre.dl_fig", tr("dl_fig"))
 # the two tables full width: every cached block (where it came from, who holds it), every event
 st.subheader(tr("chain"))

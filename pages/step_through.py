@@ -5,6 +5,7 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
+from kvviz.views.report import event_line
 from kvviz.views import links as share
 from kvviz.views import scenarios as stepper
 from kvviz.core.capacity import capacity_check
@@ -154,7 +155,7 @@ def steps(source, scenario, records, v2):
     with right:
         st.subheader(tr("events"))
         events = stepper.events_frame(rec.events, ui.lang())
-        st.markdown("\n".join(f"- `{e['kind']}` {ui.plain(e['what happened'])}" for _, e in events.iterrows()))
+        st.markdown("\n".join(event_line(e["kind"], ui.plain(e["what happened"])) for _, e in events.iterrows()))
     # the step's tables at the page's full width (in the narrow right column their last columns hid)
     if v2:
         st.markdown(f"**{tr('idx_mapping')}**")

@@ -100,6 +100,16 @@ def describe_event(e: dict, lang: str = "en") -> str:
     return text
 
 
+def event_line(kind: str, text: str) -> str:
+    """A markdown list item: the event's kind as code, then its sentence, the kind said once (a
+    sentence that opens with its own name, "gather: …", is not preceded by it again). ``text`` must
+    already be escaped for markdown (``ui.plain``)."""
+    kind = str(kind)
+    if text.startswith(kind):
+        return f"- `{kind}`{text[len(kind):]}"
+    return f"- `{kind}` {text}"
+
+
 def _v2_lines(r: StepRecord, gid: int) -> list[str]:
     """Each batch row's request state, its state row and the gathered input row (Model Runner V2)."""
     out = []
