@@ -245,6 +245,8 @@ def _note_shared(out: _Allocation) -> None:
     shared = {b: rows for b, rows in holders.items() if len(rows) > 1}
     if shared:
         text = "; ".join(f"{b} ({', '.join(map(str, rows))})" for b, rows in sorted(shared.items()))
+        out.warnings.append(f"shared blocks (the rows holding each): {text}: prefix caching lets two requests "
+                            "share a full block; one row never holds a block twice")
         out.notes.append(("note_shared", {"blocks": text}))
 
 

@@ -12,7 +12,9 @@ from kvviz.gpu import traffic
 def test_core_notes_and_errors_carry_their_fields():
     eb = ex.explore(ex.default_rows(), ex.BatchConfig())
     # the default batch: row 1 finds row 0's two full blocks (8 tokens) in the prefix cache
-    assert eb.notes == [("note_prefix_hit", {"row": 1, "hit": 8, "eff": 8, "asked": 0})]
+    # and rows 0 and 1 then both hold blocks 1 and 2: the page names them as shared
+    assert eb.notes == [("note_prefix_hit", {"row": 1, "hit": 8, "eff": 8, "asked": 0}),
+                        ("note_shared", {"blocks": "1 (0, 1); 2 (0, 1)"})]
     # the English text of the key is the core's own sentence (CLI and JSON keep it)
     assert [t("batch", k, "en", **f) for k, f in eb.notes] == eb.warnings
     for lang in ("zh", "es"):
