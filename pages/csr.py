@@ -13,7 +13,7 @@ AUTO_RUN_PAGES = 65536   # the repack check runs by itself up to this many pages
 tr = ui.texts("csr")
 btr = ui.texts("batch")
 S = st.session_state
-ui.restore({"csr.src": "batch" if "batch.explored" in S else "default", "csr.empty": 2, "csr.rule": "now",
+ui.restore({"csr.src": "batch" if "batch.explored" in S else "default", "csr.empty": 2, "csr.rule": "release",
             "csr.req": 0})
 
 st.title(tr("title"))
@@ -28,14 +28,19 @@ v2 = choice.runner == "v2"
 with vr[2]:
     ui.runner_note(choice, choice.runner)
 # the source on a line of its own: a preset's name is long ("Mixto: prellenados, decodificaciones, ...")
-c = [st.container()] + st.columns([1, 1.6, 1])   # the rule's second option in full ("antes del 2025-11-14: ...")
+c = [st.container()] + st.columns([0.8, 2.6, 0.8])   # the rule's second option in full ("antes del 2025-11-14: ...")
 c[0].selectbox(tr("source"), sources, key="csr.src",
                format_func=lambda s: tr("from_batch") if s == "batch" else btr("p_" + s))
 c[1].number_input(tr("empty_rows"), 0, 8, key="csr.empty")
-c[2].segmented_control(tr("rule"), ["now", "old"], key="csr.rule",
-                       format_func=lambda r: tr("rule_now") if r == "now" else tr("rule_old"))
+# the empty-request rule is the release's (#25438, v0.11.1); the other two options override it, labelled
+release_zero = csr_vm.release_empty_is_zero(choice.version)
+if S["csr.rule"] not in csr_vm.RULE_CHOICES:
+    S["csr.rule"] = "release"
+c[2].segmented_control(tr("rule"), csr_vm.RULE_CHOICES, key="csr.rule", help=tr("rule_help"),
+                       format_func=lambda r: tr("rule_release", rule=tr("rule_now" if release_zero else "rule_old_short"))
+                       if r == "release" else tr("rule_now_override") if r == "now" else tr("rule_old"))
 eb = S["batch.explored"] if S["csr.src"] == "batch" else ex.explore(*ex.preset(S["csr.src"]))
-empty_zero = S["csr.rule"] != "old"
+empty_zero = csr_vm.empty_is_zero(S["csr.rule"], choice.version)
 step, local_seq, (indptr, indices, lpl) = csr_vm.csr_view(eb, S["csr.empty"], empty_zero)
 n = len(local_seq)
 S["csr.req"] = min(int(S["csr.req"]), n - 1)

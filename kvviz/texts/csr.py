@@ -29,8 +29,16 @@ STRINGS = {
     "empty_rows": {"en": "Empty padding rows to add", "zh": "追加的空填充行数", "es": "Filas de relleno vacías a añadir"},
     "rule": {"en": "Empty-request rule", "zh": "空请求规则", "es": "Regla de petición vacía"},
     "rule_now": {"en": "current: 0", "zh": "当前：0", "es": "actual: 0"},
-    "rule_old": {"en": "before 2025-11-14: page size", "zh": "2025-11-14 之前：页大小",
-                 "es": "antes del 2025-11-14: tamaño de página"},
+    "rule_release": {"en": "the release's ({rule})", "zh": "按版本（{rule}）", "es": "la de la versión ({rule})"},
+    "rule_old_short": {"en": "full page", "zh": "整页", "es": "página llena"},
+    "rule_now_override": {"en": "override: 0", "zh": "改为：0", "es": "forzar: 0"},
+    "rule_help": {"en": "By default the rule of the vLLM version picked above: last_page_len 0 for a request with no "
+                        "token from v0.11.1 (#25438), a full page before. The other two options override it.",
+                  "zh": "默认采用上方所选 vLLM 版本的规则：从 v0.11.1（#25438）起没有 token 的请求 last_page_len 为 0，"
+                        "之前为整页。另外两个选项用于覆盖它。",
+                  "es": "Por defecto, la regla de la versión de vLLM elegida arriba: last_page_len 0 para una petición "
+                        "sin tokens desde v0.11.1 (#25438), una página llena antes. Las otras dos opciones la sustituyen."},
+    "rule_old": {"en": "override: full page", "zh": "改为：整页", "es": "forzar: página llena"},
     "request": {"en": "Highlight request", "zh": "高亮请求", "es": "Resaltar petición"},
     "table": {"en": "2D block table (vLLM)", "zh": "二维块表（vLLM）", "es": "Tabla 2D de bloques (vLLM)"},
     "csr": {"en": "CSR (FlashInfer)", "zh": "CSR（FlashInfer）", "es": "CSR (FlashInfer)"},

@@ -57,3 +57,21 @@ def table_title(tr, v2: bool, window: tuple[int, int] | None, n_rows: int) -> st
     if window is None or tuple(window) == (0, n_rows):
         return tr("table_v2" if v2 else "table")
     return tr("table_window_v2" if v2 else "table_window", lo=window[0], hi=window[1] - 1, n=n_rows)
+
+
+RULE_CHOICES = ("release", "now", "old")
+
+
+def release_empty_is_zero(version: str) -> bool:
+    """Whether vLLM ``version`` gives an empty request last_page_len 0 (#25438, v0.11.1 on)."""
+    from kvviz.core.versions import rules_for
+
+    return rules_for(version).empty_last_page_len_is_zero
+
+
+def empty_is_zero(rule: str, version: str) -> bool:
+    """The empty-request rule in effect: the release's (``"release"``), or an override: 0
+    (``"now"``) or a full page (``"old"``)."""
+    if rule == "release":
+        return release_empty_is_zero(version)
+    return rule != "old"

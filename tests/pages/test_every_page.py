@@ -169,6 +169,23 @@ def test_csr_rules_and_kernel_check(at):
     assert any("equal the reference" in s.value for s in at.success) and not at.exception
 
 
+def test_csr_empty_row_rule_follows_the_release(at):
+    """The CSR page's empty-request rule is the picked release's by default (#25438: last_page_len 0
+    for an empty request from v0.11.1, a full page in v0.11.0); the two overrides stay labelled."""
+    _open(at, "csr")
+    at.number_input(key="csr.empty").set_value(2).run()
+    assert at.session_state["csr.rule"] == "release"
+    for version, want in (("v0.11.0", [4, 4]), ("v0.11.1", [0, 0]), ("v0.34.0", [0, 0])):
+        at.selectbox(key="csr.vllm").set_value(version).run()
+        assert not at.exception
+        per_req = [d.value for d in at.dataframe if "last_page_len" in d.value.columns][0]
+        assert list(per_req["last_page_len"].tail(2)) == want, version
+    at.session_state["csr.rule"] = "old"                   # an override on a release that says 0
+    at.run()
+    per_req = [d.value for d in at.dataframe if "last_page_len" in d.value.columns][0]
+    assert list(per_req["last_page_len"].tail(2)) == [4, 4]
+
+
 def _open_layout_flash_attn(at):
     """The layout page with the flash_attn family picked by hand (the numbers below are its strides;
     the page's default follows the newest vLLM, flashinfer_packed)."""
