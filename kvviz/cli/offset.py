@@ -124,16 +124,26 @@ def _std_geometry(args, rules, layout: str) -> std.KVCacheGeometry:
         granule_bytes=(args.granule_bytes or std.DEFAULT_GRANULE_BYTES) if ext else None)
 
 
+def _decoding(args, *, with_layer: bool) -> bool:
+    """True for ``--byte-offset`` (decode), False for ``--slot/--head/--dim`` (address); BadInput
+    when both or neither are given. ``with_layer``: ``--layer`` belongs to the address (v0.29.0+)."""
+    coords = ("slot", "head", "dim") + (("layer",) if with_layer else ())
+    if args.byte_offset is not None:
+        if any(getattr(args, n) is not None for n in coords):
+            raise BadInput("give either --byte-offset or --slot/--head/--dim" + (" [--layer]" if with_layer else "")
+                           + ", not both")
+        return True
+    missing = [n for n in ("slot", "head", "dim") if getattr(args, n) is None]
+    if missing:
+        raise BadInput("missing --" + ", --".join(missing) + " (or give --byte-offset)")
+    return False
+
+
 def _run_standardized(args, rules, layout: str) -> dict:
     geo = _std_geometry(args, rules, layout)
-    if args.byte_offset is not None:
-        if any(v is not None for v in (args.slot, args.head, args.dim, args.layer)):
-            raise BadInput("give either --byte-offset or --slot/--head/--dim [--layer], not both")
+    if _decoding(args, with_layer=True):
         out = geo.decode(args.byte_offset)
     else:
-        missing = [n for n in ("slot", "head", "dim") if getattr(args, n) is None]
-        if missing:
-            raise BadInput("missing --" + ", --".join(missing) + " (or give --byte-offset)")
         if not 0 <= args.slot < geo.num_blocks * geo.block_size:
             raise BadInput(f"slot {args.slot} is outside the cache (0 .. {geo.num_blocks * geo.block_size - 1})")
         block, off = divmod(args.slot, geo.block_size)
@@ -158,14 +168,9 @@ def run(args) -> int:
         release, family = _family(args)
         geo = CacheGeometry(args.layout, args.num_blocks, args.block_size, args.num_kv_heads,
                             args.head_dim, args.dtype, family)
-        if args.byte_offset is not None:
-            if any(v is not None for v in (args.slot, args.head, args.dim)):
-                raise BadInput("give either --byte-offset or --slot/--head/--dim, not both")
+        if _decoding(args, with_layer=False):
             out = geo.decode(args.byte_offset)
         else:
-            missing = [n for n in ("slot", "head", "dim") if getattr(args, n) is None]
-            if missing:
-                raise BadInput("missing --" + ", --".join(missing) + " (or give --byte-offset)")
             out = geo.address(args.slot, args.head, args.dim, args.kv)
         out.update(cache_layout=family, vllm=release, attn_backend=args.attn_backend)
         out.update(requested(args.vllm, rules_for(release)) if args.vllm != MAIN else {})
