@@ -383,8 +383,8 @@ GATHER_BAD = [
     ("block", "not_a_power_of_two", _val("block", 3)),
 ]
 
-MRV2_SLOT_BAD = [
-    ("state_tables", "dtype", _dtype("state_tables", I64)),
+# rows the MRV2 slot launcher and the fused step share (the same argument names and checks)
+QSL_POSITIONS_BAD = [
     ("query_start_loc", "too_small", _first("query_start_loc", 2)),
     ("query_start_loc", "dtype", _dtype("query_start_loc", I64)),
     ("query_start_loc", "non_contiguous", _set("query_start_loc", strided)),
@@ -392,10 +392,18 @@ MRV2_SLOT_BAD = [
     ("positions", "dtype", _dtype("positions", I32)),
     ("positions", "non_contiguous", _set("positions", strided)),
     ("positions", "device", _set("positions", meta)),
+]
+SLOT_MAPPINGS_BAD = [
     ("slot_mappings", "groups", _first("slot_mappings", 1)),
     ("slot_mappings", "dtype", _dtype("slot_mappings", I32)),
     ("slot_mappings", "expanded", _set("slot_mappings", expanded)),
     ("slot_mappings", "device", _set("slot_mappings", meta)),
+]
+
+MRV2_SLOT_BAD = [
+    ("state_tables", "dtype", _dtype("state_tables", I64)),
+    *QSL_POSITIONS_BAD,
+    *SLOT_MAPPINGS_BAD,
     ("idx_mapping", "device", _set("idx_mapping", meta)),
     ("num_reqs", "negative", _val("num_reqs", -1)),
     ("block_sizes", "zero", _val("block_sizes", [0, 4])),
@@ -408,22 +416,13 @@ MRV2_SLOT_BAD = [
 ]
 
 FUSED_COMMON_BAD = [
-    ("query_start_loc", "too_small", _first("query_start_loc", 2)),
-    ("query_start_loc", "dtype", _dtype("query_start_loc", I64)),
-    ("query_start_loc", "non_contiguous", _set("query_start_loc", strided)),
-    ("query_start_loc", "device", _set("query_start_loc", meta)),
-    ("positions", "dtype", _dtype("positions", I32)),
-    ("positions", "non_contiguous", _set("positions", strided)),
-    ("positions", "device", _set("positions", meta)),
+    *QSL_POSITIONS_BAD,
     ("seq_lens", "too_small", _first("seq_lens", 1)),
     ("seq_lens", "dtype", _dtype("seq_lens", I64)),
     ("seq_lens", "non_contiguous", _set("seq_lens", strided)),
     ("seq_lens", "device", _set("seq_lens", meta)),
     ("slot_mappings", "too_small", _set("slot_mappings", lambda x: x[:, :5])),
-    ("slot_mappings", "groups", _first("slot_mappings", 1)),
-    ("slot_mappings", "dtype", _dtype("slot_mappings", I32)),
-    ("slot_mappings", "expanded", _set("slot_mappings", expanded)),
-    ("slot_mappings", "device", _set("slot_mappings", meta)),
+    *SLOT_MAPPINGS_BAD,
     ("indptr", "too_small", _first("indptr", 3)),
     ("indptr", "dtype", _dtype("indptr", I64)),
     ("indptr", "non_contiguous", _set("indptr", strided)),

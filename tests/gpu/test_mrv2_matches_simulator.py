@@ -36,6 +36,17 @@ def _t(a, dtype=torch.int32):
     return torch.as_tensor(np.ascontiguousarray(a)).to(dtype).to(DEV)
 
 
+def _step_tensors(rec):
+    """One recorded V2 step as the kernels take it: (num_reqs, num_reqs_padded, idx_mapping, the
+    stacked state tables and their widths, the per-group counts, the input tables before the gather)."""
+    n, r_pad = rec.num_reqs, rec.num_reqs_padded
+    idx = _t(rec.idx_mapping) if n else torch.zeros(0, dtype=torch.int32, device=DEV)
+    state, widths = stack_tables([_t(t) for t in rec.cpu_tables])
+    counts = _t(np.stack(rec.num_blocks_per_row))
+    before, _ = stack_tables([_t(t) for t in rec.device_before_commit])
+    return n, r_pad, idx, state, widths, counts, before
+
+
 @pytest.mark.parametrize("name,spec", list(_scenarios()), ids=[n for n, _ in _scenarios()])
 def test_kernels_replay_every_v2_step(name, spec):
     engine = Engine(parse_scenario(spec))
@@ -44,11 +55,7 @@ def test_kernels_replay_every_v2_step(name, spec):
     while not engine.done() and steps < 40:
         rec = engine.step()
         steps += 1
-        n, r_pad = rec.num_reqs, rec.num_reqs_padded
-        idx = _t(rec.idx_mapping) if n else torch.zeros(0, dtype=torch.int32, device=DEV)
-        state, widths = stack_tables([_t(t) for t in rec.cpu_tables])
-        counts = _t(np.stack(rec.num_blocks_per_row))
-        before, _ = stack_tables([_t(t) for t in rec.device_before_commit])
+        n, r_pad, idx, state, widths, counts, before = _step_tensors(rec)
         gather_block_tables(state, counts, idx, r_pad, before, widths=widths)
         for gid, want in enumerate(rec.device_tables):
             got = before[gid, :, :want.shape[1]].cpu().numpy()
@@ -97,14 +104,10 @@ def test_kernels_replay_each_release(version, dcp):
     while not engine.done() and steps < 40:
         rec = engine.step()
         steps += 1
-        n, r_pad = rec.num_reqs, rec.num_reqs_padded
-        idx = _t(rec.idx_mapping) if n else torch.zeros(0, dtype=torch.int32, device=DEV)
-        state, widths = stack_tables([_t(t) for t in rec.cpu_tables])
-        counts = _t(np.stack(rec.num_blocks_per_row))
+        n, r_pad, idx, state, widths, counts, before = _step_tensors(rec)
         nc = np.zeros(engine.config.max_num_reqs, np.int32)
         for s in rec.scheduled:
             nc[s.state_index] = s.num_computed
-        before, _ = stack_tables([_t(t) for t in rec.device_before_commit])
         entry = [g.geometry.block_size if g.manager_ids else g.geometry.kernel_block_size for g in st.groups]
         gather_block_tables(state, counts, idx, r_pad, before, widths=widths,
                             num_computed=_t(nc) if rules.mrv2_swa_gather_zero else None,
