@@ -66,7 +66,7 @@ import triton
 import triton.language as tl
 
 from kernels.contracts import check_int, check_tensor
-from kernels.mrv2_tables import DCP_ERAS, gather_row, mrv2_slot, row_count, swa_num_null, zero_row
+from kernels.mrv2_tables import DCP_ERAS, mrv2_slot, swa_num_null
 from kernels.slot_mapping import PAD_SLOT_ID, SEARCH_FANOUT, request_of, search_steps
 
 MAX_GROUPS = 62                 # has_slot_mapping travels as the bits of a constexpr
@@ -79,6 +79,36 @@ CSR_PAGES_PER_PROGRAM = 2048    # a long request's pages are split over programs
 CSR_MAX_SPLIT = 16
 CSR_SPLIT_MAX_TILES = 64        # with more request tiles than this, no split (enough programs)
 GATHER_MIN_BLOCK, GATHER_MAX_BLOCK = 16, 1024
+GATHER_MAX_ELEMS = 4096         # entries of one [groups, columns] gather block
+QSL_WIDE_MAX = 4096             # query_start_loc read whole by every slot program up to this many entries
+HOST_SIZE_MAX = 32767           # block sizes the launcher compiles in (15 bits a group, 4 groups)
+HOST_GROUPS = 4
+ROLES = ("csr", "slot", "gather")   # the bench's role breakdown launches a subset
+
+
+def pack_sizes(sizes) -> int:
+    """The first ``HOST_GROUPS`` groups' block sizes as one constexpr (15 bits each) when the host
+    knows them (lists, CPU tensors), else 0: the kernel then divides by constants instead of
+    loading the sizes and running a division routine. A size past ``HOST_SIZE_MAX`` is loaded."""
+    if sizes is None:
+        return 0
+    out = 0
+    for g, v in enumerate(sizes[:HOST_GROUPS]):
+        if 0 < int(v) <= HOST_SIZE_MAX:
+            out |= int(v) << (15 * g)
+    return out
+
+
+@triton.jit
+def _size(g: tl.constexpr, HOST: tl.constexpr, ptr):
+    """Group ``g``'s block size: the launcher's constant when it packed one into ``HOST``
+    (``pack_sizes``: a constant divisor is a shift or a multiply, a loaded one a division
+    routine), else loaded from the per-group tensor."""
+    c: tl.constexpr = (HOST >> (15 * g)) & 32767
+    if c != 0:
+        return c
+    else:
+        return tl.load(ptr + g).to(tl.int64)
 
 
 @triton.jit
@@ -94,18 +124,39 @@ def _local_len(s, DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: t
 
 
 @triton.jit
-def _csr_part(t, y, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr, kbs_ptr, csr_group,
+def _page_counts(sp, page, DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr):
+    """int64 pages of each int32 length ``sp`` (this rank's share): 32-bit divides, which cannot
+    overflow (a 64-bit divide is several times the work: ncu, H200, 2026-12-02)."""
+    sp = _local_len(sp, DCP_WORLD, DCP_RANK, INTERLEAVE)
+    q = sp // page
+    return (q + (sp - q * page > 0).to(tl.int32)).to(tl.int64)
+
+
+@triton.jit
+def _csr_part(t, y, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, wmax, idx_ptr, widths_ptr, kbs_ptr, csr_group,
               indptr_ptr, indices_ptr, indices_cap, lpl_ptr, num_reqs, num_reqs_padded, bs_ptr, nc_ptr,
-              reach_ptr, IDX: tl.constexpr, ERA: tl.constexpr, MASK_SW: tl.constexpr, DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr,
-              EMPTY_IS_ZERO: tl.constexpr, PADDED_LPL: tl.constexpr, REQ_TILE: tl.constexpr,
-              PAGE_CHUNK: tl.constexpr, PREFIX_CHUNK: tl.constexpr):
-    page = tl.load(kbs_ptr + csr_group).to(tl.int64)
-    width = tl.load(widths_ptr + csr_group).to(tl.int64)
+              reach_ptr, IDX: tl.constexpr, ERA: tl.constexpr, MASK_SW: tl.constexpr, DCP_WORLD: tl.constexpr,
+              DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr, EMPTY_IS_ZERO: tl.constexpr,
+              PADDED_LPL: tl.constexpr, REQ_TILE: tl.constexpr, PAGE_CHUNK: tl.constexpr,
+              PREFIX_CHUNK: tl.constexpr, ONE_PREFIX: tl.constexpr, HOST_PAGE: tl.constexpr,
+              HOST_EBS: tl.constexpr):
+    # Every load that needs no other is issued first (one round trip for all of them): this
+    # tile's lengths, V2's row numbers, the width, the earlier requests' lengths (ONE load when
+    # the batch fits PREFIX_CHUNK) and the first chunk of the table rows, read speculatively up
+    # to the stacked tensor's width (always inside it) and masked once the lengths are in.
     r0 = t.to(tl.int64) * REQ_TILE
-    # this tile's lengths (and V2's table rows) first: nothing they need is loaded
     rows = r0 + tl.arange(0, REQ_TILE)
     real = rows < num_reqs
-    s = tl.load(seq_ptr + rows, mask=real, other=0).to(tl.int64)
+    s32 = tl.load(seq_ptr + rows, mask=real, other=0)
+    upto = tl.minimum(r0, num_reqs)
+    if ONE_PREFIX:
+        rr = tl.arange(0, PREFIX_CHUNK)
+        sp0 = tl.load(seq_ptr + rr, mask=rr < upto, other=0)
+    if HOST_PAGE > 0:
+        page = HOST_PAGE
+    else:
+        page = tl.load(kbs_ptr + csr_group).to(tl.int64)
+    width = tl.load(widths_ptr + csr_group).to(tl.int64)
     if IDX:
         trow = tl.load(idx_ptr + rows, mask=real, other=0).to(tl.int64)
         live = trow >= 0                              # idx_mapping -1: no row, the null block
@@ -116,32 +167,42 @@ def _csr_part(t, y, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_pt
     if ERA == 2:
         # v0.32.0 on: state rows hold manager ids; the page table is the attention group's
         # kernel-block table, manager id b at column c // r giving b * r + c % r
-        per = tl.load(bs_ptr + csr_group).to(tl.int64) // page
-        ebs = tl.load(bs_ptr + csr_group).to(tl.int64)
+        if HOST_EBS > 0:
+            ebs = HOST_EBS
+        else:
+            ebs = tl.load(bs_ptr + csr_group).to(tl.int64)
+        per = ebs // page
     else:
         per = 1
         ebs = page
+    cols0 = tl.arange(0, PAGE_CHUNK).to(tl.int64)
+    src = tab_ptr + csr_group.to(tl.int64) * t_g + trow[:, None] * t_r
+    first = y.to(tl.int64) * PAGE_CHUNK
+    cols = first + cols0
+    if ERA == 2:
+        tcol = cols // per
+    else:
+        tcol = cols
+    ids0 = tl.load(src + tcol[None, :] * t_c, mask=real[:, None] & (tcol[None, :] < wmax), other=0)
     num_null = tl.zeros([REQ_TILE], dtype=tl.int64)
     if MASK_SW:
         # v0.33.0: the gathered row's leading entries below the sliding window are block 0
         num_null = swa_num_null(nc_ptr, reach_ptr, csr_group, trow, ebs)
-    # pages of every request before this tile: wide loads of seq_lens, summed here (the launcher
-    # sizes PREFIX_CHUNK to the padded batch up to 1024 requests: then this is ONE load)
-    # in int32 (seq_lens' type): the divide by the page size is the costly part, and a 64-bit divide
-    # is several times a 32-bit one (ncu, H200: at 4096 x 1 the int64 version ran 188 registers a
-    # thread, 12.5% occupancy, compute-bound); s // page + (s % page > 0) cannot overflow, the sum
-    # stays int64
-    acc = tl.zeros([PREFIX_CHUNK], dtype=tl.int64)
-    upto = tl.minimum(r0, num_reqs)
-    page32 = page.to(tl.int32)
-    for c in range(0, upto, PREFIX_CHUNK):
-        rr = c + tl.arange(0, PREFIX_CHUNK)
-        sp = tl.load(seq_ptr + rr, mask=rr < upto, other=0)
-        sp = _local_len(sp, DCP_WORLD, DCP_RANK, INTERLEAVE)
-        q = sp // page32
-        acc += (q + (sp - q * page32 > 0).to(tl.int32)).to(tl.int64)
-    begin = tl.sum(acc, axis=0)
-    s = _local_len(s, DCP_WORLD, DCP_RANK, INTERLEAVE)
+    # pages of every request before this tile, summed here from seq_lens
+    if HOST_PAGE > 0:
+        page32 = HOST_PAGE
+    else:
+        page32 = page.to(tl.int32)
+    if ONE_PREFIX:
+        begin = tl.sum(_page_counts(sp0, page32, DCP_WORLD, DCP_RANK, INTERLEAVE), axis=0)
+    else:
+        acc = tl.zeros([PREFIX_CHUNK], dtype=tl.int64)
+        for c in range(0, upto, PREFIX_CHUNK):
+            rr = c + tl.arange(0, PREFIX_CHUNK)
+            sp = tl.load(seq_ptr + rr, mask=rr < upto, other=0)
+            acc += _page_counts(sp, page32, DCP_WORLD, DCP_RANK, INTERLEAVE)
+        begin = tl.sum(acc, axis=0)
+    s = _local_len(s32.to(tl.int64), DCP_WORLD, DCP_RANK, INTERLEAVE)
     npg = (s + page - 1) // page
     incl = begin + tl.cumsum(npg, axis=0)
     if y == 0:
@@ -158,27 +219,49 @@ def _csr_part(t, y, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_pt
             tl.store(indptr_ptr, 0)
     start = incl - npg
     top = tl.max(npg, axis=0)
-    cols0 = tl.arange(0, PAGE_CHUNK).to(tl.int64)
-    src = tab_ptr + csr_group.to(tl.int64) * t_g + trow[:, None] * t_r
-    first = y.to(tl.int64) * PAGE_CHUNK
     stride = n_split.to(tl.int64) * PAGE_CHUNK
-    for c in range(first, top, stride):
-        cols = c + cols0
+    c = first
+    ids = ids0
+    while c < top:
         m = cols[None, :] < npg[:, None]
-        if ERA == 2:
-            tcol = cols // per                # the state column holding kernel column c
-        else:
-            tcol = cols
-        ok = m & (tcol[None, :] < width)
-        if IDX:
-            ok = ok & live[:, None]
+        ok = m & (tcol[None, :] < width) & live[:, None]
         if MASK_SW:
             ok = ok & (tcol[None, :] >= num_null[:, None])
-        ids = tl.load(src + tcol[None, :] * t_c, mask=ok, other=0)
+        ids = tl.where(ok, ids, 0)
         if ERA == 2:
-            ids = ids * per.to(tl.int32) + (cols - tcol * per).to(tl.int32)[None, :]
+            ids = (ids.to(tl.int64) * per + (cols - tcol * per)[None, :]).to(tl.int32)
         dst = start[:, None] + cols[None, :]
         tl.store(indices_ptr + dst, ids, mask=m & (dst < indices_cap))
+        c += stride
+        cols = c + cols0
+        if ERA == 2:
+            tcol = cols // per
+        else:
+            tcol = cols
+        ids = tl.load(src + tcol[None, :] * t_c, mask=(cols[None, :] < npg[:, None]) & (tcol[None, :] < wmax)
+                      & live[:, None], other=0)
+
+
+@triton.jit
+def _group_slots(g: tl.constexpr, tab_ptr, t_g, t_r, t_c, trow, widths_ptr, bs_ptr, kbs_ptr, pos, real, live,
+                 DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr, ERA: tl.constexpr,
+                 ENABLED_MASK: tl.constexpr, SHARDED_MASK: tl.constexpr, PAD_UNMAPPED: tl.constexpr,
+                 PAD_ID: tl.constexpr, TILE: tl.constexpr, HOST_BS: tl.constexpr, HOST_KBS: tl.constexpr):
+    """Slots of group ``g`` for a tile of tokens whose rows and positions are known."""
+    if (ENABLED_MASK >> g) & 1:
+        width = tl.load(widths_ptr + g).to(tl.int64)
+        bs = _size(g, HOST_BS, bs_ptr)
+        kbs = _size(g, HOST_KBS, kbs_ptr)
+        # the arithmetic of kernels.mrv2_tables (V1's is the "kv_block" era)
+        slot = mrv2_slot(tab_ptr + g * t_g + trow * t_r, t_c, pos, real, live, width, kbs, bs,
+                         ((SHARDED_MASK >> g) & 1) != 0, DCP_WORLD, DCP_RANK, INTERLEAVE, ERA, PAD_ID)
+        slot = tl.where(real, slot, PAD_ID)
+        if PAD_UNMAPPED:
+            slot = tl.where(live, slot, PAD_ID)
+    else:
+        # v0.29.0: slot_mapping_enabled False (CircularBufferSpec): PAD for every token
+        slot = tl.full([TILE], PAD_ID, tl.int64)
+    return slot
 
 
 @triton.jit
@@ -188,72 +271,130 @@ def _slot_part(p, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr,
                DCP_WORLD: tl.constexpr, DCP_RANK: tl.constexpr, INTERLEAVE: tl.constexpr,
                ERA: tl.constexpr, ENABLED_MASK: tl.constexpr, SHARDED_MASK: tl.constexpr,
                PAD_UNMAPPED: tl.constexpr, PAD_ID: tl.constexpr, TILE: tl.constexpr,
-               FANOUT: tl.constexpr):
+               FANOUT: tl.constexpr, QSL_WIDE: tl.constexpr, HOST_BS: tl.constexpr, HOST_KBS: tl.constexpr):
     offs = p.to(tl.int64) * TILE + tl.arange(0, TILE)
     inside = offs < num_tokens_padded
-    # the position, the token count and the search's first step are read at once: none waits
-    # for another (positions has num_tokens_padded entries; a tail token's reads are ignored)
+    # one round trip: the position, the guess "token t is request t's" (every decode batch; the
+    # lone prefill is request 0) checked against query_start_loc, V2's row of the guess, and
+    # query_start_loc whole (ONE load up to QSL_WIDE entries: the token count, and the lines the
+    # search reads if the guess misses, in L1)
     pos = tl.load(pos_ptr + offs, mask=inside, other=0).to(tl.int64)
-    num_tokens = tl.load(qsl_ptr + num_reqs).to(tl.int64)
-    # request of token t: the last r with qsl[r] <= t (kernels.slot_mapping.request_of)
-    lo = request_of(qsl_ptr, offs, inside, num_reqs, search_steps, FANOUT)
-    real = offs < num_tokens
+    guess = tl.maximum(tl.minimum(offs, num_reqs - 1), 0)
+    have = inside & (guess < num_reqs)            # no request at all: nothing to guess
+    ga = tl.load(qsl_ptr + guess, mask=have, other=0).to(tl.int64)
+    gb = tl.load(qsl_ptr + guess + 1, mask=have, other=0).to(tl.int64)
     if IDX:
-        trow = tl.load(idx_ptr + lo, mask=real, other=0).to(tl.int64)
+        grow = tl.load(idx_ptr + guess, mask=have, other=0)
+    if QSL_WIDE > 0:
+        w = tl.arange(0, QSL_WIDE)
+        q = tl.load(qsl_ptr + w, mask=w <= num_reqs, other=0)
+        num_tokens = tl.sum(tl.where(w == num_reqs, q, 0), axis=0).to(tl.int64)
+    else:
+        num_tokens = tl.load(qsl_ptr + num_reqs).to(tl.int64)
+    real = offs < num_tokens
+    miss = real & ((ga > offs) | (offs >= gb))
+    if tl.max(miss.to(tl.int32), axis=0) == 0:
+        lo = guess
+        if IDX:
+            rrow = grow
+    else:
+        # request of token t: the last r with qsl[r] <= t (kernels.slot_mapping.request_of)
+        lo = request_of(qsl_ptr, offs, inside, num_reqs, search_steps, FANOUT).to(tl.int64)
+        if IDX:
+            rrow = tl.load(idx_ptr + lo, mask=real, other=0)
+    if IDX:
+        trow = rrow.to(tl.int64)
         live = trow >= 0                  # idx_mapping -1: a row that owns no block
         trow = tl.maximum(trow, 0)
     else:
-        trow = lo.to(tl.int64)
+        trow = lo
         live = real                       # V1: every row is real (the helper's mask is real & live)
-    for g in tl.static_range(NUM_GROUPS):
+    # the first HOST_GROUPS groups: every table read issued before any store (a store may alias a
+    # later read, so the compiler would otherwise wait out each group's round trip in turn)
+    if (GROUP_MASK >> 0) & 1:
+        s0 = _group_slots(0, tab_ptr, t_g, t_r, t_c, trow, widths_ptr, bs_ptr, kbs_ptr, pos, real, live,
+                          DCP_WORLD, DCP_RANK, INTERLEAVE, ERA, ENABLED_MASK, SHARDED_MASK, PAD_UNMAPPED,
+                          PAD_ID, TILE, HOST_BS, HOST_KBS)
+    if NUM_GROUPS > 1 and (GROUP_MASK >> 1) & 1:
+        s1 = _group_slots(1, tab_ptr, t_g, t_r, t_c, trow, widths_ptr, bs_ptr, kbs_ptr, pos, real, live,
+                          DCP_WORLD, DCP_RANK, INTERLEAVE, ERA, ENABLED_MASK, SHARDED_MASK, PAD_UNMAPPED,
+                          PAD_ID, TILE, HOST_BS, HOST_KBS)
+    if NUM_GROUPS > 2 and (GROUP_MASK >> 2) & 1:
+        s2 = _group_slots(2, tab_ptr, t_g, t_r, t_c, trow, widths_ptr, bs_ptr, kbs_ptr, pos, real, live,
+                          DCP_WORLD, DCP_RANK, INTERLEAVE, ERA, ENABLED_MASK, SHARDED_MASK, PAD_UNMAPPED,
+                          PAD_ID, TILE, HOST_BS, HOST_KBS)
+    if NUM_GROUPS > 3 and (GROUP_MASK >> 3) & 1:
+        s3 = _group_slots(3, tab_ptr, t_g, t_r, t_c, trow, widths_ptr, bs_ptr, kbs_ptr, pos, real, live,
+                          DCP_WORLD, DCP_RANK, INTERLEAVE, ERA, ENABLED_MASK, SHARDED_MASK, PAD_UNMAPPED,
+                          PAD_ID, TILE, HOST_BS, HOST_KBS)
+    if (GROUP_MASK >> 0) & 1:
+        tl.store(out_ptr + offs * o_t, s0, mask=inside)
+    if NUM_GROUPS > 1 and (GROUP_MASK >> 1) & 1:
+        tl.store(out_ptr + o_g + offs * o_t, s1, mask=inside)
+    if NUM_GROUPS > 2 and (GROUP_MASK >> 2) & 1:
+        tl.store(out_ptr + 2 * o_g + offs * o_t, s2, mask=inside)
+    if NUM_GROUPS > 3 and (GROUP_MASK >> 3) & 1:
+        tl.store(out_ptr + 3 * o_g + offs * o_t, s3, mask=inside)
+    for g in tl.static_range(4, NUM_GROUPS):
         if (GROUP_MASK >> g) & 1:
-            if (ENABLED_MASK >> g) & 1:
-                width = tl.load(widths_ptr + g).to(tl.int64)
-                bs = tl.load(bs_ptr + g).to(tl.int64)
-                kbs = tl.load(kbs_ptr + g).to(tl.int64)
-                # the arithmetic of kernels.mrv2_tables (V1's is the "kv_block" era)
-                slot = mrv2_slot(tab_ptr + g * t_g + trow * t_r, t_c, pos, real, live, width, kbs, bs,
-                                 ((SHARDED_MASK >> g) & 1) != 0, DCP_WORLD, DCP_RANK, INTERLEAVE, ERA,
-                                 PAD_ID)
-                slot = tl.where(real, slot, PAD_ID)
-                if PAD_UNMAPPED:
-                    slot = tl.where(live, slot, PAD_ID)
-            else:
-                # v0.29.0: slot_mapping_enabled False (CircularBufferSpec): PAD for every token
-                slot = tl.full([TILE], PAD_ID, tl.int64)
-            tl.store(out_ptr + g * o_g + offs * o_t, slot, mask=inside)
+            sg = _group_slots(g, tab_ptr, t_g, t_r, t_c, trow, widths_ptr, bs_ptr, kbs_ptr, pos, real, live,
+                              DCP_WORLD, DCP_RANK, INTERLEAVE, ERA, ENABLED_MASK, SHARDED_MASK, PAD_UNMAPPED,
+                              PAD_ID, TILE, HOST_BS, HOST_KBS)
+            tl.store(out_ptr + g * o_g + offs * o_t, sg, mask=inside)
 
 
 @triton.jit
-def _gather_part(b, state_ptr, st_g, st_r, st_c, inp_ptr, in_g, in_r, in_c, nb_ptr, nb_g, nb_r,
+def _gather_part(b, state_ptr, st_g, st_r, st_c, wmax, inp_ptr, in_g, in_r, in_c, nb_ptr, nb_g, nb_r,
                  idx_ptr, widths_ptr, num_reqs, bs_ptr, kbs_ptr, nc_ptr, reach_ptr,
-                 NUM_GROUPS: tl.constexpr, BLOCK: tl.constexpr, ERA: tl.constexpr,
+                 NUM_GROUPS: tl.constexpr, GROUPS_P2: tl.constexpr, BLOCK: tl.constexpr, ERA: tl.constexpr,
                  MASK_SW: tl.constexpr):
+    # every group at once, [GROUPS_P2, BLOCK] (the tables are stacked): the row number, then the
+    # counts and the first BLOCK columns of every group's row together (read up to the stacked
+    # width, always inside the tensor), then the stores
     b = b.to(tl.int64)
+    gs = tl.arange(0, GROUPS_P2).to(tl.int64)
+    ing = gs < NUM_GROUPS
+    width = tl.load(widths_ptr + gs, mask=ing, other=0).to(tl.int64)
+    cols = tl.arange(0, BLOCK).to(tl.int64)
+    dst = inp_ptr + gs[:, None] * in_g + b * in_r
     if b < num_reqs:
         s = tl.load(idx_ptr + b).to(tl.int64)
-        for g in tl.static_range(NUM_GROUPS):
-            width = tl.load(widths_ptr + g).to(tl.int64)
-            n = row_count(nb_ptr, g, s, nb_g, nb_r, width)
-            num_null = 0
-            if MASK_SW:
-                # v0.33.0: entries of what one row entry covers (manager blocks from v0.32.0)
-                if ERA == 2:
-                    ebs = tl.load(bs_ptr + g).to(tl.int64)
-                else:
-                    ebs = tl.load(kbs_ptr + g).to(tl.int64)
-                num_null = swa_num_null(nc_ptr, reach_ptr, g, tl.maximum(s, 0), ebs)
-            gather_row(state_ptr + g * st_g + tl.maximum(s, 0) * st_r, st_c, inp_ptr + g * in_g + b * in_r,
-                       in_c, n, num_null, BLOCK)
+        s0 = tl.maximum(s, 0)
+        n = tl.load(nb_ptr + gs * nb_g + s0 * nb_r, mask=ing, other=0).to(tl.int64)
+        n = tl.minimum(tl.maximum(n, 0), width)
+        n = tl.where(s >= 0, n, 0)            # idx_mapping -1: the row owns no block, nothing read
+        src = state_ptr + gs[:, None] * st_g + s0 * st_r
+        v = tl.load(src + cols[None, :] * st_c, mask=ing[:, None] & (cols[None, :] < wmax), other=0)
+        num_null = tl.zeros([GROUPS_P2], dtype=tl.int64)
+        if MASK_SW:
+            # v0.33.0: entries of what one row entry covers (manager blocks from v0.32.0)
+            if ERA == 2:
+                ebs = tl.load(bs_ptr + gs, mask=ing, other=1).to(tl.int64)
+            else:
+                ebs = tl.load(kbs_ptr + gs, mask=ing, other=1).to(tl.int64)
+            reach = tl.load(reach_ptr + gs, mask=ing, other=0).to(tl.int64)
+            first = tl.load(nc_ptr + s0).to(tl.int64)
+            num_null = tl.where(reach > 0, tl.maximum(first - reach, 0) // ebs, 0)
+        top = tl.max(n, axis=0)
+        c = b * 0
+        while c < top:
+            cc = c + cols
+            m = cc[None, :] < n[:, None]
+            tl.store(dst + cc[None, :] * in_c, tl.where(cc[None, :] >= num_null[:, None], v, 0), mask=m)
+            c += BLOCK
+            cc = c + cols
+            v = tl.load(src + cc[None, :] * st_c, mask=cc[None, :] < n[:, None], other=0)
     else:
-        for g in tl.static_range(NUM_GROUPS):
-            width = tl.load(widths_ptr + g).to(tl.int64)
-            zero_row(inp_ptr + g * in_g + b * in_r, in_c, width, BLOCK)
+        top = tl.max(width, axis=0)
+        for c in range(0, top, BLOCK):
+            cc = c + cols
+            tl.store(dst + cc[None, :] * in_c, tl.zeros([GROUPS_P2, BLOCK], dtype=tl.int32),
+                     mask=cc[None, :] < width[:, None])
 
 
 @triton.jit(do_not_specialize=["num_reqs", "num_reqs_padded", "num_tokens_padded", "search_steps",
                                "n_csr", "n_slot", "n_split", "csr_group", "indices_cap"])
-def _fused_step_kernel(qsl_ptr, pos_ptr, seq_ptr, tab_ptr, t_g, t_r, t_c,
+def _fused_step_kernel(qsl_ptr, pos_ptr, seq_ptr, tab_ptr, t_g, t_r, t_c, wmax,
                        idx_ptr, nb_ptr, nb_g, nb_r, inp_ptr, in_g, in_r, in_c,
                        widths_ptr, bs_ptr, kbs_ptr, out_ptr, o_g, o_t, nc_ptr, reach_ptr,
                        indptr_ptr, indices_ptr, indices_cap, lpl_ptr, csr_group,
@@ -264,24 +405,27 @@ def _fused_step_kernel(qsl_ptr, pos_ptr, seq_ptr, tab_ptr, t_g, t_r, t_c,
                        PAD_ID: tl.constexpr, TILE: tl.constexpr, REQ_TILE: tl.constexpr,
                        PAGE_CHUNK: tl.constexpr, PREFIX_CHUNK: tl.constexpr, GATHER_BLOCK: tl.constexpr,
                        FANOUT: tl.constexpr, ERA: tl.constexpr, ENABLED_MASK: tl.constexpr,
-                       SHARDED_MASK: tl.constexpr, PAD_UNMAPPED: tl.constexpr, MASK_SW: tl.constexpr):
+                       SHARDED_MASK: tl.constexpr, PAD_UNMAPPED: tl.constexpr, MASK_SW: tl.constexpr,
+                       QSL_WIDE: tl.constexpr, ONE_PREFIX: tl.constexpr, HOST_BS: tl.constexpr,
+                       HOST_KBS: tl.constexpr, HOST_PAGE: tl.constexpr, HOST_EBS: tl.constexpr,
+                       GROUPS_P2: tl.constexpr):
     pid = tl.program_id(0)
     if pid < n_csr:
-        _csr_part(pid // n_split, pid % n_split, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr,
+        _csr_part(pid // n_split, pid % n_split, n_split, seq_ptr, tab_ptr, t_g, t_r, t_c, wmax, idx_ptr,
                   widths_ptr, kbs_ptr, csr_group, indptr_ptr, indices_ptr, indices_cap, lpl_ptr,
                   num_reqs, num_reqs_padded, bs_ptr, nc_ptr, reach_ptr, IDX, ERA, MASK_SW, DCP_WORLD,
-                  DCP_RANK, INTERLEAVE, EMPTY_IS_ZERO,
-                  PADDED_LPL, REQ_TILE, PAGE_CHUNK, PREFIX_CHUNK)
+                  DCP_RANK, INTERLEAVE, EMPTY_IS_ZERO, PADDED_LPL, REQ_TILE, PAGE_CHUNK, PREFIX_CHUNK,
+                  ONE_PREFIX, HOST_PAGE, HOST_EBS)
     elif pid < n_csr + n_slot:
         _slot_part(pid - n_csr, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr, bs_ptr,
                    kbs_ptr, out_ptr, o_g, o_t, num_reqs, num_tokens_padded, search_steps, IDX, NUM_GROUPS,
                    GROUP_MASK, DCP_WORLD, DCP_RANK, INTERLEAVE, ERA, ENABLED_MASK, SHARDED_MASK,
-                   PAD_UNMAPPED, PAD_ID, TILE, FANOUT)
+                   PAD_UNMAPPED, PAD_ID, TILE, FANOUT, QSL_WIDE, HOST_BS, HOST_KBS)
     else:
         if GATHER:
-            _gather_part(pid - n_csr - n_slot, tab_ptr, t_g, t_r, t_c, inp_ptr, in_g, in_r, in_c,
+            _gather_part(pid - n_csr - n_slot, tab_ptr, t_g, t_r, t_c, wmax, inp_ptr, in_g, in_r, in_c,
                          nb_ptr, nb_g, nb_r, idx_ptr, widths_ptr, num_reqs, bs_ptr, kbs_ptr, nc_ptr,
-                         reach_ptr, NUM_GROUPS, GATHER_BLOCK, ERA, MASK_SW)
+                         reach_ptr, NUM_GROUPS, GROUPS_P2, GATHER_BLOCK, ERA, MASK_SW)
 
 
 # --- launchers ----------------------------------------------------------------------------------
@@ -335,12 +479,14 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
             widths, block_sizes, kernel_block_sizes, num_reqs, num_reqs_padded, num_tokens_padded,
             csr_group, slot_mappings, indptr, indices, last_page_len, dcp_world_size, dcp_rank,
             interleave, has_slot_mapping, empty_last_page_len_is_zero, padded_last_page_len,
-            max_seq_len, tile, num_warps, release=None):
+            max_seq_len, tile, num_warps, release=None, roles=ROLES):
     import torch
 
     from kernels.mrv2_tables import _check_stacked, _check_widths, _group_mask, _swa_args
 
     rel = release or {}
+    if not set(roles) <= set(ROLES):
+        raise ValueError(f"roles: {tuple(roles)} are not all of {ROLES}")
     era = rel.get("dcp_era", "kv_block")
     if era not in DCP_ERAS:
         raise ValueError(f"dcp_era: {era!r} is not one of {DCP_ERAS}")
@@ -444,9 +590,17 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
     n_gather = n_rows
     steps = search_steps(num_reqs, SEARCH_FANOUT)
     prefix = min(max(triton.next_power_of_2(max(num_reqs_padded, 1)), 16), PREFIX_CHUNK)
-    gblock = min(max(triton.next_power_of_2(wmax), GATHER_MIN_BLOCK), GATHER_MAX_BLOCK)
+    groups_p2 = triton.next_power_of_2(G)
+    gblock = min(max(triton.next_power_of_2(wmax), GATHER_MIN_BLOCK), GATHER_MAX_BLOCK,
+                 max(GATHER_MIN_BLOCK, GATHER_MAX_ELEMS // groups_p2))
+    qsl_wide = triton.next_power_of_2(num_reqs + 1) if num_reqs + 1 <= QSL_WIDE_MAX else 0
+    host_bs, host_kbs = pack_sizes(hb), pack_sizes(hk)
+    host_page = hk[csr_group] if hk is not None and hk[csr_group] <= HOST_SIZE_MAX else 0
+    host_ebs = hb[csr_group] if hb is not None and hb[csr_group] <= HOST_SIZE_MAX else 0
+    n_csr, n_slot, n_gather = (n if k in roles else 0 for n, k in ((n_csr, "csr"), (n_slot, "slot"),
+                                                                    (n_gather, "gather")))
     _fused_step_kernel[(n_csr + n_slot + n_gather,)](
-        query_start_loc, positions, seq_lens, tables, *tables.stride(),
+        query_start_loc, positions, seq_lens, tables, *tables.stride(), wmax,
         idx, nb, *nb.stride(), inp, *inp.stride(),
         w, bs, kbs, slot_mappings, *slot_mappings.stride(), nc, reach,
         indptr, indices, indices.numel(), last_page_len, csr_group,
@@ -457,6 +611,8 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
         PAD_ID=PAD_SLOT_ID, TILE=tile, REQ_TILE=req_tile, PAGE_CHUNK=chunk, PREFIX_CHUNK=prefix,
         GATHER_BLOCK=gblock, FANOUT=SEARCH_FANOUT, ERA=DCP_ERAS.index(era), ENABLED_MASK=enabled,
         SHARDED_MASK=sharded, PAD_UNMAPPED=bool(rel.get("pad_unmapped_rows", False)), MASK_SW=mask_sw,
+        QSL_WIDE=qsl_wide, ONE_PREFIX=num_reqs_padded <= prefix, HOST_BS=host_bs, HOST_KBS=host_kbs,
+        HOST_PAGE=host_page, HOST_EBS=host_ebs, GROUPS_P2=groups_p2,
         num_warps=WARPS if num_warps is None else int(num_warps))
     return FusedStepOutputs(slot_mappings, indptr, indices, last_page_len, input_tables if v2 else None)
 
@@ -468,7 +624,7 @@ def fused_step_v1(query_start_loc, positions, seq_lens, block_tables, *, block_s
                   dcp_rank: int = 0, interleave: int = 1, has_slot_mapping=None,
                   empty_last_page_len_is_zero: bool = True, padded_last_page_len: int | None = None,
                   max_seq_len: int | None = None, tile: int | None = None,
-                  num_warps: int | None = None) -> FusedStepOutputs:
+                  num_warps: int | None = None, roles=ROLES) -> FusedStepOutputs:
     """V1: every group's slot mapping and the CSR of group ``csr_group``, in one launch.
 
     Inputs: ``query_start_loc`` int32 ``[>= num_reqs + 1]``, ``positions`` int64
@@ -492,7 +648,9 @@ def fused_step_v1(query_start_loc, positions, seq_lens, block_tables, *, block_s
     ``slot_mappings``' width, or ``positions``' length), ``num_reqs_padded`` (default num_reqs);
     ``max_seq_len`` (optional, as vLLM's metadata has it) only helps split long requests' page
     copies over programs. ``padded_last_page_len``: what the padding rows get (vLLM v0.10.1 to
-    v0.11.x: 1); default the empty-request rule. Returns ``FusedStepOutputs``."""
+    v0.11.x: 1); default the empty-request rule. ``roles``: which program roles launch ("csr",
+    "slot", "gather"; all by default): the bench's breakdown of where a step's time goes, never a
+    step's result. Returns ``FusedStepOutputs``."""
     return _launch(v2=False, query_start_loc=query_start_loc, positions=positions, seq_lens=seq_lens,
                    tables=block_tables, idx_mapping=None, num_blocks=None, input_tables=None, widths=widths,
                    block_sizes=block_sizes, kernel_block_sizes=kernel_block_sizes, num_reqs=num_reqs,
@@ -501,7 +659,7 @@ def fused_step_v1(query_start_loc, positions, seq_lens, block_tables, *, block_s
                    dcp_world_size=dcp_world_size, dcp_rank=dcp_rank, interleave=interleave,
                    has_slot_mapping=has_slot_mapping, empty_last_page_len_is_zero=empty_last_page_len_is_zero,
                    padded_last_page_len=padded_last_page_len, max_seq_len=max_seq_len, tile=tile,
-                   num_warps=num_warps)
+                   num_warps=num_warps, roles=roles)
 
 
 def fused_step_v2(idx_mapping, query_start_loc, positions, seq_lens, state_tables, num_blocks, input_tables, *,
@@ -513,7 +671,7 @@ def fused_step_v2(idx_mapping, query_start_loc, positions, seq_lens, state_table
                   max_seq_len: int | None = None, tile: int | None = None,
                   num_warps: int | None = None, dcp_era: str = "kv_block", slot_mapping_enabled=None,
                   dcp_sharded=None, pad_unmapped_rows: bool = False, num_computed=None,
-                  sliding_window_reach=None, dirty_rows: int = 0) -> FusedStepOutputs:
+                  sliding_window_reach=None, dirty_rows: int = 0, roles=ROLES) -> FusedStepOutputs:
     """Model Runner V2: the gather of the input tables, every group's slot mapping and the CSR, in
     one launch.
 
@@ -552,7 +710,7 @@ def fused_step_v2(idx_mapping, query_start_loc, positions, seq_lens, state_table
                    dcp_world_size=dcp_world_size, dcp_rank=dcp_rank, interleave=interleave,
                    has_slot_mapping=has_slot_mapping, empty_last_page_len_is_zero=empty_last_page_len_is_zero,
                    padded_last_page_len=padded_last_page_len, max_seq_len=max_seq_len, tile=tile,
-                   num_warps=num_warps, release=dict(
+                   num_warps=num_warps, roles=roles, release=dict(
                        dcp_era=dcp_era, slot_mapping_enabled=slot_mapping_enabled, dcp_sharded=dcp_sharded,
                        pad_unmapped_rows=pad_unmapped_rows, num_computed=num_computed,
                        sliding_window_reach=sliding_window_reach, dirty_rows=dirty_rows))

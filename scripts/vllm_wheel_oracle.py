@@ -11,7 +11,7 @@ The wheel (``vllm-VERSION-*.whl``) is looked for in ``--wheel``, the cache folde
 when absent it is downloaded into the cache with ``pip download --no-deps --only-binary=:all:``
 (``--no-download``: never; the GPU machine has no network, so fill its cache first: ``--slim DIR``
 writes a small zip of only the vLLM files the oracle reads, ``vllm-VERSION-kvviz_slim.whl``, that
-travels with a worktree). Nothing is installed: ``scripts/wheel_extract.py`` takes the kernels and
+travels with a worktree). Nothing is installed: ``kvviz/vllm_wheel/extract.py`` takes the kernels and
 functions out of the zip by AST into a temporary module.
 
 Tables compared, each on random cases (block sizes 1..256, kernel-block splits, DCP worlds 1..8 with
@@ -66,13 +66,11 @@ Exit status: 0 every case agreed, 1 a disagreement (or a wheel function failed),
 from __future__ import annotations
 
 import argparse
-import glob
 import inspect
 import json
 import math
 import os
 import random
-import subprocess
 import sys
 import time
 import types
@@ -101,7 +99,8 @@ if __name__ == "__main__" and _early_device() == "cpu":
 
 import numpy as np  # noqa: E402
 
-from wheel_extract import Extractor, WheelSource, function_source  # noqa: E402
+from kvviz.vllm_wheel.extract import Extractor, WheelSource, function_source  # noqa: E402
+from kvviz.vllm_wheel.locate import BadInput, cache_dir, find_wheel, normalize_version  # noqa: E402,F401
 
 PAD = -1
 POISON = -7                 # what an output buffer holds before a kernel writes it
@@ -126,56 +125,6 @@ WHEEL_FILES = ("vllm/v1/worker/block_table.py", "vllm/v1/worker/gpu/block_table.
                "vllm/v1/attention/backends/utils.py", "vllm/v1/core/block_pool.py",
                "vllm/v1/kv_cache_interface.py", "vllm/v1/kv_cache_layout.py", "vllm/v1/worker/utils.py",
                "vllm/utils/math_utils.py", "vllm/utils/torch_utils.py", "vllm/triton_utils/__init__.py")
-
-
-class BadInput(Exception):
-    pass
-
-
-# ----------------------------------------------------------------------------------------------
-# the wheel
-# ----------------------------------------------------------------------------------------------
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("KVVIZ_WHEEL_CACHE") or Path.home() / ".cache" / "kvviz" / "wheels")
-
-
-def normalize_version(version: str) -> str:
-    """"v0.29.0" / "0.29" -> "0.29.0"; a version kvviz does not know as a release is refused."""
-    from kvviz.core.versions import RELEASES
-
-    v = str(version).strip().lstrip("v")
-    parts = v.split(".")
-    if len(parts) == 2:
-        v += ".0"
-    if f"v{v}" not in RELEASES:
-        raise BadInput(f"unknown vLLM release {version!r}: kvviz knows {RELEASES[0]} .. {RELEASES[-1]}")
-    return v
-
-
-def find_wheel(version: str, wheel: str | None = None, cache: Path | None = None,
-               download: bool = True) -> Path:
-    if wheel:
-        p = Path(wheel)
-        if not p.is_file():
-            raise BadInput(f"--wheel {wheel}: no such file")
-        return p
-    cache = cache or cache_dir()
-    pats = [cache / f"vllm-{version}-*.whl", cache / version / "vllm-*.whl", Path("/tmp/wheels") / version / "vllm-*.whl"]
-    for pat in pats:
-        hits = sorted(glob.glob(str(pat)))
-        if hits:
-            return Path(hits[0])
-    if not download:
-        raise BadInput(f"no wheel of vLLM {version} in {cache} (and --no-download)")
-    cache.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           f"vllm=={version}", "-d", str(cache)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    hits = sorted(glob.glob(str(cache / f"vllm-{version}-*.whl")))
-    if r.returncode or not hits:
-        raise BadInput(f"could not download vLLM {version} into {cache}: {(r.stderr or r.stdout).strip()[-300:]}")
-    return Path(hits[0])
 
 
 def write_slim(wheel: Path, version: str, out_dir: Path) -> Path:

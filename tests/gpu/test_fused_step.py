@@ -75,7 +75,9 @@ class Step:
 
 
 def make_step(rng, *, groups=None, n_groups=2, num_reqs=5, pad_reqs=2, pad_tokens=9, max_seq=60,
-              world=1, il=1, v2=False, rows=None, csr_group=None, state_groups=()) -> Step:
+              world=1, il=1, v2=False, rows=None, csr_group=None, state_groups=(), decodes=0) -> Step:
+    """A random step; ``decodes``: that many leading requests schedule exactly one token (a decode
+    batch: token t is request t's, the slot programs' guess) and no request is empty."""
     if groups is None:
         groups = [GROUP_SIZES[i] for i in rng.choice(len(GROUP_SIZES), n_groups, replace=False)]
     if world > 1:   # the interleave must divide every block size
@@ -83,7 +85,8 @@ def make_step(rng, *, groups=None, n_groups=2, num_reqs=5, pad_reqs=2, pad_token
     G = len(groups)
     seq = rng.integers(1, max_seq + 1, num_reqs)
     q = np.array([int(rng.integers(1, s + 1)) if rng.random() < 0.5 else 1 for s in seq], dtype=np.int64)
-    if num_reqs >= 3:
+    q[:decodes] = 1
+    if num_reqs >= 3 and not decodes:
         seq[1], q[1] = 0, 0            # an empty request
         q[2] = 0                       # has context, scheduled nothing
     T = int(q.sum())
@@ -231,6 +234,11 @@ V1_CASES = {
     "many requests (several CSR tiles)": dict(n_groups=2, num_reqs=37, max_seq=24, pad_reqs=5),
     "long requests (several chunks a row)": dict(groups=[(8, 8), (16, 4)], num_reqs=3, max_seq=700, csr_group=1),
     "a state group": dict(n_groups=3, state_groups=(1,)),
+    "decodes only (token t is request t's)": dict(n_groups=2, num_reqs=40, decodes=40, max_seq=90),
+    "one prefill (request 0)": dict(groups=[(16, 4), (32, 32)], num_reqs=1, max_seq=400, pad_reqs=0),
+    "decodes, then prefills (the guess misses in later tiles)": dict(n_groups=3, num_reqs=30, decodes=20,
+                                                                     max_seq=200),
+    "six groups (past the four compiled in)": dict(n_groups=6, num_reqs=4),
 }
 
 
@@ -250,6 +258,45 @@ def test_v1_last_page_len_rules(empty_is_zero, padded):
     st = make_step(rng, n_groups=2, pad_reqs=3)
     got = run_v1(st, empty_last_page_len_is_zero=empty_is_zero, padded_last_page_len=padded)
     check_outputs(st, got, ref_outputs(st, st.tables, empty_is_zero=empty_is_zero, padded_lpl=padded), seed)
+
+
+def test_tiles_of_decodes_and_tiles_of_prefills_in_one_launch():
+    """16-token tiles over 40 decodes then 3 prefills: the first tiles take the guessed requests,
+    the later ones search; V1 and V2 both, host-known and loaded sizes."""
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    for rep in range(2):
+        st = make_step(rng, n_groups=2, num_reqs=43, decodes=40, max_seq=80, pad_tokens=20)
+        check_outputs(st, run_v1(st, tile=16, as_tensors=bool(rep)), ref_outputs(st, st.tables), seed, " v1")
+        st = make_step(rng, n_groups=2, num_reqs=43, decodes=40, max_seq=80, pad_tokens=20, v2=True, rows=50)
+        got = run_v2(st, tile=16, as_tensors=bool(rep))
+        gathered = ref_gather(st, np.full(st.tables.shape, P32, dtype=np.int32))
+        assert np.array_equal(got["input_tables"], gathered), f"seed {seed}: gather"
+        check_outputs(st, got, ref_outputs(st, gathered), seed, " v2")
+
+
+def test_pack_sizes_compiles_in_only_what_fits():
+    from kernels.fused_step import pack_sizes
+
+    assert pack_sizes(None) == 0
+    assert pack_sizes([16, 32]) == 16 | 32 << 15
+    assert pack_sizes([16, 40000, 8, 4, 2]) == 16 | 8 << 30 | 4 << 45   # 40000 loaded; past 4 groups loaded
+    assert all((pack_sizes([b]) & 32767) == b for b in (1, 7, 528, 32767))
+
+
+def test_roles_launch_only_their_programs():
+    """The bench's breakdown: a role-only launch writes that role's outputs and nothing else."""
+    seed = fresh_seed()
+    rng = np.random.default_rng(seed)
+    st = make_step(rng, n_groups=2)
+    want = ref_outputs(st, st.tables)
+    got = run_v1(st, roles=("slot",))
+    assert np.array_equal(got["slot_mappings"][:, :st.num_tokens_padded], want[0]), f"seed {seed}"
+    assert (got["indptr"] == P32).all() and (got["indices"] == P32).all()
+    got = run_v1(st, roles=("csr",))
+    assert (got["slot_mappings"] == P64).all() and np.array_equal(got["indptr"][:st.num_reqs_padded + 1], want[1])
+    with pytest.raises(ValueError, match="roles"):
+        run_v1(st, roles=("everything",))
 
 
 @pytest.mark.parametrize("launch", [dict(tile=16), dict(num_warps=1), dict(max_seq_len=100000)],
@@ -348,6 +395,8 @@ V2_CASES = {
     "dcp 2, interleave 8": dict(groups=[(16, 16), (32, 32)], world=2, il=8),
     "dcp 4, interleave 1, a state group": dict(n_groups=3, world=4, state_groups=(0,)),
     "many requests": dict(n_groups=2, num_reqs=21, max_seq=20, pad_reqs=3, rows=40),
+    "decodes only": dict(n_groups=2, num_reqs=24, decodes=24, max_seq=70, rows=30),
+    "six groups": dict(n_groups=6, num_reqs=4),
 }
 
 

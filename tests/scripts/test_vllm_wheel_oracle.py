@@ -69,7 +69,7 @@ def fake_wheel(tmp_path):
 def test_extracts_kernel_function_and_constants_from_a_synthetic_wheel(fake_wheel):
     import torch
 
-    we = _load("wheel_extract")
+    import kvviz.vllm_wheel.extract as we
     src = we.WheelSource(fake_wheel)
     assert src.version() == "0.27.1"
     ex = we.Extractor(src).extract("vllm.v1.worker.block_table",
@@ -173,7 +173,7 @@ def test_slim_wheel_extracts_what_the_full_wheel_does(version, tmp_path, monkeyp
     if _real_wheel(version) is None:
         pytest.skip(f"no cached vLLM {version} wheel")
     orc = _load("vllm_wheel_oracle")
-    we = sys.modules["wheel_extract"]
+    import kvviz.vllm_wheel.extract as we
     seen = []
     orig = we.Extractor._finish
 

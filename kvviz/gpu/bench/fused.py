@@ -8,7 +8,14 @@ Variants per (shape, groups):
                    pinned H2D copy, CSR kernel): G + 1 launches and a copy;
 * ``v2 fused``     ``fused_step_v2``: the Model Runner V2 gather + slot mappings + CSR;
 * ``v2 separate``  ``gather_block_tables`` + ``compute_slot_mappings`` + ``flashinfer_csr`` over the
-                   gathered table: 3 launches and a copy.
+                   gathered table: 3 launches and a copy;
+* ``v1 vllm``      vLLM's own V1 step kernels, from the wheel of ``LAST_V1_RELEASE`` (one slot mapping
+                   per group + FlashInfer's page-index copy; ``kvviz.vllm_wheel.step_kernels``);
+* ``v2 vllm``      vLLM's own Model Runner V2 step kernels, from the wheel of ``NEWEST`` (gather, slot
+                   mappings of every group, page-index copy). Without the wheels these rows are left
+                   out and the run's notes say why;
+* ``v1 fused:csr`` / ``:slot``, ``v2 fused:csr`` / ``:slot`` / ``:gather`` (``ROLE_VARIANTS``, on
+                   request): the fused launch with one program role only, where a step's time goes.
 
 Every output is checked against the numpy core (and the separate launches against the fused one)
 before anything is timed; each row carries the bench's timings (CUDA events with a cold L2, a CUDA
@@ -34,7 +41,8 @@ FUSED_GROUPS_QUICK = (1, 4)
 # the interpreter: one tiny shape (its µs are Python emulation times, labelled so by the run's note)
 FUSED_SHAPES_CPU = [(3, 2)]
 FUSED_GROUPS_CPU = (1, 2)
-FUSED_VARIANTS = ("v1 fused", "v1 separate", "v2 fused", "v2 separate")
+FUSED_VARIANTS = ("v1 fused", "v1 separate", "v2 fused", "v2 separate", "v1 vllm", "v2 vllm")
+ROLE_VARIANTS = ("v1 fused:csr", "v1 fused:slot", "v2 fused:csr", "v2 fused:slot", "v2 fused:gather")
 GROUP_BLOCK_SIZES = (16, 32, 64, 16)
 MAX_SETS = 8
 
@@ -80,7 +88,7 @@ def fused_inputs(num_reqs: int, per_req: int, n_groups: int, dev, seed: int = 0)
                 want_csr=want_csr, max_seq=int(seq.max()))
 
 
-def _outputs(s: dict, dev) -> dict:
+def _outputs(s: dict, dev, vllm: bool = False) -> dict:
     import torch
 
     G = len(s["bss"])
@@ -91,23 +99,29 @@ def _outputs(s: dict, dev) -> dict:
                input_tables=torch.empty_like(s["state"]))
     pinned = torch.empty(s["r_pad"] + 1, dtype=torch.int32)
     out["pinned"] = pinned.pin_memory() if dev == "cuda" else pinned
+    if vllm:
+        from kvviz.vllm_wheel.step_kernels import vllm_buffers
+
+        out["vllm"] = vllm_buffers(s, dev)
     return out
 
 
-def _launchers(s: dict, o: dict) -> dict:
+def _launchers(s: dict, o: dict, vllm=None) -> dict:
     """variant -> a no-argument call writing into ``o`` (the same buffers every call); the separate
     variants return the indptr tensor flashinfer_csr made."""
-    from kernels.fused_step import fused_step_v1, fused_step_v2
+    from kernels.fused_step import ROLES, fused_step_v1, fused_step_v2
+    from kvviz.vllm_wheel.step_kernels import v1_step, v2_step
     from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
     from kernels.page_indices import flashinfer_csr
     from kernels.slot_mapping import slot_mapping
 
+    # block sizes as the host knows them (a model's constants): the fused launch compiles them in
     common = dict(num_reqs_padded=s["r_pad"], num_tokens_padded=s["t_pad"], widths=s["widths_t"],
-                  block_sizes=s["bs_t"], csr_group=0, max_seq_len=s["max_seq"], slot_mappings=o["slot_mappings"],
+                  block_sizes=list(s["bss"]), csr_group=0, max_seq_len=s["max_seq"], slot_mappings=o["slot_mappings"],
                   indptr=o["indptr"], indices=o["indices"], last_page_len=o["last_page_len"])
 
-    def v1_fused():
-        fused_step_v1(s["qsl"], s["pos"], s["seq"], s["tables"], num_reqs=s["num_reqs"], **common)
+    def v1_fused(roles=ROLES):
+        fused_step_v1(s["qsl"], s["pos"], s["seq"], s["tables"], num_reqs=s["num_reqs"], roles=roles, **common)
 
     def csr(table):
         return flashinfer_csr(table[: s["r_pad"], : s["widths"][0]], s["seq"], s["seq_host"], s["bss"][0],
@@ -119,9 +133,9 @@ def _launchers(s: dict, o: dict) -> dict:
                          max_query_len=s["per_req"], num_tokens_padded=s["t_pad"], out=o["slot_mappings"][g])
         return csr(s["tables"][0])[0]      # flashinfer_csr's indptr is its own H2D copy
 
-    def v2_fused():
+    def v2_fused(roles=ROLES):
         fused_step_v2(s["idx"], s["qsl"], s["pos"], s["seq"], s["state"], s["num_blocks"], o["input_tables"],
-                      num_reqs=s["num_reqs"], **common)
+                      num_reqs=s["num_reqs"], roles=roles, **common)
 
     def v2_separate():
         gather_block_tables(s["state"], s["num_blocks"], s["idx"], s["r_pad"], o["input_tables"],
@@ -130,21 +144,54 @@ def _launchers(s: dict, o: dict) -> dict:
                               widths=s["widths_t"], num_reqs=s["num_reqs"], max_query_len=s["per_req"])
         return csr(o["input_tables"][0])[0]
 
-    return {"v1 fused": v1_fused, "v1 separate": v1_separate, "v2 fused": v2_fused, "v2 separate": v2_separate}
+    calls = {"v1 fused": v1_fused, "v1 separate": v1_separate, "v2 fused": v2_fused, "v2 separate": v2_separate}
+    for v in ROLE_VARIANTS:
+        run, role = v.split(":")
+        calls[v] = (lambda f, r: lambda: f(roles=(r,)))(calls[run], role)
+    if vllm is not None and vllm.has_v1:
+        calls["v1 vllm"] = v1_step(vllm, s, o["vllm"])
+    if vllm is not None and vllm.has_v2:
+        calls["v2 vllm"] = v2_step(vllm, s, o["vllm"])
+    return calls
+
+
+def _check_vllm(name: str, s: dict, b: dict, fn):
+    """vLLM's kernels over poisoned buffers: every group's slots, the page indices and (V2) the
+    gathered rows equal the numpy core's."""
+    for t in [b["slot_mappings"], b["indices"], *b["input"]]:
+        t.fill_(-3)
+    fn()
+    check(f"{name} slot mappings", b["slot_mappings"].cpu().numpy(), s["want_slots"])
+    ip, ix, _ = s["want_csr"]
+    check(f"{name} indices", b["indices"][: int(ip[-1])].cpu().numpy(), ix)
+    if name.startswith("fused_step[v2"):
+        n, idx = s["num_reqs"], s["idx"].cpu().numpy()
+        nb = s["num_blocks"].cpu().numpy()
+        for g, (got, state) in enumerate(zip(b["input"], b["state"])):
+            rows, st = got.cpu().numpy()[:n], state.cpu().numpy()[idx]
+            cols = np.arange(st.shape[1])[None, :]
+            want = np.where(cols < nb[g, idx][:, None], st, -3)
+            check(f"{name} gather g{g}", rows, want)
 
 
 def _check_variant(name: str, s: dict, o: dict, fn):
-    """Run ``fn`` over poisoned buffers and compare every output with the numpy core."""
+    """Run ``fn`` over poisoned buffers and compare every output with the numpy core (a role-only
+    variant: the outputs of its role)."""
+    if name.split("[")[1].startswith(("v1 vllm", "v2 vllm")):
+        return _check_vllm(name, s, o["vllm"], fn)
     for k in ("slot_mappings", "indptr", "indices", "last_page_len", "input_tables"):
         o[k].fill_(-3)
     indptr = fn()
     indptr = o["indptr"] if indptr is None else indptr
-    check(f"{name} slot mappings", o["slot_mappings"].cpu().numpy(), s["want_slots"])
+    role = name.split("]")[0].split(":")[1] if ":" in name else None
+    if role in (None, "slot"):
+        check(f"{name} slot mappings", o["slot_mappings"].cpu().numpy(), s["want_slots"])
     ip, ix, lp = s["want_csr"]
-    check(f"{name} indptr", indptr.cpu().numpy(), ip)
-    check(f"{name} indices", o["indices"][: int(ip[-1])].cpu().numpy(), ix)
-    check(f"{name} last_page_len", o["last_page_len"].cpu().numpy(), lp)
-    if name.startswith("v2"):
+    if role in (None, "csr"):
+        check(f"{name} indptr", indptr.cpu().numpy(), ip)
+        check(f"{name} indices", o["indices"][: int(ip[-1])].cpu().numpy(), ix)
+        check(f"{name} last_page_len", o["last_page_len"].cpu().numpy(), lp)
+    if name.startswith("fused_step[v2") and role in (None, "gather"):
         n = s["num_reqs"]
         got = o["input_tables"].cpu().numpy()
         tab = s["tables"].cpu().numpy()
@@ -167,9 +214,21 @@ def fused_bytes(s: dict) -> int:
             + 2 * pages * 4 + s["r_pad"] * 4 * 3)
 
 
-def bench_fused_step(shapes, groups, floors, progress, variants=FUSED_VARIANTS) -> list[dict]:
-    """Rows of kernel "fused_step" (variant per FUSED_VARIANTS; shape "RxT Gg")."""
+def bench_fused_step(shapes, groups, floors, progress, variants=FUSED_VARIANTS, vllm="load") -> list[dict]:
+    """Rows of kernel "fused_step" (variant per FUSED_VARIANTS, ROLE_VARIANTS; shape "RxT Gg").
+    ``vllm``: vLLM's step kernels (``kvviz.vllm_wheel.step_kernels.StepKernels``), "load" to take
+    them from the cached wheels, None for none; the variants whose kernels are missing are left
+    out (``progress`` says why)."""
     dev = torch_device()
+    if vllm == "load":
+        from kvviz.vllm_wheel.step_kernels import load_step_kernels
+
+        vllm = load_step_kernels() if any(v.endswith("vllm") for v in variants) else None
+    if vllm is not None:
+        for note in vllm.notes:
+            progress(f"fused_step: {note}")
+    missing = {"v1 vllm": vllm is None or not vllm.has_v1, "v2 vllm": vllm is None or not vllm.has_v2}
+    variants = [v for v in variants if not missing.get(v)]
     rows = []
     for num_reqs, per_req in shapes:
         for n_groups in groups:
@@ -179,8 +238,8 @@ def bench_fused_step(shapes, groups, floors, progress, variants=FUSED_VARIANTS) 
             nsets = max(1, min(MAX_SETS, ROTATE_BYTES // max(nbytes, 1))) if dev == "cuda" else 1
             sets = [s] + [dict(s, **{k: s[k].clone() for k in ("qsl", "pos", "seq", "tables", "state", "idx",
                                                                "num_blocks")}) for _ in range(nsets - 1)]
-            outs = [_outputs(x, dev) for x in sets]
-            calls = [_launchers(x, o) for x, o in zip(sets, outs)]
+            outs = [_outputs(x, dev, vllm is not None) for x in sets]
+            calls = [_launchers(x, o, vllm) for x, o in zip(sets, outs)]
             for variant in variants:
                 _check_variant(f"fused_step[{variant}] {shape}", s, outs[0], calls[0][variant])
                 one = calls[0][variant]

@@ -120,6 +120,32 @@ GOAL_FUSED_DEV_X_EMPTY = 1.5      # 1 group, host hidden, cold L2
 GOAL_FUSED_GRAPH_US = 2.0         # 1 group, device µs per step in a CUDA graph
 GOAL_FUSED_G4_OVER_G1 = 1.3       # 4 groups against 1, in a CUDA graph
 GOAL_FUSED_VS_SEPARATE = 0.5      # fused against the separate launches it replaces, in a CUDA graph
+GOAL_FUSED_VS_VLLM = 0.5          # fused against vLLM's own step kernels (issue 24), in a CUDA graph
+
+
+def vllm_ratios(rows: list[dict]) -> list[tuple[float, str, str]]:
+    """(kvviz fused / vLLM graph µs, runner "v1"/"v2", shape) for every shape that has both rows."""
+    fused = {(r["variant"], r["shape"]): r for r in rows if r["kernel"] == "fused_step"}
+    out = []
+    for (v, shape), r in fused.items():
+        if v in ("v1 vllm", "v2 vllm"):
+            mine = fused.get((v.replace("vllm", "fused"), shape))
+            if mine and mine.get("graph_us") and r.get("graph_us"):
+                out.append((mine["graph_us"] / r["graph_us"], v.split()[0], shape))
+    return out
+
+
+def _fused_vs_vllm_goals(rows: list[dict]) -> list[dict]:
+    ratios = vllm_ratios(rows)
+    if not ratios:
+        return []
+    worst = max(ratios)
+    n = sum(x <= GOAL_FUSED_VS_VLLM for x, _, _ in ratios)
+    missed = ", ".join(f"{v} {s} {x:.2f}" for x, v, s in sorted(ratios, reverse=True) if x > GOAL_FUSED_VS_VLLM)
+    return [{"goal": f"fused step <= {GOAL_FUSED_VS_VLLM}x vLLM's own step kernels, every shape, both runners, "
+                     "in a CUDA graph", "met": n == len(ratios),
+             "figure": f"{n} of {len(ratios)}; worst {worst[1]} {worst[2]} {worst[0]:.2f}x"
+                       + (f"; missed: {missed}" if missed else "")}]
 
 
 def _fused_goals(rows: list[dict]) -> list[dict]:
@@ -172,4 +198,5 @@ def _fused_goals(rows: list[dict]) -> list[dict]:
 
 def evaluate_goals(rows: list[dict], floors: dict) -> list[dict]:
     """The issue's speed goals, met or not, with the figures that decide."""
-    return _slot_goals(rows, floors) + _csr_goals(rows) + _kv_goals(rows, floors) + _fused_goals(rows)
+    return (_slot_goals(rows, floors) + _csr_goals(rows) + _kv_goals(rows, floors) + _fused_goals(rows)
+            + _fused_vs_vllm_goals(rows))

@@ -283,7 +283,7 @@ class Extractor:
                 self._emit(mod, n)
 
     def _finish(self, found, missing, tag) -> Extracted:
-        source = "\n".join(["# extracted at run time from a vLLM wheel by kvviz scripts/wheel_extract.py",
+        source = "\n".join(["# extracted at run time from a vLLM wheel by kvviz (kvviz/vllm_wheel/extract.py)",
                             "# (temporary: never committed)", *sorted(self._header), "", *self._out, ""])
         digest = hashlib.sha1((tag + source).encode()).hexdigest()[:12]
         d = Path(tempfile.mkdtemp(prefix="kvviz_wheel_"))
