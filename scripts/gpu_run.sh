@@ -2,12 +2,15 @@
 # The GPU run, in parts; each part is sized to end inside one 10-minute device call (its own deadline,
 # GPU_RUN_BUDGET_S, default 540 s; every step time-boxed by scripts/gpu_parts.sh):
 #   kernels  compute-sanitizer memcheck over EVERY kernel test file (tests/gpu/test_*.py but the ones
-#            that launch no kernel: NOT_KERNEL_TESTS below), one file at a time, gpu-marked tests
-#            included; the memcheck run is the compiled run (a failing test fails it). KERNEL_TESTS="a b"
-#            runs those files only (a second call for the files a first one had no time for).
-#   bench    python3 -m kvviz bench --json $OUT/bench.json (its fused_step case at the quick shapes;
-#            --smoke: bench --quick), scripts/bench_mrv2.py --json $OUT/mrv2.json, then
-#            scripts/bench_fused_step.py --json $OUT/fused.json (each exits 1 on any output mismatch)
+#            that launch no kernel: NOT_KERNEL_TESTS below), KERNEL_JOBS (4) files at a time, gpu-marked
+#            tests included; the memcheck run is the compiled run (a failing test fails it).
+#            KERNEL_TESTS="a b" runs those files only.
+#   bench    scripts/bench_fused_step.py --roles --only-vllm --json $OUT/fused.json FIRST (kvviz's fused
+#            step beside vLLM's own step kernels, from the slim wheels in artifacts/wheels, carried: see
+#            scripts/wheel_oracle_all.sh --make-slim), ncu over one fused launch at 1x1 G1 V1, 256x1 G1
+#            V2 and 1024x128 G4 V1 (scripts/profile_fused_step.py), python3 -m kvviz bench --json
+#            $OUT/bench.json (its fused_step case at the quick shapes; --smoke: bench --quick), then
+#            scripts/bench_mrv2.py --json $OUT/mrv2.json (each exits 1 on any output mismatch)
 #   oracles  FlashInfer + apache-tvm-ffi from the wheels in .whl/ (carried; no registry there), then
 #            scripts/flashinfer_oracle.py --json $OUT/flashinfer_oracle.json (real FlashInfer against
 #            kvviz's chain) FIRST, every time, then the gpu-marked tests/gpu/test_flashinfer_oracle.py
@@ -21,6 +24,7 @@
 set -u
 export PYTHONUNBUFFERED=1
 export FLASHINFER_CUDA_ARCH_LIST=${FLASHINFER_CUDA_ARCH_LIST:-9.0a}
+export KVVIZ_WHEEL_CACHE=${KVVIZ_WHEEL_CACHE:-artifacts/wheels}   # vLLM's slim wheels (the step bench)
 cd "$(dirname "$0")/.."
 ALL_PARTS="kernels bench oracles"
 NOT_KERNEL_TESTS="test_flashinfer_oracle test_harness_detail_text test_traffic"
@@ -43,11 +47,14 @@ case $PART in
     "") echo "no --part given" >&2; usage ;;
     *) echo "unknown part '$PART' (kernels, bench, oracles or all)" >&2; usage ;;
 esac
-kernel_tests() {
+SLOW_FIRST="test_kernels test_bench_command test_fused_step test_mrv2_matches_simulator test_kernels_compiled"
+kernel_tests() {  # every kernel test file, the slowest (by the last runs) first
     if [ -n "${KERNEL_TESTS:-}" ]; then echo "$KERNEL_TESTS"; return; fi
-    local f
+    local f n
+    for n in $SLOW_FIRST; do [ -f "tests/gpu/$n.py" ] && echo "tests/gpu/$n.py"; done
     for f in tests/gpu/test_*.py; do
-        [[ " $NOT_KERNEL_TESTS " == *" $(basename "$f" .py) "* ]] || echo "$f"
+        n=$(basename "$f" .py)
+        [[ " $NOT_KERNEL_TESTS $SLOW_FIRST " == *" $n "* ]] || echo "$f"
     done
 }
 if [ -n "$DRY" ]; then
@@ -62,34 +69,76 @@ OUT=${OUT:-/tmp/kvviz-gpu}
 mkdir -p "$OUT"
 source scripts/gpu_parts.sh
 
+memcheck_one() {  # FILE CAP_S: one test file under memcheck; rc, seconds and the log under $LOGS
+    local f=$1 cap=$2 name
+    name=$(basename "$f" .py)
+    local t0=$SECONDS t=$(( $(left) - 10 ))
+    [ "$t" -gt "$cap" ] && t=$cap
+    if [ "$t" -lt 15 ]; then echo skipped > "$LOGS/$name.rc"; return; fi
+    # no caching allocator, so every tensor's bounds are its own
+    timeout --kill-after=5 "$t" env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck \
+        --error-exitcode 3 python3 -m pytest "$f" -q -p no:cacheprovider -x -rs > "$LOGS/$name.memcheck.log" 2>&1
+    echo $? > "$LOGS/$name.rc"
+    echo $((SECONDS - t0)) > "$LOGS/$name.s"
+    echo "memcheck $name: rc $(cat "$LOGS/$name.rc") in $((SECONDS - t0))s: $(grep -E 'ERROR SUMMARY' "$LOGS/$name.memcheck.log" | tail -1)"
+}
+
 part_kernels() {
-    local f name
-    for f in $(kernel_tests); do
-        name="memcheck $(basename "$f" .py)"
-        # no caching allocator, so every tensor's bounds are its own
-        run_part "$name" 300 "$LOGS/$(basename "$f" .py).memcheck.log" \
-            env PYTORCH_NO_CUDA_MEMORY_CACHING=1 compute-sanitizer --tool memcheck --error-exitcode 3 \
-            python3 -m pytest "$f" -q -p no:cacheprovider -x -rs &&
-        add_summary "$name" "$(grep -E 'ERROR SUMMARY' "$LOGS/$(basename "$f" .py).memcheck.log" | tail -1 | sed 's/=* *//'); $(pytest_line "$LOGS/$(basename "$f" .py).memcheck.log")"
+    # KERNEL_JOBS files at a time (default 4: one GPU, 16 cores; the sanitizer is mostly host work),
+    # the slowest files first; each file's log is printed after all have ended
+    local f name jobs=${KERNEL_JOBS:-4} files
+    files=$(kernel_tests)
+    echo
+    echo "==== memcheck over $(echo $files | wc -w) kernel test files, $jobs at a time (deadline $(left)s) ===="
+    for f in $files; do
+        while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+        memcheck_one "$f" 420 &
+    done
+    wait
+    for f in $files; do
+        name=$(basename "$f" .py)
+        if [ "$(cat "$LOGS/$name.rc" 2>/dev/null)" = skipped ]; then
+            skip_line "memcheck $name" "out of time"
+            continue
+        fi
+        echo
+        echo "==== memcheck $name ===="
+        tail -n 25 "$LOGS/$name.memcheck.log"
+        LAST_RC=$(cat "$LOGS/$name.rc"); LAST_S=$(cat "$LOGS/$name.s")
+        [ "$LAST_RC" = 124 ] && echo "(timed out)"
+        add_summary "memcheck $name" "$(grep -E 'ERROR SUMMARY' "$LOGS/$name.memcheck.log" | tail -1 | sed 's/=* *//'); $(pytest_line "$LOGS/$name.memcheck.log")"
     done
 }
 
 part_bench() {
+    # the step bench first (what issue 24 is judged on): kvviz's fused step beside vLLM's own
+    # step kernels, from the slim wheels in artifacts/wheels (carried; else those rows are skipped)
+    run_part "fused step bench" 300 "$LOGS/fused_bench.log" \
+        python3 scripts/bench_fused_step.py --roles --only-vllm --json "$OUT/fused.json" &&
+    add_summary "fused step bench" "$(grep -E '^fused_step bench:' "$LOGS/fused_bench.log" | tail -1)"
+    # where a step's time goes: ncu over one fused launch at three shapes (stall reasons, registers,
+    # occupancy, the SOL; ncu flushes the caches before the launch)
+    local shape
+    for shape in "1x1 1 v1" "256x1 1 v2" "1024x128 4 v1"; do
+        set -- $shape
+        run_part "ncu fused $1 G$2 $3" 45 "$LOGS/ncu_$1_$2_$3.log" \
+            ncu --clock-control none -k regex:_fused_step_kernel --launch-skip 3 --launch-count 1 \
+            --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
+            --section SchedulerStats python3 scripts/profile_fused_step.py --shape "$1" --groups "$2" --runner "$3" &&
+        add_summary "ncu fused $1 G$2 $3" "$(grep -E '^ *Duration' "$LOGS/ncu_$1_$2_$3.log" | head -1 | tr -s ' ')"
+    done
     if [ -n "$SMOKE" ]; then
-        run_part "bench --quick" 150 "$OUT/bench.txt" \
+        run_part "bench --quick" 90 "$OUT/bench.txt" \
             python3 -m kvviz bench --quick --no-progress --json "$OUT/bench.json" &&
         add_summary "bench --quick" "see the table above"
     else
-        run_part "kvviz bench" 180 "$OUT/bench.txt" \
+        run_part "kvviz bench" 100 "$OUT/bench.txt" \
             env KVVIZ_BENCH_FUSED=quick python3 -m kvviz bench --no-progress --json "$OUT/bench.json" &&
         add_summary "kvviz bench" "$(grep -c '^GOAL MET' "$OUT/bench.txt") goals met, $(grep -c '^GOAL NOT MET' "$OUT/bench.txt") not met"
     fi
-    run_part "mrv2 bench" 120 "$LOGS/mrv2_bench.log" \
+    run_part "mrv2 bench" 60 "$LOGS/mrv2_bench.log" \
         python3 scripts/bench_mrv2.py --json "$OUT/mrv2.json" &&
     add_summary "mrv2 bench" "$(grep -E '^MRV2 bench:' "$LOGS/mrv2_bench.log" | tail -1)"
-    run_part "fused step bench" 150 "$LOGS/fused_bench.log" \
-        python3 scripts/bench_fused_step.py --json "$OUT/fused.json" &&
-    add_summary "fused step bench" "$(grep -E '^fused_step bench:' "$LOGS/fused_bench.log" | tail -1)"
     echo
     echo "==== bench table ===="
     cat "$OUT/bench.txt" 2>/dev/null
