@@ -452,10 +452,32 @@ def csr_config(num_reqs_padded: int, max_pages: int) -> tuple[int, int, int]:
     return req_tile, chunk, split
 
 
+_DEVICE_INTS: dict = {}      # (values, device, minimum) -> the int32 tensor a list was copied to once
+_DEVICE_INTS_MAX = 256
+
+
 def _per_group(values, name, n, device, default=None, minimum=0):
+    """``kernels.mrv2_tables._per_group``, but a list (or the default) is copied to the device once
+    and reused: per-group widths and block sizes are a model's constants, and a copy on every launch
+    would cost a host round trip and break CUDA-graph capture. A tensor is used as it is."""
+    import torch
+
     from kernels.mrv2_tables import _per_group as pg
 
-    return pg(values, name, n, device, default=default, minimum=minimum)
+    if isinstance(values, torch.Tensor):
+        return pg(values, name, n, device, default=default, minimum=minimum)
+    listed = [default] * n if values is None else list(values)
+    try:
+        key = (n, tuple(int(v) for v in listed), str(device), minimum)
+    except (TypeError, ValueError):
+        return pg(values, name, n, device, default=default, minimum=minimum)   # its own message
+    hit = _DEVICE_INTS.get(key)
+    if hit is None:
+        hit = pg(listed, name, n, device, default=default, minimum=minimum)
+        if len(_DEVICE_INTS) >= _DEVICE_INTS_MAX:
+            _DEVICE_INTS.clear()
+        _DEVICE_INTS[key] = hit
+    return hit
 
 
 def _host_list(values):

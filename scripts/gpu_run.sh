@@ -113,7 +113,7 @@ part_kernels() {
 part_bench() {
     # the step bench first (what issue 24 is judged on): kvviz's fused step beside vLLM's own
     # step kernels, from the slim wheels in artifacts/wheels (carried; else those rows are skipped)
-    run_part "fused step bench" 300 "$LOGS/fused_bench.log" \
+    run_part "fused step bench" 250 "$LOGS/fused_bench.log" \
         python3 scripts/bench_fused_step.py --roles --only-vllm --json "$OUT/fused.json" &&
     add_summary "fused step bench" "$(grep -E '^fused_step bench:' "$LOGS/fused_bench.log" | tail -1)"
     # where a step's time goes: ncu over one fused launch at three shapes (stall reasons, registers,
@@ -121,7 +121,7 @@ part_bench() {
     local shape
     for shape in "1x1 1 v1" "256x1 1 v2" "1024x128 4 v1"; do
         set -- $shape
-        run_part "ncu fused $1 G$2 $3" 45 "$LOGS/ncu_$1_$2_$3.log" \
+        run_part "ncu fused $1 G$2 $3" 40 "$LOGS/ncu_$1_$2_$3.log" \
             ncu --clock-control none -k regex:_fused_step_kernel --launch-skip 3 --launch-count 1 \
             --section LaunchStats --section Occupancy --section WarpStateStats --section SpeedOfLight \
             --section SchedulerStats python3 scripts/profile_fused_step.py --shape "$1" --groups "$2" --runner "$3" &&
@@ -132,11 +132,11 @@ part_bench() {
             python3 -m kvviz bench --quick --no-progress --json "$OUT/bench.json" &&
         add_summary "bench --quick" "see the table above"
     else
-        run_part "kvviz bench" 100 "$OUT/bench.txt" \
+        run_part "kvviz bench" 170 "$OUT/bench.txt" \
             env KVVIZ_BENCH_FUSED=quick python3 -m kvviz bench --no-progress --json "$OUT/bench.json" &&
         add_summary "kvviz bench" "$(grep -c '^GOAL MET' "$OUT/bench.txt") goals met, $(grep -c '^GOAL NOT MET' "$OUT/bench.txt") not met"
     fi
-    run_part "mrv2 bench" 60 "$LOGS/mrv2_bench.log" \
+    run_part "mrv2 bench" 50 "$LOGS/mrv2_bench.log" \
         python3 scripts/bench_mrv2.py --json "$OUT/mrv2.json" &&
     add_summary "mrv2 bench" "$(grep -E '^MRV2 bench:' "$LOGS/mrv2_bench.log" | tail -1)"
     echo
