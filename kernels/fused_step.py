@@ -18,8 +18,9 @@ Grid: ONE 1-D launch whose programs take one of three roles, by program id:
 
 * ``[0, n_csr)``: the CSR programs. ``n_csr = cdiv(num_reqs_padded, REQ_TILE) * PAGE_SPLIT``;
   program ``(t, y)`` owns requests ``[t*REQ_TILE, (t+1)*REQ_TILE)``. Each sums the page counts
-  of all earlier requests itself from ``seq_lens`` (wide loads of up to ``PREFIX_CHUNK`` = 1024
-  entries, 32-bit divides; no host cumsum, no second launch), takes a cumsum over its
+  of all earlier requests itself from ``seq_lens`` (ONE wide load up to ``PREFIX_ONE_MAX`` = 4096
+  requests, else a loop of ``PREFIX_CHUNK`` = 1024; 32-bit divides by the page size, a constant
+  when the host knows it; no host cumsum, no second launch), takes a cumsum over its
   tile and, for ``y == 0``, writes ``indptr[r + 1]`` and ``last_page_len[r]`` of its rows
   (``indptr[0] = 0`` by tile 0). Then it copies its requests' first ``pages`` table entries
   (a ``[REQ_TILE, PAGE_CHUNK]`` block at a time, chunks ``y, y + PAGE_SPLIT, ...``) to
@@ -71,8 +72,11 @@ from kernels.slot_mapping import PAD_SLOT_ID, SEARCH_FANOUT, request_of, search_
 
 MAX_GROUPS = 62                 # has_slot_mapping travels as the bits of a constexpr
 TILE, WARPS = 128, 4            # tokens per slot-mapping program (one per thread), warps
-PREFIX_CHUNK = 1024             # seq_lens entries one wide load of the prefix sum reads (at most)
-CSR_MAX_REQ_TILE = 16           # requests per CSR program (fewer when the batch is smaller)
+PREFIX_CHUNK = 1024             # seq_lens entries a wide load of the prefix sum reads in its loop
+PREFIX_ONE_MAX = 4096           # up to this many requests the prefix is ONE load (no loop)
+CSR_MAX_REQ_TILE = 4            # requests per CSR program (fewer when the batch is smaller): 16 took
+# 96-118 registers a thread (its [16, 64] copy block), which left room for 5 programs an SM and
+# put a 1024 x 128 step's slot programs in two waves (ncu, H200, 2026-12-04); 4 takes 54-79
 CSR_BLOCK = 1024                # entries of one [REQ_TILE, PAGE_CHUNK] copy block
 CSR_MIN_PAGE_CHUNK = 64
 CSR_PAGES_PER_PROGRAM = 2048    # a long request's pages are split over programs past this
@@ -274,10 +278,9 @@ def _slot_part(p, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr,
                FANOUT: tl.constexpr, QSL_WIDE: tl.constexpr, HOST_BS: tl.constexpr, HOST_KBS: tl.constexpr):
     offs = p.to(tl.int64) * TILE + tl.arange(0, TILE)
     inside = offs < num_tokens_padded
-    # one round trip: the position, the guess "token t is request t's" (every decode batch; the
-    # lone prefill is request 0) checked against query_start_loc, V2's row of the guess, and
-    # query_start_loc whole (ONE load up to QSL_WIDE entries: the token count, and the lines the
-    # search reads if the guess misses, in L1)
+    # one round trip: the position, the token count, the guess "token t is request t's" (every
+    # decode batch; the lone prefill is request 0) checked against query_start_loc, and V2's row of
+    # the guess; only a tile where the guess misses searches
     pos = tl.load(pos_ptr + offs, mask=inside, other=0).to(tl.int64)
     guess = tl.maximum(tl.minimum(offs, num_reqs - 1), 0)
     have = inside & (guess < num_reqs)            # no request at all: nothing to guess
@@ -285,12 +288,7 @@ def _slot_part(p, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr,
     gb = tl.load(qsl_ptr + guess + 1, mask=have, other=0).to(tl.int64)
     if IDX:
         grow = tl.load(idx_ptr + guess, mask=have, other=0)
-    if QSL_WIDE > 0:
-        w = tl.arange(0, QSL_WIDE)
-        q = tl.load(qsl_ptr + w, mask=w <= num_reqs, other=0)
-        num_tokens = tl.sum(tl.where(w == num_reqs, q, 0), axis=0).to(tl.int64)
-    else:
-        num_tokens = tl.load(qsl_ptr + num_reqs).to(tl.int64)
+    num_tokens = tl.load(qsl_ptr + num_reqs).to(tl.int64)
     real = offs < num_tokens
     miss = real & ((ga > offs) | (offs >= gb))
     if tl.max(miss.to(tl.int32), axis=0) == 0:
@@ -298,8 +296,16 @@ def _slot_part(p, qsl_ptr, pos_ptr, tab_ptr, t_g, t_r, t_c, idx_ptr, widths_ptr,
         if IDX:
             rrow = grow
     else:
-        # request of token t: the last r with qsl[r] <= t (kernels.slot_mapping.request_of)
+        # request of token t: the last r with qsl[r] <= t (kernels.slot_mapping.request_of). The
+        # whole query_start_loc is read at once first (up to QSL_WIDE entries; its lines arrive with
+        # the search's first step), so the search's later steps find their lines in L1; the sum
+        # keeps the load (an unused one would be dropped) and checks nothing
+        if QSL_WIDE > 0:
+            w = tl.arange(0, QSL_WIDE)
+            q = tl.load(qsl_ptr + w, mask=w <= num_reqs, other=0)
+            num_tokens = num_tokens + tl.sum(q * 0, axis=0).to(tl.int64)
         lo = request_of(qsl_ptr, offs, inside, num_reqs, search_steps, FANOUT).to(tl.int64)
+        real = offs < num_tokens
         if IDX:
             rrow = tl.load(idx_ptr + lo, mask=real, other=0)
     if IDX:
@@ -440,8 +446,8 @@ class FusedStepOutputs(NamedTuple):
 
 
 def csr_config(num_reqs_padded: int, max_pages: int) -> tuple[int, int, int]:
-    """(REQ_TILE, PAGE_CHUNK, PAGE_SPLIT) of the CSR programs, from host-known sizes: up to 16
-    requests a program, copy blocks of about 1024 entries, and a request of more than 2048 pages
+    """(REQ_TILE, PAGE_CHUNK, PAGE_SPLIT) of the CSR programs, from host-known sizes: up to
+    ``CSR_MAX_REQ_TILE`` requests a program, copy blocks of about 1024 entries, and a request of more than 2048 pages
     split over up to 16 programs when there are few request tiles. Never changes the result."""
     req_tile = max(1, min(triton.next_power_of_2(max(num_reqs_padded, 1)), CSR_MAX_REQ_TILE))
     chunk = max(CSR_BLOCK // req_tile, CSR_MIN_PAGE_CHUNK)
@@ -611,7 +617,8 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
     n_slot = triton.cdiv(n_tok, tile) if mask else 0
     n_gather = n_rows
     steps = search_steps(num_reqs, SEARCH_FANOUT)
-    prefix = min(max(triton.next_power_of_2(max(num_reqs_padded, 1)), 16), PREFIX_CHUNK)
+    prefix = max(triton.next_power_of_2(max(num_reqs_padded, 1)), 16)
+    prefix = prefix if prefix <= PREFIX_ONE_MAX else PREFIX_CHUNK
     groups_p2 = triton.next_power_of_2(G)
     gblock = min(max(triton.next_power_of_2(wmax), GATHER_MIN_BLOCK), GATHER_MAX_BLOCK,
                  max(GATHER_MIN_BLOCK, GATHER_MAX_ELEMS // groups_p2))

@@ -313,7 +313,8 @@ def test_v1_launch_config_never_changes_the_result(launch):
 def test_csr_config_splits_only_few_long_requests():
     assert csr_config(1, 8192) == (1, 1024, 4)
     assert csr_config(3, 100) == (4, 256, 1)
-    assert csr_config(4096, 8192) == (16, 64, 1)
+    assert csr_config(4096, 8192) == (4, 256, 1)      # 1024 request tiles: enough programs, no split
+    assert csr_config(64, 8192) == (4, 256, 4)        # 16 tiles of long requests: split 4 ways
     assert csr_config(0, 0) == (1, 1024, 1)
 
 

@@ -181,7 +181,10 @@ def test_device_timing_hides_the_host_and_sees_the_work():
     import triton.testing
 
     from kernels.empty import empty_launch
-    from kvviz.gpu.bench.timing import time_us_device
+    from kvviz.gpu.bench.timing import sanitized, time_us_device
+
+    if sanitized():
+        pytest.skip("timings under compute-sanitizer mean nothing (the bench leaves them out there)")
 
     buf = torch.zeros(16, device="cuda")
 

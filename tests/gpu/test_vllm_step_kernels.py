@@ -43,11 +43,9 @@ class ComputeSlotMappingKernel:
                 p = tl.load(positions_ptr + t, mask=t < b, other=0)
                 blk = tl.load(block_table_ptr + r * block_table_stride + p // KV_CACHE_BLOCK_SIZE, mask=t < b,
                               other=0).to(tl.int64)
-                tl.store(slot_mapping_ptr + t, blk * KV_CACHE_BLOCK_SIZE + p % KV_CACHE_BLOCK_SIZE + OFF,
+                tl.store(slot_mapping_ptr + t, blk * KV_CACHE_BLOCK_SIZE + p % KV_CACHE_BLOCK_SIZE + 0,
                          mask=t < b)
 
-
-OFF = 0
 '''
 
 FLASHINFER = '''
@@ -167,7 +165,7 @@ def test_the_newest_releases_kernels_are_found_launched_and_checked(wheels):
 
 
 def test_a_wrong_vllm_kernel_is_caught_before_it_is_timed(wheels):
-    wheels(V1_BLOCK_TABLE.replace("OFF = 0", "OFF = 1"))
+    wheels(V1_BLOCK_TABLE.replace("p % KV_CACHE_BLOCK_SIZE + 0,", "p % KV_CACHE_BLOCK_SIZE + 1,"))
     with pytest.raises(KernelMismatch, match="v1 vllm"):
         bench_fused_step([(3, 2)], (1,), FLOORS, lambda m: None, variants=("v1 vllm",), vllm=sk.load_step_kernels())
 

@@ -3,9 +3,14 @@
 Four figures per call where the machine allows: CUDA events (``kvviz.gpu.device.time_us``), a
 CUDA graph (device time per launch, no host in the way), device time with the host hidden
 (cold or warm L2) and host time (launcher + Triton dispatch). Off a GPU only the first exists.
+Under compute-sanitizer (``KVVIZ_UNDER_SANITIZER`` set, as ``scripts/gpu_run.sh --part kernels``
+does) the graph and host-hidden figures are left out: their spin waits scale with the sanitized
+host time and their figures would mean nothing; every kernel still runs, checked, through the
+event timing.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -17,13 +22,18 @@ SPIN_CYCLES_PER_US = 2000       # the H200's top SM clock (1980 MHz); a slower c
 L2_FLUSH_BYTES = 256 << 20      # what triton's do_bench zeroes to flush the L2
 
 
+def sanitized() -> bool:
+    """True under compute-sanitizer (``KVVIZ_UNDER_SANITIZER``): no graph or host-hidden figures."""
+    return os.environ.get("KVVIZ_UNDER_SANITIZER", "") not in ("", "0")
+
+
 def time_us_graph(fns) -> float | None:
     """Device µs per launch with no host in the way: ``GRAPH_LAUNCHES`` launches cycling over
     ``fns`` (one per rotated input set) captured in one CUDA graph; median replay / launches."""
     import torch
     import triton.testing
 
-    if torch_device() != "cuda":
+    if torch_device() != "cuda" or sanitized():
         return None
     try:
         s = torch.cuda.Stream()
@@ -66,10 +76,10 @@ def time_us_device(fn, reps: int = DEVICE_REPS, *, cold: bool = True) -> float |
     times the launcher's host time, so the kernel is already queued when the start event
     fires. Event-timed single calls otherwise count any host time between the two events
     whenever the Python launcher is slower than the flush (the bursts in BENCHMARKS.md).
-    Median over ``reps``; None off a GPU."""
+    Median over ``reps``; None off a GPU and under the sanitizer."""
     import torch
 
-    if torch_device() != "cuda":
+    if torch_device() != "cuda" or sanitized():
         return None
     cycles = _spin_cycles(fn)
     flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
@@ -87,7 +97,9 @@ def time_us_device(fn, reps: int = DEVICE_REPS, *, cold: bool = True) -> float |
 
 
 def host_us(fn, n=200) -> float:
-    """Host-side µs per call (launcher + Triton dispatch), the GPU left to run behind."""
+    """Host-side µs per call (launcher + Triton dispatch), the GPU left to run behind (5 calls
+    under the sanitizer)."""
+    n = 5 if sanitized() else n
     fn()
     sync()
     t0 = time.perf_counter()
