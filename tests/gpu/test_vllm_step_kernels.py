@@ -92,10 +92,10 @@ def _gather_block_tables_kernel(batch_idx_to_req_idx, src_block_table_ptrs, dst_
             tl.store(dst + i + lanes, 0, mask=i + lanes < w)
     else:
         s = tl.load(batch_idx_to_req_idx + b)
-        n = tl.load(num_blocks_ptr + g * num_blocks_stride + s)
+        n = tl.load(num_blocks_ptr + g * num_blocks_stride + s).to(tl.int64)
         src = _load_ptr(src_block_table_ptrs + g, tl.int32) + s * w
-        for i in range(0, n, BLOCK_SIZE):
-            tl.store(dst + i + lanes, tl.load(src + i + lanes, mask=i + lanes < n), mask=i + lanes < n)
+        for j in range(0, n, BLOCK_SIZE):
+            tl.store(dst + j + lanes, tl.load(src + j + lanes, mask=j + lanes < n), mask=j + lanes < n)
 
 
 @triton.jit
