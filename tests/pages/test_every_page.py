@@ -210,11 +210,11 @@ def test_layout_encode_decode(at):
 
 def test_pcie_model_and_bad_sizes(at):
     _open(at, "pcie")
-    comp = table_frames(at, pcie_labels("en"))[0]
+    comp = table_frames(at, pcie_labels("en"))[1]      # [0]: the release's step
     total = comp[comp["table"] == "total"]
     assert int(total["full width (vLLM)"].iloc[0]) == 525832
     at.number_input(key="pcie.reqs").set_value(128).run()
-    comp = table_frames(at, pcie_labels("en"))[0]
+    comp = table_frames(at, pcie_labels("en"))[1]
     assert int(comp[comp["table"] == "block table"]["full width (vLLM)"].iloc[0]) == 128 * 2048 * 4
     at.number_input(key="pcie.ctx").set_value(40000).run()
     assert "exceeds the max model length" in at.error[0].value and not at.exception
