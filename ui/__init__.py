@@ -354,13 +354,13 @@ def restore_version_link(prefix: str) -> None:
     from kvviz.views import links as share
 
     S = st.session_state
-    if f"{prefix}.link_read" not in S:
-        vllm, runner, S[f"{prefix}.link_warnings"] = share.decode_version_runner(st.query_params)
+    if f"{prefix}.vr_link_read" not in S:
+        vllm, runner, S[f"{prefix}.vr_link_warnings"] = share.decode_version_runner(st.query_params)
         for key, value in ((f"{prefix}.vllm", vllm), (f"{prefix}.runner", runner)):
             if value is not None:
                 S[key] = S[key + ".kept"] = value
-        S[f"{prefix}.link_read"] = True
-    for w in S.get(f"{prefix}.link_warnings", []):
+        S[f"{prefix}.vr_link_read"] = True
+    for w in S.get(f"{prefix}.vr_link_warnings", []):
         st.warning(plain(w), icon=":material/link_off:")
 
 
