@@ -5,17 +5,18 @@ import ui
 
 ui.ensure_app_shell()
 from kvviz.views import batch as ex
+from kvviz.views import batch_offsets as offsets
 from kvviz.views import figures, frames
 from kvviz.views import links as share
 from kvviz.errors import BadInput
-from kvviz.core.layout import CACHE_LAYOUTS, NEWEST_CACHE_LAYOUT as DEFAULT_CACHE_LAYOUT   # the newest vLLM's
+from kvviz.core.layout import CACHE_LAYOUTS
 
 tr = ui.texts("batch")
 figures_tr = ui.texts("figures")
 S = st.session_state
 WIDGETS = {"bs": 4, "kbs": 4, "nb": 48, "len": 64, "dcp": 1, "rank": 0, "cg": False,
            "heads": 2, "hdim": 8, "dtype": "float16", "layout": "NHD", "tok": 0,
-           "head": 0, "dim": 0, "kv": "k", "family": DEFAULT_CACHE_LAYOUT}
+           "head": 0, "dim": 0, "kv": "k", "family": offsets.AUTO}
 
 
 def load(rows, cfg, token=None):
@@ -62,6 +63,7 @@ if "batch.rows" not in S:
             warns = [*warns, tr("bad_family_link", value=str(fam)[:20], names=", ".join(CACHE_LAYOUTS))]
     S["batch.link_warnings"] = warns
 ui.restore({f"batch.{key}": default for key, default in WIDGETS.items()})
+ui.restore_version_link("batch")
 for w in S.get("batch.link_warnings", []):
     st.warning(ui.plain(w), icon=":material/link_off:")
 
@@ -151,7 +153,8 @@ step = eb.step
 nkb = eb.num_kernel_blocks
 # --- kernels on the live backend: once per batch (a token change reruns only the fragment below) ---
 st.subheader(tr("kernels"))
-st.caption(tr("kernel_family"))
+key, fields = offsets.kernel_note(choice.version)   # the kernels' layout vs the release's
+st.caption(tr(key, **fields))
 label = ui.backend_label()
 run_key = (S["batch.explored_key"], S["batch.layout"])
 context_tokens = int(eb.requests["seq_len"].sum())
@@ -224,19 +227,23 @@ def follow_token(eb, cfg, rows, choice):
     S["batch.head"] = min(S["batch.head"], cfg.num_kv_heads - 1)
     S["batch.dim"] = min(S["batch.dim"], cfg.head_dim - 1)
     st.subheader(tr("pick"))
-    if S["batch.family"] not in CACHE_LAYOUTS:
-        S["batch.family"] = DEFAULT_CACHE_LAYOUT
+    if S["batch.family"] not in offsets.FAMILY_CHOICES:
+        S["batch.family"] = offsets.AUTO
+    release_layout = offsets.offset_layout(choice.version)
     p = st.columns([2.4, 1, 1, 1, 2])
     p[0].number_input(tr("token"), 0, n_tok - 1, key="batch.tok")
     p[1].number_input(tr("head"), 0, cfg.num_kv_heads - 1, key="batch.head")
     p[2].number_input(tr("dim"), 0, cfg.head_dim - 1, key="batch.dim")
     p[3].segmented_control(tr("kv"), ["k", "v"], key="batch.kv")
     # the option is the family's name (fits the box); what each one is, in the tooltip and the caption below
-    p[4].selectbox(tr("family"), CACHE_LAYOUTS, key="batch.family",
+    p[4].selectbox(tr("family"), offsets.FAMILY_CHOICES, key="batch.family",
+                   format_func=lambda f: tr("fam_auto", version=release_layout.version, family=release_layout.release_family)
+                   if f == offsets.AUTO else f,
                    help="\n\n".join(f"- {tr('fam_' + f)}" for f in CACHE_LAYOUTS))
     family = S["batch.family"]
+    layout = offsets.offset_layout(choice.version, family)
     tok = int(S["batch.tok"])
-    ch = eb.chain(tok, int(S["batch.head"]), int(S["batch.dim"]), S["batch.kv"] or "k", cache_layout=family)
+    ch = offsets.chain(eb, layout, tok, int(S["batch.head"]), int(S["batch.dim"]), S["batch.kv"] or "k")
     m = [*st.columns(4), *st.columns(4)]   # two rows of four: labels and big numbers in full at 1280 px
     for col, (label, value) in zip(m, [("m_row", ch["row"]), ("m_pos", ch["position"]),
                                        ("m_logical", ch["logical_block"]), ("m_column", ch["column"]),
@@ -248,7 +255,8 @@ def follow_token(eb, cfg, rows, choice):
              "physical block": "m_physical", "slot": "m_slot", "NHD byte": "m_nhd", "HND byte": "m_hnd"}
     st.code(ex.chain_line(ch, {k: tr(v) for k, v in names.items()} if ui.lang() != "en" else None),
             language=None, wrap_lines=True)
-    st.caption(tr("whose_" + family))
+    for key, fields in offsets.whose(layout):
+        st.caption(tr(key, **fields))
     if ch["slot"] >= 0:
         st.markdown(tr("chain_text", row=ch["row"], pos=ch["position"], lb=ch["logical_block"], tpb=eb.tokens_per_block,
                        col=ch["column"], pb=ch["physical_block"], kbs=cfg.kernel_block_size, off=ch["offset"],
@@ -343,8 +351,9 @@ def follow_token(eb, cfg, rows, choice):
         ui.download_fig(fig_slots, "slot_mapping", "batch.dl_fig_slots", ui.texts("downloads")("slots HTML"))
     with d[5]:
         ui.download_fig(fig_buf, "slot_buffer", "batch.dl_fig_buf", ui.texts("downloads")("buffer HTML"))
-    params = {**share.encode_batch(rows, cfg, tok), "lang": ui.lang()}
-    if family != DEFAULT_CACHE_LAYOUT:
+    params = {**share.encode_batch(rows, cfg, tok), **share.encode_version_runner(S["batch.vllm"], S["batch.runner"]),
+              "lang": ui.lang()}
+    if family != offsets.AUTO:
         params["cache_layout"] = family
     st.query_params.from_dict(params)
     st.caption(tr("link"))

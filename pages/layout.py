@@ -8,6 +8,7 @@ ui.ensure_app_shell()
 from kvviz.views import figures
 from kvviz.views import layout as lay_vm
 from kvviz.views import layout5 as lay5
+from kvviz.views import links as share
 from kvviz.core import kv_cache_layout as std
 
 tr = ui.texts("layout")
@@ -18,6 +19,7 @@ DEFAULTS = {"lay.blocks": 2, "lay.bs": 4, "lay.heads": 2, "lay.dim": 4, "lay.dty
             "lay.vllm": lay_vm.DEFAULT_VERSION, "lay.backend": lay_vm.DEFAULT_BACKEND, "lay.family": lay_vm.AUTO,
             "lay.order": "LBNHC", "lay.layers": 2, "lay.layer": 0, "lay.sm10x": False}
 ui.restore(DEFAULTS)
+ui.restore_version_link("lay")       # ?vllm=: the release whose allocation the offsets follow
 S["lay.byte"] = str(S["lay.byte"])  # a text input (decimal or 0x-hex)
 for key, choices in (("lay.vllm", lay_vm.VERSION_CHOICES), ("lay.backend", lay_vm.BACKEND_CHOICES),
                      ("lay.family", lay_vm.FAMILY_CHOICES)):
@@ -35,6 +37,7 @@ g[3].number_input(tr("dim"), 1, 256, key="lay.dim")
 g[4].selectbox(tr("dtype"), ["float16", "bfloat16", "float32", "fp8"], key="lay.dtype")
 f = st.columns([1, 1, 2])
 f[0].selectbox(tr("vllm"), lay_vm.VERSION_CHOICES, key="lay.vllm")
+st.query_params.from_dict({**share.encode_version_runner(S["lay.vllm"]), "lang": ui.lang()})
 f[1].selectbox(tr("backend"), lay_vm.BACKEND_CHOICES, key="lay.backend")
 choice = lay_vm.pick_family(S["lay.vllm"], S["lay.backend"], S["lay.family"])
 f[2].selectbox(tr("family"), lay_vm.FAMILY_CHOICES, key="lay.family",

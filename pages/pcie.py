@@ -1,10 +1,13 @@
-"""PCIe bytes per step: the traffic model, what-if strategies, and (on a GPU) measured copies."""
+"""PCIe bytes per step: the chosen release and runner's copies (V1's commit, MRV2's staged writes and
+on-device gather), V1's what-if strategies, and (on a GPU) measured copies."""
 import streamlit as st
 
 import ui
 
 ui.ensure_app_shell()
 from kvviz.views import figures
+from kvviz.views import links as share
+from kvviz.views import pcie as view
 from kvviz.gpu import traffic
 from kvviz.errors import BadInput
 
@@ -35,23 +38,37 @@ def _figures(shape: traffic.StepShape, lang: str, titles: tuple, names: tuple) -
 
 # the strategies and tables in the page's language (the CSV downloads keep the English names)
 STRATEGY = dict(zip(traffic.STRATEGIES, (tr("s_full"), tr("s_prefix"), tr("s_dirty"), tr("s_dirty_prefix"))))
-TABLE = {"block table": tr("t_block_table"), "positions": tr("t_positions"), "total": tr("t_total")}
+TABLE = {"block table": tr("t_block_table"), "positions": tr("t_positions"), "total": tr("t_total"),
+         "slot mapping": tr("t_slot_mapping")}
+# the parts of the chosen release's step (kvviz.core.step_bytes names them in English: the CSV's)
+PART = {**TABLE, "staged writes": tr("t_staged"), "num_blocks": tr("t_num_blocks"), "positions, seq_lens": tr("t_pos_seq"),
+        "gather": tr("t_gather"), "host → device total": tr("t_pcie_total")}
+LINK = {"pcie": tr("link_pcie"), "device": tr("link_device")}
 
-DEFAULTS = {"pcie.reqs": 64, "pcie.ctx": 2048, "pcie.bs": 16, "pcie.len": 32768, "pcie.q": 1, "pcie.host": False}
+DEFAULTS = {"pcie.reqs": 64, "pcie.ctx": 2048, "pcie.bs": 16, "pcie.len": 32768, "pcie.q": 1, "pcie.host": False,
+            "pcie.maxreqs": 256}
 ui.restore(DEFAULTS)
+ui.restore_version_link("pcie")
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
-c = st.columns([1, 1, 1, 1, 1.2])
+vr = st.columns([2, 2, 3])
+choice = ui.version_runner("pcie", (vr[0], vr[1]))
+with vr[2]:
+    ui.runner_note(choice, choice.runner)
+c = st.columns([1, 1, 1, 1, 1.2, 1])
 c[0].number_input(tr("num_reqs"), 1, 4096, key="pcie.reqs")
 c[1].number_input(tr("context"), 1, 1 << 20, key="pcie.ctx")
 c[2].selectbox(tr("block_size"), list(traffic.BLOCK_SIZES), key="pcie.bs")
 c[3].number_input(tr("max_len"), 1, 1 << 21, key="pcie.len")
 c[4].number_input(tr("query"), 1, 8192, key="pcie.q")
+c[5].number_input(tr("max_reqs"), 1, 4096, key="pcie.maxreqs", help=tr("max_reqs_help"))
 st.toggle(tr("host_idx"), key="pcie.host")
 ui.keep(*DEFAULTS)
+st.query_params.from_dict({**share.encode_version_runner(S["pcie.vllm"], S["pcie.runner"]), "lang": ui.lang()})
 shape = traffic.StepShape(num_reqs=S["pcie.reqs"], context_len=S["pcie.ctx"], block_size=S["pcie.bs"],
-                          max_model_len=S["pcie.len"], query_len=S["pcie.q"], host_csr_indices=S["pcie.host"])
+                          max_model_len=S["pcie.len"], query_len=S["pcie.q"], host_csr_indices=S["pcie.host"],
+                          vllm=choice.version, max_num_reqs=S["pcie.maxreqs"])
 try:
     traffic.validate(shape)
 except BadInput as e:
@@ -60,9 +77,23 @@ except BadInput as e:
 st.info(tr("width", w=shape.width, t=shape.width * shape.kbs, u=shape.pages_per_req, d=shape.dirty_rows,
            n=shape.num_reqs), icon=":material/straighten:")
 
+# --- the chosen release's step: what it copies over PCIe, and what it moves on the device only ---------
+rb = traffic.release_bytes(shape, choice.runner)
+st.subheader(tr("release_title", version=choice.version, runner=choice.runner.upper()))
+frame = view.release_frame(rb)
+ui.table(frame.assign(part=frame["part"].map(lambda k: PART.get(k, k)), link=frame["link"].map(LINK)),
+         {"part": tr("col_part"), "link": tr("col_link"), "bytes": tr("col_bytes")})
+for key, fields in view.release_notes(rb, shape):
+    st.caption(tr(key, **fields))
+ui.download_csv(frame, f"bytes_{choice.version}_{choice.runner}", "pcie.dl_release")
+
+# --- V1's commit and the what-ifs -------------------------------------------------------------------
 comp = traffic.components_frame(shape)
 # the table takes the page's whole width (five columns do not fit beside the figure at 1280 px)
 st.subheader(tr("components"))
+note = view.whatif_note(shape, choice.runner, rb)
+if note:
+    st.info(tr(note[0], **note[1]), icon=":material/info:")
 shown = comp.assign(table=comp["table"].map(lambda k: TABLE.get(k, k)))
 ui.table(shown, {"table": tr("col_table"), **STRATEGY})
 ui.download_csv(comp, "bytes_per_table", "pcie.dl_comp")

@@ -23,6 +23,7 @@ CORE = ["kvviz.constants", "kvviz.errors", "kvviz.core.geometry", "kvviz.core.ve
         "kvviz.core.step", "kvviz.core.pool", "kvviz.core.manager",
         "kvviz.core.batch", "kvviz.core.scenario", "kvviz.core.runner_v2", "kvviz.core.records", "kvviz.core.worker_v2",
         "kvviz.core.engine", "kvviz.core.capacity", "kvviz.core.knobs", "kvviz.core.scheduler", "kvviz.core.slots_v2",
+        "kvviz.core.step_bytes",
         "kvviz.views.report", "kvviz.cli", "kvviz.dist", "kvviz.dist.plan", "kvviz.cli.dcp"]
 CORE_MAY_IMPORT = ("kvviz.core", "kvviz.constants", "kvviz.errors")
 DIST_MAY_IMPORT = CORE_MAY_IMPORT + ("kvviz.files", "kvviz.gpu", "kvviz.dist")

@@ -347,6 +347,23 @@ def restore_scenario_link(prefix: str, names: list[str], default_name: str, defa
         st.warning(plain(w), icon=":material/link_off:")
 
 
+def restore_version_link(prefix: str) -> None:
+    """On a page's first visit in this session, take the vLLM version and runner from a link
+    (``?vllm=``, ``&runner=``; validated, with a warning for what was refused) into the page's selectors
+    (``prefix.vllm``, ``prefix.runner``, see ``version_runner``); show those warnings on every run."""
+    from kvviz.views import links as share
+
+    S = st.session_state
+    if f"{prefix}.vr_link_read" not in S:
+        vllm, runner, S[f"{prefix}.vr_link_warnings"] = share.decode_version_runner(st.query_params)
+        for key, value in ((f"{prefix}.vllm", vllm), (f"{prefix}.runner", runner)):
+            if value is not None:
+                S[key] = S[key + ".kept"] = value
+        S[f"{prefix}.vr_link_read"] = True
+    for w in S.get(f"{prefix}.vr_link_warnings", []):
+        st.warning(plain(w), icon=":material/link_off:")
+
+
 def pool_view(prefix: str, rec):
     """The "pool after this step's finishes / at the kernels' launch" selector of the scenario pages
     (key ``prefix.pool``, kept across page visits) and its caption; returns (when, free queue, ref

@@ -33,6 +33,22 @@ def _geometry(block_size: int, kernel_block_size: int | None) -> Geometry:
     return Geometry(block_size, kbs)
 
 
+ENTRY_BYTES = 4      # one table entry: an int32 block id
+
+
+def row_width(geometry: Geometry, max_num_blocks_per_req: int, alignment: str = "lcm", *,
+              has_slot_mapping: bool = True, manager_ids: bool = False) -> int:
+    """A table row's entries: the kernel-block width (a state group's rows are not token-aligned),
+    or, with ``manager_ids`` (v0.32.0+ split blocks), that width in KV-manager ids."""
+    width = geometry.table_width(max_num_blocks_per_req, alignment if has_slot_mapping else "none")
+    return width // geometry.blocks_per_kv_block if manager_ids else width
+
+
+def commit_bytes(num_rows: int, width: int) -> int:
+    """The host → device bytes of V1's commit: rows [0, num_rows) at full width."""
+    return num_rows * width * ENTRY_BYTES
+
+
 class BlockTable:
     """One KV-cache group's table: ``[max_num_reqs, width]`` int32 in kernel blocks, or in KV-manager
     block ids with ``manager_ids`` (vLLM v0.32.0+, v1/worker/block_table.py: no expansion at append,
@@ -51,10 +67,11 @@ class BlockTable:
         self.move_row_clears_source = move_row_clears_source
         self.manager_ids = manager_ids
         # state tables (Mamba-like) hold state indices and are not token-aligned
-        width = self.geometry.table_width(max_num_blocks_per_req, alignment if has_slot_mapping else "none")
-        self.kernel_width = width              # the kernel-block width the backend reads
-        if manager_ids:
-            width //= self.geometry.blocks_per_kv_block
+        # the kernel-block width the backend reads
+        self.kernel_width = row_width(self.geometry, max_num_blocks_per_req, alignment,
+                                      has_slot_mapping=has_slot_mapping)
+        width = row_width(self.geometry, max_num_blocks_per_req, alignment, has_slot_mapping=has_slot_mapping,
+                          manager_ids=manager_ids)
         self.max_num_reqs = max_num_reqs
         self.width = width
         self.cpu = np.zeros((max_num_reqs, width), dtype=np.int32)
@@ -116,7 +133,7 @@ class BlockTable:
         """Copy rows [0, num_rows) at full width to the mirror; returns the bytes moved."""
         self.device[:num_rows] = self.cpu[:num_rows]
         self.dirty[:num_rows] = False
-        return num_rows * self.width * self.cpu.itemsize
+        return commit_bytes(num_rows, self.width)
 
     def row_prefix(self, row: int) -> np.ndarray:
         return self.cpu[row, : int(self.num_blocks_per_row[row])]
@@ -188,8 +205,12 @@ def v1_tables(config, profile, *, move_row_clears_source: bool) -> list[BlockTab
         geo = config.group_geometry(g)
         state = g.kind == "state"
         out.append(BlockTable(config.max_num_reqs, 1 if state else max_blocks, geometry=geo,
-                              has_slot_mapping=not state, move_row_clears_source=move_row_clears_source,
-                              alignment=profile.width_alignment,
-                              manager_ids=profile.kernel_block_table_per_group and not state
-                              and geo.blocks_per_kv_block > 1))
+                              move_row_clears_source=move_row_clears_source, **v1_table_rules(profile, geo, state)))
     return out
+
+
+def v1_table_rules(profile, geometry: Geometry, state: bool = False) -> dict:
+    """How ``profile``'s V1 runner lays out one group's rows: the width alignment, whether the rows
+    carry slots (not a state group) and whether they hold KV-manager ids (v0.32.0+, split blocks)."""
+    return {"alignment": profile.width_alignment, "has_slot_mapping": not state,
+            "manager_ids": profile.kernel_block_table_per_group and not state and geometry.blocks_per_kv_block > 1}

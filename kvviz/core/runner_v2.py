@@ -18,10 +18,30 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kvviz.core.block_table import row_width
 from kvviz.core.geometry import Geometry
 from kvviz.core.slots_v2 import swa_null_columns, swa_reach
 
 FAULTS_V2 = ("skip_apply_staged_writes", "skip_gather")
+ENTRY_BYTES = 4           # one staged id, one num_blocks count: int32
+WRITE_HEADER_BYTES = 8    # a staged write's (state row, start column)
+
+
+def staged_ids(geometry: Geometry, manager_ids: bool, block_ids) -> list[int]:
+    """The ids a staged write carries for ``block_ids`` (manager blocks): their kernel blocks when
+    blocks are split and the rows hold kernel ids, else the ids themselves (v0.32.0+: manager ids)."""
+    split = geometry.blocks_per_kv_block > 1 and not manager_ids
+    return geometry.kernel_blocks(block_ids) if split else [int(b) for b in block_ids]
+
+
+def staged_write_bytes(num_ids: int) -> int:
+    """The host → device bytes of one staged write: its ids and its (row, start)."""
+    return ENTRY_BYTES * num_ids + WRITE_HEADER_BYTES
+
+
+def num_blocks_bytes(num_groups: int, max_num_reqs: int) -> int:
+    """The host → device bytes of publishing the counts: num_blocks is [groups, max_num_reqs] int32."""
+    return ENTRY_BYTES * num_groups * max_num_reqs
 
 
 class RowOverflow(ValueError, RuntimeError):
@@ -106,8 +126,7 @@ class RequestStates:
         idx = self.req_id_to_index[req_id]
         for gid, (g, ids) in enumerate(zip(self.groups, block_ids_per_group)):
             start = 0 if overwrite else int(self.host_num_blocks[gid, idx])
-            split = g.geometry.blocks_per_kv_block > 1 and not g.manager_ids
-            kernel_ids = g.geometry.kernel_blocks(ids) if split else list(ids)
+            kernel_ids = staged_ids(g.geometry, g.manager_ids, ids)
             end = start + len(kernel_ids)
             if end > g.width:
                 self._overflow(idx, gid, end, g.width)
@@ -142,12 +161,12 @@ class RequestStates:
                     at = w.state_index * g.width + w.start
                     k = max(min(len(w.block_ids), flat.size - at), 0)
                     flat[at:at + k] = w.block_ids[:k]
-                nbytes += 4 * len(w.block_ids) + 8
+                nbytes += staged_write_bytes(len(w.block_ids))
                 writes += 1
             self.staged[gid] = []
             if not lost:
                 g.num_blocks[:] = self.host_num_blocks[gid]
-        nbytes += 4 * self.host_num_blocks.size
+        nbytes += num_blocks_bytes(*self.host_num_blocks.shape)
         self.events.append({"kind": "apply_staged_writes", "writes": writes, "bytes": nbytes,
                             **({"fault": "skip_apply_staged_writes"} if lost else {})})
         return nbytes
@@ -205,18 +224,22 @@ class RequestStates:
         return [self.index_to_req_id.get(i) for i in range(self.max_num_reqs)]
 
 
+def v2_manager_ids(rules) -> bool:
+    """Whether that release's MRV2 state rows hold KV-manager ids (v0.32.0 on), not kernel ids."""
+    return rules.mrv2_dcp_slots == "manager_ids"
+
+
 def make_states(config, rules, tables, events, faults) -> RequestStates:
     """The request states of an engine: per group the V2 width (manager ids from v0.32.0: the
     V1 width over blocks_per_kv_block), the sliding-window reach and the per-group flags."""
     groups = []
-    manager_ids = rules.mrv2_dcp_slots == "manager_ids"
+    manager_ids = v2_manager_ids(rules)
     max_blocks = config.geometry.blocks_for(config.max_model_len)
     for spec, t in zip(config.groups, tables):
         geo = t.geometry
         state = spec.kind == "state"
-        width = geo.table_width(1 if state else max_blocks, "none" if state else rules.width_alignment)
-        if manager_ids:
-            width //= geo.blocks_per_kv_block
+        width = row_width(geo, 1 if state else max_blocks, rules.width_alignment, has_slot_mapping=not state,
+                          manager_ids=manager_ids)
         groups.append(GroupTables(geo, width, max_num_reqs=config.max_num_reqs, manager_ids=manager_ids,
                                   reach=swa_reach(spec.kind, spec.sliding_window, geo.dcp_world_size)))
     return RequestStates(config.max_num_reqs, groups, events, faults=faults, rules=rules)

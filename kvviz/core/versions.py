@@ -84,6 +84,7 @@ class Rules:
     mrv2_dcp_sharded: bool = False            # per-group DCP sharding; idx_mapping -1 rows emit PAD
     mrv2_swa_gather_zero: bool = False        # gather writes 0 for a sliding window's dropped columns
     mrv2_zero_dirty_rows: bool = False        # gather zeroes [num_reqs_padded, previous num_reqs) too
+    mrv2_idx_mapping_bytes: int = 4           # one idx_mapping entry as prepare_inputs copies it (int32)
     # --- both runners' tables ---
     # the persistent tables hold KV-manager ids; each attention group builds the kernel-block table
     kernel_block_table_per_group: bool = False
@@ -183,6 +184,9 @@ RULES = (
     Rule("prepend_when_caching_off", True, 51482, "2026-08-11", "main",
          "with prefix caching off freed blocks go to the front again", "core/block_pool.py BlockPool.free_blocks"),
     # --- from here on read from each release's wheel (vllm/…), diffed against the one before ---
+    Rule("mrv2_idx_mapping_bytes", 8, None, None, "v0.28.0",
+         "MRV2 idx_mapping int64 on the device (host np.intp): 8 bytes a request copied each step",
+         "v1/worker/gpu/model_runner.py gather_batch_req_state"),
     Rule("v2_for_every_model", True, 53183, None, "v0.29.0",
          "Model Runner V2 is the default for every model kind (MoE, hybrid, state groups, pooling)",
          "config/vllm.py VllmConfig.use_v2_model_runner"),
@@ -210,6 +214,9 @@ RULES = (
     Rule("mrv2_dcp_sharded", True, None, None, "v0.31.0",
          "MRV2 per-group dcp_sharded (unsharded groups use global positions on every rank); idx_mapping -1 rows emit PAD",
          "v1/worker/gpu/block_table.py _compute_slot_mappings_kernel"),
+    Rule("mrv2_idx_mapping_bytes", 4, None, None, "v0.31.0",
+         "MRV2 idx_mapping back to int32 on the device: 4 bytes a request",
+         "v1/worker/gpu/model_runner.py prepare_inputs"),
     Rule("has_max_num_active_seqs", True, 56758, None, "v0.31.0",
          "scheduler knob max_num_active_seqs caps running requests at admission",
          "v1/core/sched/scheduler.py Scheduler.schedule"),

@@ -14,6 +14,11 @@ What-ifs change only the block table's cost:
   dirty rows only     rows whose table changed this step (a decode row changes once every
                       block_size tokens): dirty × width × 4 B + 4 B per row index
   dirty rows, valid prefix   both.
+
+The release's own bytes (``release_bytes``: V1's commit or MRV2's staged writes, the per-step
+inputs, and MRV2's on-device gather) come from ``kvviz.core.step_bytes``, the functions the step
+engine counts its records with; the what-ifs start from the V1 commit of the same release (of
+v0.33.0, the last V1, for a release without V1).
 """
 from __future__ import annotations
 
@@ -22,7 +27,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from kvviz.core.geometry import Geometry, cdiv
+from kvviz.core import step_bytes as core
+from kvviz.core.geometry import Geometry
+from kvviz.core.versions import LAST_V1_RELEASE, rules_for
 
 INT32, INT64 = 4, 8
 STRATEGIES = ("full width (vLLM)", "valid prefix only", "dirty rows only", "dirty rows, valid prefix")
@@ -45,6 +52,8 @@ class StepShape:
     query_len: int = 1            # tokens scheduled per request (1 = decode)
     kernel_block_size: int | None = None
     host_csr_indices: bool = False
+    vllm: str | None = None       # the release (None: main)
+    max_num_reqs: int = 256       # request-state rows (MRV2's num_blocks counts, query_start_loc buffer)
 
     @property
     def kbs(self) -> int:
@@ -55,10 +64,24 @@ class StepShape:
         return Geometry(self.block_size, self.kbs)
 
     @property
+    def sizes(self) -> core.Sizes:
+        return core.Sizes(self.block_size, self.kernel_block_size, self.max_model_len, self.max_num_reqs,
+                          self.host_csr_indices)
+
+    @property
+    def v1_release(self) -> str:
+        """The release whose V1 the what-ifs follow: the chosen one, or the last with V1 (v0.33.0)."""
+        rules = rules_for(self.vllm)
+        return rules.name if rules.has_runner_v1 else LAST_V1_RELEASE
+
+    @property
+    def rows(self) -> list[core.RowStep]:
+        return core.steady_rows(self.num_reqs, self.context_len, self.query_len, self.block_size)
+
+    @property
     def width(self) -> int:
-        """Block-table row width in kernel blocks (max_model_len's blocks, aligned as vLLM does)."""
-        geo = self.geometry
-        return geo.table_width(geo.blocks_for(self.max_model_len))
+        """Block-table row width of the release's V1 (max_model_len's blocks, aligned as it does)."""
+        return core.v1_width(self.v1_release, self.sizes)
 
     @property
     def pages_per_req(self) -> int:
@@ -67,9 +90,7 @@ class StepShape:
     @property
     def dirty_rows(self) -> int:
         """Expected rows whose table changes this step: a row gains a block every block_size tokens."""
-        if self.query_len >= self.block_size:
-            return self.num_reqs
-        return min(self.num_reqs, cdiv(self.num_reqs * self.query_len, self.block_size))
+        return core.changed_rows(self.rows)
 
 
 def validate(s: StepShape) -> None:
@@ -83,11 +104,13 @@ def validate(s: StepShape) -> None:
         raise BadInput(f"query length {s.query_len} exceeds the context length {s.context_len}")
     if s.block_size % s.kbs:
         raise BadInput(f"kernel block size {s.kbs} does not divide block size {s.block_size}")
+    if s.num_reqs > s.max_num_reqs:
+        raise BadInput(f"{s.num_reqs} requests exceed max_num_seqs {s.max_num_reqs} (the request-state rows)")
 
 
 def block_table_bytes(s: StepShape, strategy: str = STRATEGIES[0]) -> int:
     if strategy == STRATEGIES[0]:
-        return s.num_reqs * s.width * INT32
+        return core.commit_bytes(s.num_reqs, s.width)
     if strategy == STRATEGIES[1]:
         return s.num_reqs * s.pages_per_req * INT32
     if strategy == STRATEGIES[2]:
@@ -97,18 +120,19 @@ def block_table_bytes(s: StepShape, strategy: str = STRATEGIES[0]) -> int:
     raise ValueError(f"unknown strategy {strategy!r}")
 
 
+def release_bytes(s: StepShape, runner: str) -> core.StepBytes:
+    """The bytes of this step under the shape's release and ``runner`` (v1 | v2), as the step engine
+    counts them: V1's full-width commit or MRV2's staged writes, the per-step inputs, MRV2's gather."""
+    return core.step_bytes(s.vllm, runner, s.rows, s.sizes)
+
+
 def step_bytes(s: StepShape, strategy: str = STRATEGIES[0]) -> dict[str, int]:
-    """Bytes per table for one step."""
-    n = s.num_reqs
-    return {
-        "block table": block_table_bytes(s, strategy),
-        "positions": n * s.query_len * INT64,
-        "query_start_loc": (n + 1) * INT32,
-        "seq_lens": n * INT32,
-        "CSR indptr": (n + 1) * INT32,
-        "CSR last_page_len": n * INT32,
-        "CSR indices": n * s.pages_per_req * INT32 if s.host_csr_indices else 0,
-    }
+    """Bytes per table for one V1 step (the release's, ``StepShape.v1_release``), the block table's
+    as ``strategy`` would copy it; the slot mapping only where it is copied (before v0.19.0)."""
+    parts = core.v1_parts(rules_for(s.v1_release), s.rows, s.sizes)
+    out = {p.name: p.nbytes for p in parts if p.link == core.PCIE or p.name == "CSR indices"}
+    out["block table"] = block_table_bytes(s, strategy)
+    return out
 
 
 def total_bytes(s: StepShape, strategy: str = STRATEGIES[0]) -> int:
@@ -139,6 +163,8 @@ def sweep(s: StepShape, field: str, values) -> pd.DataFrame:
             x = replace(x, max_model_len=x.context_len)
         if x.query_len > x.context_len:
             x = replace(x, query_len=x.context_len)
+        if x.num_reqs > x.max_num_reqs:
+            x = replace(x, max_num_reqs=x.num_reqs)
         rows.append({field: int(v), **{st: total_bytes(x, st) for st in STRATEGIES}})
     return pd.DataFrame(rows)
 

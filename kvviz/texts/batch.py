@@ -136,23 +136,55 @@ STRINGS = {
                                "FlashInfer y la de los backends FlashInfer y Triton de vLLM antes de v0.26.0 (FlashAttention v0.23.0 .. v0.25.x): `[blocks, 2, "
                                "block_size, heads, dim]` / `[blocks, 2, heads, block_size, dim]`: la K de cada "
                                "bloque y luego su V."},
-    "whose_flashinfer_packed": {"en": "NHD and HND bytes are in the **flashinfer_packed** layout, vLLM's FlashInfer "
-                                      "backends since v0.26.0 (#44455, the default here): `[blocks, block_size, heads, 2·dim]` / `[blocks, "
+    "whose_flashinfer_packed": {"en": "NHD and HND bytes are in the **flashinfer_packed** layout, that of every "
+                                      "vLLM backend from v0.26.0 (#44455) to v0.28.x: `[blocks, block_size, heads, 2·dim]` / `[blocks, "
                                       "heads, block_size, 2·dim]`, K in `[..., :dim]`, V in `[..., dim:]`.",
                                 "zh": "NHD 与 HND 字节采用 **flashinfer_packed** 布局，即 vLLM 所有后端自 "
-                                      "v0.26.0 起的布局（#44455，此处默认）：`[blocks, block_size, heads, 2·dim]` / `[blocks, heads, "
+                                      "v0.26.0 起至 v0.28.x 的布局（#44455）：`[blocks, block_size, heads, 2·dim]` / `[blocks, heads, "
                                       "block_size, 2·dim]`，K 在 `[..., :dim]`，V 在 `[..., dim:]`。",
                                 "es": "Los bytes NHD y HND están en la disposición **flashinfer_packed**, la de todos los backends "
-                                      "de vLLM desde v0.26.0 (#44455, la predeterminada aquí): `[blocks, block_size, heads, 2·dim]` / "
+                                      "de vLLM desde v0.26.0 (#44455) hasta v0.28.x: `[blocks, block_size, heads, 2·dim]` / "
                                       "`[blocks, heads, block_size, 2·dim]`, K en `[..., :dim]`, V en `[..., dim:]`."},
-    "kernel_family": {"en": "The kernels write and check the **flash_attn** cache layout (K plane, then V plane), "
-                            "whatever cache layout the byte offsets above are shown in.",
-                      "zh": "内核写入并检查的是 **flash_attn** 缓存布局（先 K 平面后 V 平面），与上面字节偏移所选的布局无关。",
-                      "es": "Los kernels escriben y comprueban la disposición **flash_attn** de la caché (plano K y "
-                            "luego plano V), sea cual sea la disposición en que se muestran los bytes de arriba."},
-    "bad_family_link": {"en": "link parameter cache_layout={value!r} is not one of {names}; using flashinfer_packed (the newest vLLM's)",
-                        "zh": "链接参数 cache_layout={value!r} 不是 {names} 之一；改用 flashinfer_packed（最新 vLLM 的布局）",
-                        "es": "el parámetro cache_layout={value!r} del enlace no es uno de {names}; se usa flashinfer_packed (la del vLLM más reciente)"},
+    "kernel_family_same": {"en": "The kernels write and check the **flash_attn** cache layout (K plane, then V plane), "
+                                 "the one vLLM {version}'s FlashAttention allocates: their bytes are the release's.",
+                           "zh": "内核写入并检查的是 **flash_attn** 缓存布局（先 K 平面后 V 平面），即 vLLM {version} 的 "
+                                 "FlashAttention 所分配的布局：内核的字节就是该版本的字节。",
+                           "es": "Los kernels escriben y comprueban la disposición **flash_attn** de la caché (plano K y "
+                                 "luego plano V), la que asigna FlashAttention en vLLM {version}: sus bytes son los de la versión."},
+    "kernel_family_other": {"en": "The kernels write and check the **flash_attn** cache layout (K plane, then V plane); "
+                                  "vLLM {version}'s FlashAttention allocates **{release}** instead. They check the "
+                                  "release's slots, block table and CSR; the release's byte offsets are the ones the token "
+                                  "panel below shows, not those of the kernels' cache.",
+                            "zh": "内核写入并检查的是 **flash_attn** 缓存布局（先 K 平面后 V 平面）；vLLM {version} 的 "
+                                  "FlashAttention 分配的却是 **{release}**。内核检查的是该版本的槽位、块表和 CSR；该版本的字节"
+                                  "偏移是下方 token 面板所示的偏移，而不是内核缓存的偏移。",
+                            "es": "Los kernels escriben y comprueban la disposición **flash_attn** de la caché (plano K y "
+                                  "luego plano V); FlashAttention en vLLM {version} asigna en cambio **{release}**. Comprueban "
+                                  "los slots, la tabla de bloques y el CSR de la versión; los desplazamientos de la versión son "
+                                  "los que muestra el panel del token de abajo, no los de la caché de los kernels."},
+    "fam_auto": {"en": "auto — vLLM {version}'s ({family})", "zh": "自动 — vLLM {version} 的（{family}）",
+                 "es": "auto — la de vLLM {version} ({family})"},
+    "whose_release": {"en": "The bytes follow vLLM {version}: its FlashAttention backend allocates **{family}**.",
+                      "zh": "字节按 vLLM {version}：其 FlashAttention 后端分配 **{family}**。",
+                      "es": "Los bytes siguen a vLLM {version}: su backend FlashAttention asigna **{family}**."},
+    "whose_hand": {"en": "Picked by hand: the bytes are in **{family}**, not in what vLLM {version} allocates (**{release}**).",
+                   "zh": "手动选择：字节采用 **{family}**，而不是 vLLM {version} 分配的布局（**{release}**）。",
+                   "es": "Elegida a mano: los bytes están en **{family}**, no en lo que asigna vLLM {version} (**{release}**)."},
+    "whose_standardized": {"en": "NHD and HND bytes follow vLLM {version}: one standardized cache, each layer a view "
+                                 "`[L, B, H, N, C]` (C: one head's K then V of one token). The NHD byte is **{nhd}**'s "
+                                 "({default} is the release's default for FlashAttention), the HND byte **{hnd}**'s, in "
+                                 "layer 0 of a one-layer cache (layer l adds l × the layer stride: see the Memory layout page).",
+                           "zh": "NHD 与 HND 字节按 vLLM {version}：一个标准化缓存，每层是一个视图 `[L, B, H, N, C]`"
+                                 "（C：一个 token 一个头的 K 再 V）。NHD 字节是 **{nhd}** 的（{default} 是该版本 FlashAttention "
+                                 "的默认布局），HND 字节是 **{hnd}** 的，位于单层缓存的第 0 层（第 l 层再加 l × 层步长：见内存布局页）。",
+                           "es": "Los bytes NHD y HND siguen a vLLM {version}: una caché estandarizada, cada capa una vista "
+                                 "`[L, B, H, N, C]` (C: la K y luego la V de una cabeza y un token). El byte NHD es el de "
+                                 "**{nhd}** ({default} es la predeterminada de la versión para FlashAttention), el byte HND el "
+                                 "de **{hnd}**, en la capa 0 de una caché de una capa (la capa l suma l × el paso de capa: "
+                                 "véase la página de disposición de memoria)."},
+    "bad_family_link": {"en": "link parameter cache_layout={value!r} is not one of {names}; following the chosen vLLM release",
+                        "zh": "链接参数 cache_layout={value!r} 不是 {names} 之一；改为按所选 vLLM 版本",
+                        "es": "el parámetro cache_layout={value!r} del enlace no es uno de {names}; se sigue la versión de vLLM elegida"},
     "chain_text": {"en": "Row {row}, position {pos}: logical block {lb} = {pos} // {tpb}; table[{row}, {col}] = "
                          "physical block {pb}; slot = {pb} × {kbs} + {off} = **{slot}**.",
                    "zh": "行 {row}，位置 {pos}：逻辑块 {lb} = {pos} // {tpb}；table[{row}, {col}] = 物理块 {pb}；"

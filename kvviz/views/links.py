@@ -154,7 +154,12 @@ def _decode_rows(raw: str, warnings: list[str]) -> list[RequestRow]:
 def encode_scenario(name: str, step: int, vllm: str | None = None, runner: str | None = None) -> dict[str, str]:
     """The scenario pages' link: scenario and step, and the version and runner selectors when they are
     not the defaults (main, auto)."""
-    out = {"sc": name, "step": str(int(step))}
+    return {"sc": name, "step": str(int(step)), **encode_version_runner(vllm, runner)}
+
+
+def encode_version_runner(vllm: str | None = None, runner: str | None = None) -> dict[str, str]:
+    """A page's ``vllm`` and ``runner`` link parameters, each only when it is not the default (main, auto)."""
+    out = {}
     if vllm is not None and vllm != "main":
         out["vllm"] = vllm
     if runner is not None and runner != "auto":

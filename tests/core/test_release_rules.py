@@ -357,6 +357,12 @@ def probe_csr_dcp_local_lengths(v):
     return d["paged_kv_indptr"] == [0, 2] and d["paged_kv_last_page_len"] == [1]
 
 
+def probe_mrv2_idx_mapping_bytes(v):
+    """Bytes MRV2 copies per request for idx_mapping in a step of 3 decodes (kvviz.core.step_bytes)."""
+    from kvviz.core import step_bytes as sb
+    return sb.step_bytes(v, "v2", sb.steady_rows(3, 9, 1, 4), sb.Sizes(4, None, 64, 8)).part("idx_mapping") // 3
+
+
 PROBES = {name[len("probe_"):]: f for name, f in globals().items() if name.startswith("probe_")}
 
 

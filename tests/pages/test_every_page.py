@@ -210,11 +210,11 @@ def test_layout_encode_decode(at):
 
 def test_pcie_model_and_bad_sizes(at):
     _open(at, "pcie")
-    comp = table_frames(at, pcie_labels("en"))[0]
+    comp = table_frames(at, pcie_labels("en"))[1]      # [0]: the release's step
     total = comp[comp["table"] == "total"]
     assert int(total["full width (vLLM)"].iloc[0]) == 525832
     at.number_input(key="pcie.reqs").set_value(128).run()
-    comp = table_frames(at, pcie_labels("en"))[0]
+    comp = table_frames(at, pcie_labels("en"))[1]
     assert int(comp[comp["table"] == "block table"]["full width (vLLM)"].iloc[0]) == 128 * 2048 * 4
     at.number_input(key="pcie.ctx").set_value(40000).run()
     assert "exceeds the max model length" in at.error[0].value and not at.exception
@@ -407,17 +407,18 @@ def test_layout_byte_input_garbage_is_one_error(at, text, msg):
 def test_batch_cache_family_selector(at):
     _open(at, "batch")
     at.number_input(key="batch.tok").set_value(12).run()
-    assert at.selectbox(key="batch.family").value == "flashinfer_packed"      # the newest vLLM's
+    assert at.selectbox(key="batch.family").value == "auto"      # the chosen release's (main: flashinfer_packed)
     # slot 18 (block 4, offset 2), K, head 0, dim 0 in 48 blocks x 4 slots x 2 heads x 8 dims fp16
-    want = {"flash_attn": ("576", "544"), "flashinfer": ("1088", "1056"), "flashinfer_packed": ("1152", "1088")}
+    want = {"flash_attn": ("576", "544"), "flashinfer": ("1088", "1056"), "flashinfer_packed": ("1152", "1088"),
+            "auto": ("1152", "1088")}
     for fam, (nhd, hnd) in want.items():
         at.selectbox(key="batch.family").set_value(fam).run()
         assert not at.exception
         m = _metrics(at)
         assert m["slot"] == "18" and (m["NHD byte"], m["HND byte"]) == (nhd, hnd), fam
-        assert any(f"**{fam}**" in c.value for c in at.caption)
+        assert any(f"**{'flashinfer_packed' if fam == 'auto' else fam}**" in c.value for c in at.caption)
         link = at.query_params.get("cache_layout")
-        assert (link in (None, [])) if fam == "flashinfer_packed" else (link in (fam, [fam]))
+        assert (link in (None, [])) if fam == "auto" else (link in (fam, [fam]))
     # the kernels' layout is stated, whatever family the offsets are shown in
     assert any("kernels write and check the **flash_attn**" in c.value for c in at.caption)
 
@@ -432,7 +433,7 @@ def test_batch_cache_family_link():
     bad = AppTest.from_file(APP, default_timeout=60)
     bad.query_params.update({"cache_layout": "x" * 100})
     bad.switch_page("pages/batch.py").run()
-    assert not bad.exception and bad.selectbox(key="batch.family").value == "flashinfer_packed"
+    assert not bad.exception and bad.selectbox(key="batch.family").value == "auto"
     assert any("cache_layout" in w.value for w in bad.warning)
 
 
