@@ -91,6 +91,14 @@ STRINGS = {
                    "es": "Se muestran las filas {r0}–{r1} de {rows}, alrededor de la fila {row} del token elegido (la "
                          "tabla entera es demasiado grande para dibujarla en cada ejecución); elige otro token para "
                          "mover la ventana."},
+    "kbs_reset": {"en": "Kernel block size reset from {old} to {new}: {old} does not divide the new block size {bs}, "
+                        "and a manager block must split into whole kernel blocks (kvviz then takes one kernel block per "
+                        "manager block).",
+                  "zh": "内核块大小已从 {old} 重置为 {new}：{old} 不能整除新的块大小 {bs}，而一个管理器块必须切成整数个内核块"
+                        "（kvviz 于是取一个管理器块对应一个内核块）。",
+                  "es": "Tamaño de bloque del kernel restablecido de {old} a {new}: {old} no divide el nuevo tamaño de "
+                        "bloque {bs}, y un bloque del gestor debe partirse en bloques del kernel enteros (kvviz toma "
+                        "entonces un bloque del kernel por bloque del gestor)."},
     "pick": {"en": "Follow one token", "zh": "跟踪一个 token", "es": "Sigue un token"},
     "token": {"en": "Token of the step (or click a marker in the slot mapping)",
               "zh": "本步的 token（或点击槽位映射中的点）",
