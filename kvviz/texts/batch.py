@@ -125,34 +125,37 @@ STRINGS = {
     "fam_flashinfer_packed": {"en": "flashinfer_packed — packed K|V, every vLLM backend since v0.26.0",
                               "zh": "flashinfer_packed — K|V 打包，v0.26.0 起 vLLM 的所有后端",
                               "es": "flashinfer_packed — K|V empaquetados, todos los backends de vLLM desde v0.26.0"},
+    # the shapes in the letters of every page, the README and `offset --help` (kvviz.core.layout.NOTATION)
     "whose_flash_attn": {"en": "NHD and HND bytes are in the **flash_attn** layout (vLLM's FlashAttention backend before v0.23.0): "
-                               "`[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, block_size, dim]`, the "
-                               "whole K plane, then the whole V plane.",
+                               "`[2, B, N, H, D]` / `[2, B, H, N, D]` (B blocks, N tokens per block, H KV heads, D head "
+                               "dim), the whole K plane, then the whole V plane.",
                          "zh": "NHD 与 HND 字节采用 **flash_attn** 布局（v0.23.0 之前 vLLM 的 FlashAttention 后端）："
-                               "`[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, block_size, dim]`，"
+                               "`[2, B, N, H, D]` / `[2, B, H, N, D]`（B = 块数，N = 块大小，H = KV 头数，D = 头维度），"
                                "先是整个 K 平面，然后是整个 V 平面。",
                          "es": "Los bytes NHD y HND están en la disposición **flash_attn**, la del backend "
-                               "FlashAttention de vLLM antes de v0.23.0: `[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, "
-                               "block_size, dim]`: todo el plano K y luego todo el plano V."},
+                               "FlashAttention de vLLM antes de v0.23.0: `[2, B, N, H, D]` / `[2, B, H, N, D]` (B bloques, "
+                               "N tamaño de bloque, H cabezas KV, D dimensión de cabeza): todo el plano K y luego todo el plano V."},
     "whose_flashinfer": {"en": "NHD and HND bytes are in the **flashinfer** layout, FlashInfer's documented 5-D "
-                               "layout and vLLM's FlashInfer and Triton backends before v0.26.0 (FlashAttention v0.23.0 .. v0.25.x): `[blocks, 2, block_size, heads, "
-                               "dim]` / `[blocks, 2, heads, block_size, dim]`, each block's K, then its V.",
+                               "layout and vLLM's FlashInfer and Triton backends before v0.26.0 (FlashAttention v0.23.0 .. v0.25.x): "
+                               "`[B, 2, N, H, D]` / `[B, 2, H, N, D]` (B blocks, N tokens per block, H KV heads, D head dim), "
+                               "each block's K, then its V.",
                          "zh": "NHD 与 HND 字节采用 **flashinfer** 布局，即 FlashInfer 文档中的五维布局，也是 vLLM "
-                               "FlashInfer 与 Triton 后端 v0.26.0 之前的布局（FlashAttention 为 v0.23.0 .. v0.25.x）：`[blocks, 2, block_size, heads, dim]` / "
-                               "`[blocks, 2, heads, block_size, dim]`，每个块先存 K，再存 V。",
+                               "FlashInfer 与 Triton 后端 v0.26.0 之前的布局（FlashAttention 为 v0.23.0 .. v0.25.x）：`[B, 2, N, H, D]` / "
+                               "`[B, 2, H, N, D]`（B = 块数，N = 块大小，H = KV 头数，D = 头维度），每个块先存 K，再存 V。",
                          "es": "Los bytes NHD y HND están en la disposición **flashinfer**, la 5-D documentada de "
-                               "FlashInfer y la de los backends FlashInfer y Triton de vLLM antes de v0.26.0 (FlashAttention v0.23.0 .. v0.25.x): `[blocks, 2, "
-                               "block_size, heads, dim]` / `[blocks, 2, heads, block_size, dim]`: la K de cada "
-                               "bloque y luego su V."},
+                               "FlashInfer y la de los backends FlashInfer y Triton de vLLM antes de v0.26.0 (FlashAttention v0.23.0 .. v0.25.x): "
+                               "`[B, 2, N, H, D]` / `[B, 2, H, N, D]` (B bloques, N tamaño de bloque, H cabezas KV, D dimensión "
+                               "de cabeza): la K de cada bloque y luego su V."},
     "whose_flashinfer_packed": {"en": "NHD and HND bytes are in the **flashinfer_packed** layout, vLLM's FlashInfer "
-                                      "backends since v0.26.0 (#44455, the default here): `[blocks, block_size, heads, 2·dim]` / `[blocks, "
-                                      "heads, block_size, 2·dim]`, K in `[..., :dim]`, V in `[..., dim:]`.",
+                                      "backends since v0.26.0 (#44455, the default here): `[B, N, H, 2D]` / `[B, H, N, 2D]` "
+                                      "(B blocks, N tokens per block, H KV heads, D head dim), K in `[..., :D]`, V in `[..., D:]`.",
                                 "zh": "NHD 与 HND 字节采用 **flashinfer_packed** 布局，即 vLLM 所有后端自 "
-                                      "v0.26.0 起的布局（#44455，此处默认）：`[blocks, block_size, heads, 2·dim]` / `[blocks, heads, "
-                                      "block_size, 2·dim]`，K 在 `[..., :dim]`，V 在 `[..., dim:]`。",
+                                      "v0.26.0 起的布局（#44455，此处默认）：`[B, N, H, 2D]` / `[B, H, N, 2D]`"
+                                      "（B = 块数，N = 块大小，H = KV 头数，D = 头维度），K 在 `[..., :D]`，V 在 `[..., D:]`。",
                                 "es": "Los bytes NHD y HND están en la disposición **flashinfer_packed**, la de todos los backends "
-                                      "de vLLM desde v0.26.0 (#44455, la predeterminada aquí): `[blocks, block_size, heads, 2·dim]` / "
-                                      "`[blocks, heads, block_size, 2·dim]`, K en `[..., :dim]`, V en `[..., dim:]`."},
+                                      "de vLLM desde v0.26.0 (#44455, la predeterminada aquí): `[B, N, H, 2D]` / `[B, H, N, 2D]` "
+                                      "(B bloques, N tamaño de bloque, H cabezas KV, D dimensión de cabeza), K en `[..., :D]`, "
+                                      "V en `[..., D:]`."},
     "kernel_family": {"en": "The kernels write and check the **flash_attn** cache layout (K plane, then V plane), "
                             "whatever cache layout the byte offsets above are shown in.",
                       "zh": "内核写入并检查的是 **flash_attn** 缓存布局（先 K 平面后 V 平面），与上面字节偏移所选的布局无关。",

@@ -75,3 +75,16 @@ def test_follow_one_token_comes_before_the_kernels_and_the_dcp_panel(at):
     at.number_input(key="batch.tok").set_value(12).run()
     assert _metrics(at)["slot"] == "18" and not at.exception
     assert any("match their references" in s.value for s in at.success)
+
+
+@pytest.mark.parametrize("page,family", [("batch", "flashinfer_packed"), ("layout", "flashinfer_packed")])
+def test_pages_write_shapes_in_the_one_notation(at, page, family):
+    """The shown text (not only the texts module) carries the shapes of kvviz.core.layout.SHAPE_TEXT."""
+    from kvviz.core.layout import SHAPE_TEXT
+
+    open_page(at, page)
+    shown = " ".join(e.value for e in elements_in_order(at.main) if isinstance(getattr(e, "value", None), str))
+    for layout in ("NHD", "HND"):
+        shape = SHAPE_TEXT[(family, layout)]
+        assert shape in shown, (page, shape)
+        assert shape.translate(str.maketrans({"B": "N", "N": "B"})) not in shown
