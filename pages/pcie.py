@@ -42,6 +42,7 @@ ui.restore(DEFAULTS)
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
+ui.shows(what="shows_pcie")
 c = st.columns([1, 1, 1, 1, 1.2])
 c[0].number_input(tr("num_reqs"), 1, 4096, key="pcie.reqs")
 c[1].number_input(tr("context"), 1, 1 << 20, key="pcie.ctx")
