@@ -35,7 +35,7 @@ STRINGS = {
                    "es": "Muestra un modelo de las copias host → dispositivo de Model Runner V1 por paso (filas de la "
                          "tabla de bloques alineadas a 128 tokens, como desde vLLM v0.21.0); en esta página no se elige "
                          "versión."},
-    "shows_kernel_lab": {"en": "Shows kvviz's own Triton kernels, timed on this machine or in a recorded run; no vLLM "
+    "shows_kernel_lab": {"en": "Shows kvviz's own Triton kernels, timed on this machine or read from a recorded bench file; no vLLM "
                                "release is involved.",
                          "zh": "展示 kvviz 自己的 Triton 内核，在本机或录制的运行中计时；不涉及任何 vLLM 版本。",
                          "es": "Muestra los kernels Triton propios de kvviz, medidos en esta máquina o en una ejecución "
