@@ -43,6 +43,16 @@ def _explore(key: str, _rows, _cfg) -> ex.ExploredBatch:
     return ex.explore(_rows, _cfg)
 
 
+def on_block_size():
+    """A new block size that the kernel block size no longer divides: the kernel block size is reset
+    (``ex.kernel_block_size_after``) and the page says so once."""
+    old, bs = int(S["batch.kbs"]), int(S["batch.bs"])
+    new = ex.kernel_block_size_after(bs, old)
+    if new != old:
+        S["batch.kbs"] = new
+        S["batch.kbs_reset"] = {"old": old, "new": new, "bs": bs}
+
+
 def on_pick_token():
     points = ui.picked_points("batch.slotfig")
     if points:
@@ -76,7 +86,7 @@ c = st.columns([3, 1, 1, 1, 1, 1, 1])
 c[0].selectbox(tr("preset"), ex.PRESETS, format_func=lambda p: tr("p_" + p), key="batch.preset",
                on_change=on_preset, index=None, placeholder=tr("p_default"),
                help="\n".join(f"- **{tr('p_' + p)}**: {tr('p_' + p + '_about')}" for p in ex.PRESETS))
-c[1].number_input(tr("block_size"), 1, 1024, key="batch.bs")
+c[1].number_input(tr("block_size"), 1, 1024, key="batch.bs", on_change=on_block_size)
 c[2].number_input(tr("kernel_block_size"), 1, 1024, key="batch.kbs")
 c[3].number_input(tr("num_blocks"), 2, 1 << 20, key="batch.nb")
 c[4].number_input(tr("max_model_len"), 1, 1 << 18, key="batch.len")
@@ -90,6 +100,8 @@ v2 = choice.runner == "v2"
 vr[2].toggle(tr("cudagraph"), key="batch.cg", help=tr("cudagraph_help"))
 with vr[2]:
     ui.runner_note(choice, choice.runner)
+if "batch.kbs_reset" in S:
+    st.info(tr("kbs_reset", **S.pop("batch.kbs_reset")), icon=":material/info:")
 with st.expander(tr("geometry")):
     g = st.columns(4)
     g[0].number_input(tr("heads"), 1, 64, key="batch.heads")
@@ -151,6 +163,7 @@ if decoding:
 
 step = eb.step
 nkb = eb.num_kernel_blocks
+token_place = st.container()   # "Follow one token" right under the batch; drawn below, once its fragment exists
 # --- kernels on the live backend: once per batch (a token change reruns only the fragment below) ---
 st.subheader(tr("kernels"))
 key, fields = offsets.kernel_note(choice.version)   # the kernels' layout vs the release's
@@ -365,7 +378,8 @@ def follow_token(eb, cfg, rows, choice):
     ui.keep(*[f"batch.{k}" for k in WIDGETS])
 
 
-follow_token(eb, cfg, rows, choice)
+with token_place:
+    follow_token(eb, cfg, rows, choice)
 with kernel_place:   # the kernel check's place above, filled last: it ran while the page was drawn
     show_kernels()
 ui.keep(*[f"batch.{k}" for k in WIDGETS])

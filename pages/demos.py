@@ -16,7 +16,7 @@ from kvviz.texts.i18n import LANGS  # noqa: E402
 from kvviz.views import demo_catalogue as demos  # noqa: E402
 from kvviz.views import links as share  # noqa: E402
 from kvviz.views.demos import (bands, events_by_run, padded_line, presenter_screens,  # noqa: E402
-                               presenter_style, runner_caption, scheduled_frame)
+                               presenter_style, release_runs, scheduled_frame, v1_note)
 from kvviz.views import demos as demo_view  # noqa: E402
 
 
@@ -104,7 +104,9 @@ top[0].selectbox(tr("ui.demo"), KEYS, format_func=lambda k: tr(f"{k}.title"), ke
 key = st.session_state["demos_demo"]
 n = demos.num_steps(key)
 st.session_state["demos_step"] = demos.clamp_step(key, st.session_state.get("demos_step", 0))
-top[1].slider(tr("ui.step"), 0, n - 1, key="demos_step", label_visibility=fold)
+# steps are counted from 1 wherever they are shown (the value, and the link's step=, stay 0-based)
+top[1].select_slider(tr("ui.step"), list(range(n)), format_func=lambda i: str(i + 1), key="demos_step",
+                     label_visibility=fold)
 top[6 if presenter else 2].toggle(tr("ui.presenter"), key="demos_presenter", help=tr("ui.presenter_help"))
 ui.keep("demos_step", "demos_presenter")
 step = st.session_state["demos_step"]
@@ -126,9 +128,10 @@ for col, (b, to, off) in zip(nav, [("first", "first", step == 0), ("prev", "prev
 link = share.encode_demo(key, step, lang, presenter)
 st.query_params.from_dict(link)
 
-st.header(f"{tr(key + '.title')} — {tr('ui.step_of', k=step, n=n)}")
-if not presenter:
-    st.caption(f":material/memory: {tr('ui.shows', what=runner_caption(key, lang))}")
+st.header(f"{tr(key + '.title')} — {tr('ui.step_of', k=step + 1, n=n)}")
+ui.shows(release_runs(key))     # presenter mode too: the class sees which release and runner it is shown
+if not presenter and v1_note(key, lang):
+    st.caption(v1_note(key, lang))
 if step == 0:   # the intro once, on the first step (presenter mode too: the figure stays above the fold)
     st.markdown(f"*{tr(key + '.intro')}*")
 if presenter:
@@ -211,7 +214,7 @@ if presenter:   # nothing below the figure: the address bar holds this step's li
 st.markdown(f":material/link: [{tr('ui.link')}]({share.query_string(link)})")
 with st.expander(tr("ui.all_links")):
     st.markdown("\n".join(
-        f"- [{tr('ui.step_of', k=i, n=n)}]({share.query_string(share.encode_demo(key, i, lang, presenter))})"
+        f"- [{tr('ui.step_of', k=i + 1, n=n)}]({share.query_string(share.encode_demo(key, i, lang, presenter))})"
         for i in range(n)))
 if not presenter:
     box, opened = ui.lazy_expander(tr("ui.scenario"), "demos.scenario_open")

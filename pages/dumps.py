@@ -145,14 +145,16 @@ except BadInput as e:
     st.stop()
 
 if not dumps:
+    ui.shows(what="shows_dumps")
     st.info(tr("give_dumps"), icon=":material/upload_file:")
     keep()
     st.stop()
 if len(dumps) == 1:
     st.info(tr("only_one"), icon=":material/info:")
-st.selectbox(tr("profile"), view.PROFILE_CHOICES, format_func=lambda p: view.profile_label(p, lang),
-             key="dumps.profile", help=tr("profile_help"))
+ui.version_select(st, tr("profile"), view.PROFILE_CHOICES, "dumps.profile", help=tr("profile_help"),
+                  format_func=lambda p: view.profile_label(p, lang))
 profiles = {side: view.check_profile(d, S["dumps.profile"]) for side, _, d in dumps}
+ui.shows([(profiles[side].name, d.runner or "v1") for side, _, d in dumps])
 found = {side: view.check_dump(d, S["dumps.profile"]) for side, _, d in dumps}
 
 # --- what the checker finds: the first wrong row on top, then every finding and its concept --------
@@ -160,7 +162,7 @@ st.subheader(tr("findings"))
 for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
     with col:
         st.markdown(f"**{side}: {ui.plain(name)}**")
-        st.caption(tr("checked_under", profile=profiles[side].label))
+        st.caption(tr("checked_under", profile=profiles[side].name))
         f = found[side]
         if not f:
             st.success(tr("clean", n=len(view.applicable(d, S["dumps.profile"]))), icon=":material/check_circle:")

@@ -4,10 +4,12 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
+from kvviz.core.versions import MAIN_COMMIT, NEWEST, RELEASES  # noqa: E402
 
 tr = ui.texts("home")
 st.title(tr("title"))
 st.markdown(tr("intro"))
+ui.shows(what="shows_home", oldest=RELEASES[0], newest=NEWEST, main=MAIN_COMMIT)
 st.info(tr("chain"), icon=":material/link:")
 
 left, right = st.columns([3, 2], gap="large")

@@ -28,6 +28,7 @@ ui.restore({"lab.quick": True, "lab.source": "recorded" if label["mode"] == "int
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
+ui.shows(what="shows_kernel_lab")
 dev = ui.device_text(label)
 SOURCES = ("run", "recorded", "upload")
 source = st.segmented_control(tr("source"), SOURCES, key="lab.source",

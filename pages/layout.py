@@ -36,13 +36,14 @@ g[2].number_input(tr("heads"), 1, 64, key="lay.heads")
 g[3].number_input(tr("dim"), 1, 256, key="lay.dim")
 g[4].selectbox(tr("dtype"), ["float16", "bfloat16", "float32", "fp8"], key="lay.dtype")
 f = st.columns([1, 1, 2])
-f[0].selectbox(tr("vllm"), lay_vm.VERSION_CHOICES, key="lay.vllm")
+ui.version_select(f[0], tr("vllm"), lay_vm.VERSION_CHOICES, "lay.vllm")
 st.query_params.from_dict({**share.encode_version_runner(S["lay.vllm"]), "lang": ui.lang()})
 f[1].selectbox(tr("backend"), lay_vm.BACKEND_CHOICES, key="lay.backend")
 choice = lay_vm.pick_family(S["lay.vllm"], S["lay.backend"], S["lay.family"])
 f[2].selectbox(tr("family"), lay_vm.FAMILY_CHOICES, key="lay.family",
                format_func=lambda x: tr("fam_auto") if x == lay_vm.AUTO else tr("fam_" + x))
 family = choice.family
+ui.shows([(choice.version, None)], backend=choice.backend)
 if choice.by_hand:
     st.markdown(tr("effect_hand", family=family, shapes=lay_vm.shapes_text(family, choice.layouts),
                    line=choice.vllm_line()))

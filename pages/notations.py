@@ -29,6 +29,7 @@ def _round_trip(page_size: int, kv_unified: bool):
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
+ui.shows(what="shows_notations")
 c = _batch()
 st.caption(tr("batch"))
 

@@ -601,13 +601,40 @@ def version_runner(prefix: str, cols=None):
         S[rkey] = rv.DEFAULT_RUNNER
     choice = rv.pick_runner(S[vkey], S[rkey])
     a, b = cols if cols is not None else st.columns(2)
-    a.selectbox(tr("vllm"), rv.VERSION_CHOICES, key=vkey,
-                format_func=lambda v: tr("vllm_main") if v == rv.DEFAULT_VERSION else v)
+    version_select(a, tr("vllm"), rv.VERSION_CHOICES, vkey)
     b.selectbox(tr("runner"), options, key=rkey, help=tr("runner_help"),
                 format_func=lambda r: tr("runner_auto", runner=choice.auto_runner.upper()) if r == rv.AUTO
                 else tr("runner_" + r))
     keep(vkey, rkey)
     return choice
+
+
+def version_select(where, label: str, options, key: str, *, format_func=None, help: str | None = None, **kwargs):
+    """Every vLLM version picker: ``options`` newest first, each label starting with its version (the
+    newest marked), a prefix filter as the user types ("v0.3": v0.30.0 … v0.34.0, not v0.13.0), and a
+    help that names the newest release kvviz knows. ``where``: st or a container."""
+    from kvviz.views import runners as rv
+
+    code = lang()
+    fmt = format_func or (lambda v: rv.version_option(v, code))
+    helps = "\n\n".join(h for h in (help, rv.picker_help(code)) if h)
+    return where.selectbox(label, options, key=key, format_func=fmt, help=helps, filter_mode="prefix", **kwargs)
+
+
+def shows(runs=None, *, what: str | None = None, **fmt) -> None:
+    """The caption of every page, naming what it shows: ``runs``, a list of (vLLM version, runner)
+    pairs ("Shows vLLM v0.34.0 · Model Runner V2"), or (version, None) with ``backend=`` (the Layout
+    page: a cache, whatever the runner); else ``what``, a key of kvviz/texts/app.py, for a page
+    without a release."""
+    from kvviz.views.runners import shown_version
+
+    tr = texts("app")
+    if not runs:
+        st.caption(":material/info: " + tr(what, **fmt))
+        return
+    parts = [tr("run_backend", version=shown_version(v), **fmt) if r is None
+             else tr("run", version=shown_version(v), runner=str(r).upper()) for v, r in dict.fromkeys(runs)]
+    st.caption(":material/info: " + tr("shows", what=" | ".join(parts)))
 
 
 def runner_note(choice, ran: str, *, v1_only: bool = False) -> None:
@@ -623,7 +650,7 @@ def runner_note(choice, ran: str, *, v1_only: bool = False) -> None:
     if "v1" not in runner_choices(choice.version):
         from kvviz.core.versions import LAST_V1_RELEASE
         st.caption(tr("no_v1", version=choice.version, last=LAST_V1_RELEASE))
-    st.caption(tr("running", version=choice.version, runner=ran.upper()))
+    shows([(choice.version, ran)])
 
 
 # --- work done ahead, off the script thread ------------------------------------------------------------

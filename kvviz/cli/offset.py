@@ -17,7 +17,7 @@ import argparse
 
 from kvviz.cli import dump_json
 from kvviz.errors import BadInput
-from kvviz.core.layout import (ALL_CACHE_LAYOUTS, DEFAULT_ATTN_BACKEND, NEWEST_CACHE_LAYOUT, CacheGeometry,
+from kvviz.core.layout import (ALL_CACHE_LAYOUTS, NOTATION, DEFAULT_ATTN_BACKEND, NEWEST_CACHE_LAYOUT, CacheGeometry,
                                cache_layout_for, check_backend_layout)
 from kvviz.cli.versions import checked_rules, requested
 from kvviz.core import kv_cache_layout as std
@@ -27,29 +27,30 @@ from kvviz.core.versions import ATTN_BACKENDS, MAIN, RELEASES, rules_for
 def register(sub) -> None:
     p = sub.add_parser(
         "offset", help="byte address of (slot, head, dim), or decode a byte address",
-        description="One layer's cache is one tensor (N = --num-blocks, B = --block-size). Its cache layout "
+        description=f"One layer's cache is one tensor; its shape in the letters every kvviz page and the README "
+        f"use: {NOTATION}. Its cache layout "
         "family is the one vLLM --vllm allocates for --attn-backend, or the one --cache-layout names: "
-        "flash_attn [2, N, B, H, D] (NHD) / [2, N, H, B, D] (HND), K plane first (FlashAttention before "
-        "v0.23.0; Flex before v0.23.0, NHD only); flashinfer [N, 2, B, H, D] / [N, 2, H, B, D] (FlashInfer "
-        "and Triton before v0.26.0, FlashAttention v0.23.0-v0.25.x); flashinfer_packed [N, B, H, 2D] / "
-        "[N, H, B, 2D], K in [..., :D], V in [..., D:] (every backend since v0.26.0); flex_interleaved "
-        "[N, B, 2, H, D], NHD only (Flex v0.23.0-v0.25.x). Triton follows HND from v0.20.0; Flex never. "
+        "flash_attn [2, B, N, H, D] (NHD) / [2, B, H, N, D] (HND), K plane first (FlashAttention before "
+        "v0.23.0; Flex before v0.23.0, NHD only); flashinfer [B, 2, N, H, D] / [B, 2, H, N, D] (FlashInfer "
+        "and Triton before v0.26.0, FlashAttention v0.23.0-v0.25.x); flashinfer_packed [B, N, H, 2D] / "
+        "[B, H, N, 2D], K in [..., :D], V in [..., D:] (every backend since v0.26.0); flex_interleaved "
+        "[B, N, 2, H, D], NHD only (Flex v0.23.0-v0.25.x). Triton follows HND from v0.20.0; Flex never. "
         "With --slot/--head/--dim prints {element_offset, byte_offset, block, offset_in_block}; with "
         "--byte-offset prints {kv, block, offset_in_block, slot, head, dim, byte_in_element}; both add "
         "\"cache_layout\", \"vllm\" (the release whose rules apply) and \"attn_backend\". From v0.29.0 vLLM "
-        "allocates one buffer for all layers, logical [L, B, H, N, C] (L layers, B blocks, H KV heads, N "
-        "tokens per block, C = (D + Dv) x dtype bytes, K first) in one of six orders, --cache-layout "
+        "allocates one buffer for all layers, logical [L, B, H, N, C] (L = --num-layers, C = (D + Dv) x "
+        "dtype bytes, K first) in one of six orders, --cache-layout "
         "LBHNC|LBNHC|LHBNC|BLHNC|BLNHC|BHLNC; without it the order follows --layout (NHD = LBNHC, HND = "
         "LBHNC; flex accepts LBNHC only, flashinfer on SM10x --sm10x LBHNC/BLHNC); layer --layer of "
         "--num-layers is addressed and the output adds \"layer\", \"layer_stride\", \"block_stride\", "
         "\"strides\". v0.34.0's extensible KV cache (default on) pads each LBHNC/LBNHC layer region to the "
         "VMM granule over the reserved capacity. A 5-D order before v0.29.0 exits 2.")
     p.add_argument("--layout", required=True, choices=["NHD", "HND"])
-    p.add_argument("--block-size", type=int, required=True)
-    p.add_argument("--num-kv-heads", type=int, required=True)
-    p.add_argument("--head-dim", type=int, required=True)
+    p.add_argument("--block-size", type=int, required=True, metavar="N", help="tokens per block (N)")
+    p.add_argument("--num-kv-heads", type=int, required=True, metavar="H")
+    p.add_argument("--head-dim", type=int, required=True, metavar="D")
     p.add_argument("--dtype", required=True, choices=["float16", "bfloat16", "float32", "fp8"])
-    p.add_argument("--num-blocks", type=int, required=True)
+    p.add_argument("--num-blocks", type=int, required=True, metavar="B", help="blocks in the cache (B)")
     p.add_argument("--slot", type=int)
     p.add_argument("--head", type=int)
     p.add_argument("--dim", type=int)

@@ -82,8 +82,8 @@ def run(args) -> int:
                           "steps": [step_to_json(r, scenario.config) for r in history]},
                          separators=(",", ":")))
     else:
-        print(f"# {scenario.name} ({len(history)} steps, profile {scenario.config.profile}, "
-              f"vLLM {scenario.config.vllm}, runner {engine.runner})")
+        print(f"# {scenario.name} ({len(history)} steps, vLLM {scenario.config.vllm}, "
+              f"runner {engine.runner})")
         for r in history:
             print(step_to_text(r, scenario.config))
     if not engine.done():

@@ -122,6 +122,7 @@ class Engine(Scheduler, V2Worker):
                 self.events.append({"kind": "fork_failed", "req": rid, "child": cid,
                                     "why": "no free row in the batch"})
                 return
+            cause = len(self.events)     # the fork is logged before the alloc / share / cow it causes
             ids = self.manager.fork(parent, child)
             if ids is None:
                 self.events.append({"kind": "fork_failed", "req": rid, "child": cid,
@@ -130,7 +131,7 @@ class Engine(Scheduler, V2Worker):
             self.requests[cid] = child
             self.running.append(cid)
             self.state[cid] = "running"
-            self.events.append({"kind": "fork", "req": rid, "child": cid})
+            self.events.insert(cause, {"kind": "fork", "req": rid, "child": cid})
 
     def _apply_actions(self) -> None:
         for a in self.scenario.actions:

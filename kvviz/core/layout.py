@@ -60,6 +60,10 @@ _AXES = {
     ("flex_interleaved", "NHD"): ("block", "off", "kv", "head", "dim"),
 }
 
+# The letters of every shape kvviz writes (pages, README, ``offset --help``): vLLM's own, as in its
+# standardized [L, B, H, N, C] layout (kvviz.core.kv_cache_layout).
+NOTATION = "B = blocks (--num-blocks), N = tokens per block (--block-size), H = KV heads, D = head dim"
+
 # Physical shape as the framework allocates it, in symbols (for prose and figures).
 SHAPE_TEXT = {
     ("flash_attn", "NHD"): "[2, B, N, H, D]", ("flash_attn", "HND"): "[2, B, H, N, D]",

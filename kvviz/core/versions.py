@@ -67,8 +67,8 @@ class Rules:
     empty_last_page_len_is_zero: bool = False   # a row with no (local) token: 0, before: page size
     padded_last_page_len_one: bool = True       # padded decode rows carry last_page_len 1
     mamba_align_mode: bool = False              # Mamba prefix caching in align mode exists
-    # --- cache layout: flash_attn/flex: kv_first (2,N,B,H,D) | blocks_first (N,2,B,H,D); packed:
-    # every backend [N,B,H,2D]
+    # --- cache layout: flash_attn/flex: kv_first (2,B,N,H,D) | blocks_first (B,2,N,H,D); packed:
+    # every backend [B,N,H,2D] (B blocks, N tokens per block: kvviz.core.layout.NOTATION)
     cache_layout_era: str = "kv_first"
     # --- model runners ---
     has_runner_v2: bool = False               # Model Runner V2 exists (opt-in)
@@ -166,7 +166,7 @@ RULES = (
     Rule("width_alignment", "pow2", 39324, "2026-05-06", "v0.21.0",
          "block-table width aligned to 128 tokens (block sizes up to 128)"),
     Rule("cache_layout_era", "blocks_first", 42095, "2026-05-26", "v0.23.0",
-         "FlashAttention and Flex caches num-blocks-first (N, 2, B, H, D)"),
+         "FlashAttention and Flex caches num-blocks-first (B, 2, N, H, D)"),
     Rule("prepend_unhashed_on_free", True, 42656, "2026-06-16", "v0.24.0",
          "freed blocks without a hash go to the front of the free queue"),
     Rule("prepend_when_caching_off", True, 42656, "2026-06-16", "v0.24.0",
@@ -174,7 +174,7 @@ RULES = (
     Rule("default_runner", "v2", 44443, "2026-07-02", "v0.25.0",
          "Model Runner V2 is the default for dense generate models"),
     Rule("cache_layout_era", "packed", 44455, "2026-07-11", "v0.26.0",
-         "K and V packed into the content dim for every backend: [N, B, H, 2D]"),
+         "K and V packed into the content dim for every backend: [B, N, H, 2D]"),
     Rule("prepend_when_caching_off", False, 48017, "2026-07-25", "v0.27.0",
          "with prefix caching off every freed block is appended again"),
     Rule("move_row_clears_source", True, 49757, "2026-07-29", "v0.27.0",

@@ -149,7 +149,7 @@ def check_sizes(cfg: DcpConfig, step: StepInputs) -> None:
 
 def cache_geometry(cfg: DcpConfig, step: StepInputs):
     """One rank's cache: every kernel block the (shared) table names, in the flash_attn family
-    ``[2, N, B, H, D]`` (NHD) or ``[2, N, H, B, D]`` (HND) that kvviz's KV-write kernel writes."""
+    ``[2, B, N, H, D]`` (NHD) or ``[2, B, H, N, D]`` (HND) that kvviz's KV-write kernel writes."""
     nblocks = int(step.block_table.max()) + 1 if step.block_table.size else 1
     geo = step.geometry.with_cache(num_kv_heads=cfg.num_kv_heads, head_dim=cfg.head_dim, dtype=cfg.dtype,
                                    layout=cfg.layout, cache_layout="flash_attn")

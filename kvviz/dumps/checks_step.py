@@ -92,7 +92,7 @@ def _padded_rows_read(run: CheckRun) -> dict:
     key = f"pad-row.nonzero_{which}" if want == NULL_BLOCK_ID else "pad-row.fill_device"
     for j in np.flatnonzero(bad).tolist():
         r, c = lo + j, int(first[j])
-        found[r] = (c, Msg(key, {"r": r, "b": int(pad[j, c]), "c": c, "f": want, "profile": run.profile.label}))
+        found[r] = (c, Msg(key, {"r": r, "b": int(pad[j, c]), "c": c, "f": want, "profile": run.profile.name}))
     return found
 
 
@@ -196,9 +196,9 @@ def csr_last_page_len(run: CheckRun) -> None:
 
     def msg(r, c, k):
         if padded_one and run.n <= r < d_padded(run):
-            return Msg("csr-last-page-len.padded_one", {"r": r, "got": int(lpl[r]), "profile": run.profile.label})
+            return Msg("csr-last-page-len.padded_one", {"r": r, "got": int(lpl[r]), "profile": run.profile.name})
         return Msg(key, {"r": r, "s": int(s[r]), "exp": int(exp[r]), "p": run.kbs, "got": int(lpl[r]),
-                         "profile": run.profile.label})
+                         "profile": run.profile.name})
     run.add("csr-last-page-len", rows, rows * 0, np.ones(rows.size), msg)
 
 

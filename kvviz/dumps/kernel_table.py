@@ -117,5 +117,5 @@ def kernel_table(run) -> None:
     def msg(i, c, k):
         key = "kernel-table.mapped" if mapped else "kernel-table.expanded"
         return Msg(key, {"r": i, "c": c, "got": int(got[i, c]), "exp": int(exp[i, c]), "k": r, "last": r - 1,
-                         "profile": run.profile.label, "more": more_clause(k)})
+                         "profile": run.profile.name, "more": more_clause(k)})
     run.add("kernel-table", rr, cc, kk, msg)

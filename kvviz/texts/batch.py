@@ -91,6 +91,14 @@ STRINGS = {
                    "es": "Se muestran las filas {r0}–{r1} de {rows}, alrededor de la fila {row} del token elegido (la "
                          "tabla entera es demasiado grande para dibujarla en cada ejecución); elige otro token para "
                          "mover la ventana."},
+    "kbs_reset": {"en": "Kernel block size reset from {old} to {new}: {old} does not divide the new block size {bs}, "
+                        "and a manager block must split into whole kernel blocks (kvviz then takes one kernel block per "
+                        "manager block).",
+                  "zh": "内核块大小已从 {old} 重置为 {new}：{old} 不能整除新的块大小 {bs}，而一个管理器块必须切成整数个内核块"
+                        "（kvviz 于是取一个管理器块对应一个内核块）。",
+                  "es": "Tamaño de bloque del kernel restablecido de {old} a {new}: {old} no divide el nuevo tamaño de "
+                        "bloque {bs}, y un bloque del gestor debe partirse en bloques del kernel enteros (kvviz toma "
+                        "entonces un bloque del kernel por bloque del gestor)."},
     "pick": {"en": "Follow one token", "zh": "跟踪一个 token", "es": "Sigue un token"},
     "token": {"en": "Token of the step (or click a marker in the slot mapping)",
               "zh": "本步的 token（或点击槽位映射中的点）",
@@ -117,34 +125,36 @@ STRINGS = {
     "fam_flashinfer_packed": {"en": "flashinfer_packed — packed K|V, every vLLM backend since v0.26.0",
                               "zh": "flashinfer_packed — K|V 打包，v0.26.0 起 vLLM 的所有后端",
                               "es": "flashinfer_packed — K|V empaquetados, todos los backends de vLLM desde v0.26.0"},
+    # the shapes in the letters of every page, the README and `offset --help` (kvviz.core.layout.NOTATION)
     "whose_flash_attn": {"en": "NHD and HND bytes are in the **flash_attn** layout (vLLM's FlashAttention backend before v0.23.0): "
-                               "`[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, block_size, dim]`, the "
-                               "whole K plane, then the whole V plane.",
+                               "`[2, B, N, H, D]` / `[2, B, H, N, D]` (B blocks, N tokens per block, H KV heads, D head "
+                               "dim), the whole K plane, then the whole V plane.",
                          "zh": "NHD 与 HND 字节采用 **flash_attn** 布局（v0.23.0 之前 vLLM 的 FlashAttention 后端）："
-                               "`[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, block_size, dim]`，"
+                               "`[2, B, N, H, D]` / `[2, B, H, N, D]`（B = 块数，N = 块大小，H = KV 头数，D = 头维度），"
                                "先是整个 K 平面，然后是整个 V 平面。",
                          "es": "Los bytes NHD y HND están en la disposición **flash_attn**, la del backend "
-                               "FlashAttention de vLLM antes de v0.23.0: `[2, blocks, block_size, heads, dim]` / `[2, blocks, heads, "
-                               "block_size, dim]`: todo el plano K y luego todo el plano V."},
+                               "FlashAttention de vLLM antes de v0.23.0: `[2, B, N, H, D]` / `[2, B, H, N, D]` (B bloques, "
+                               "N tamaño de bloque, H cabezas KV, D dimensión de cabeza): todo el plano K y luego todo el plano V."},
     "whose_flashinfer": {"en": "NHD and HND bytes are in the **flashinfer** layout, FlashInfer's documented 5-D "
-                               "layout and vLLM's FlashInfer and Triton backends before v0.26.0 (FlashAttention v0.23.0 .. v0.25.x): `[blocks, 2, block_size, heads, "
-                               "dim]` / `[blocks, 2, heads, block_size, dim]`, each block's K, then its V.",
+                               "layout and vLLM's FlashInfer and Triton backends before v0.26.0 (FlashAttention v0.23.0 .. v0.25.x): "
+                               "`[B, 2, N, H, D]` / `[B, 2, H, N, D]` (B blocks, N tokens per block, H KV heads, D head dim), "
+                               "each block's K, then its V.",
                          "zh": "NHD 与 HND 字节采用 **flashinfer** 布局，即 FlashInfer 文档中的五维布局，也是 vLLM "
-                               "FlashInfer 与 Triton 后端 v0.26.0 之前的布局（FlashAttention 为 v0.23.0 .. v0.25.x）：`[blocks, 2, block_size, heads, dim]` / "
-                               "`[blocks, 2, heads, block_size, dim]`，每个块先存 K，再存 V。",
+                               "FlashInfer 与 Triton 后端 v0.26.0 之前的布局（FlashAttention 为 v0.23.0 .. v0.25.x）：`[B, 2, N, H, D]` / "
+                               "`[B, 2, H, N, D]`（B = 块数，N = 块大小，H = KV 头数，D = 头维度），每个块先存 K，再存 V。",
                          "es": "Los bytes NHD y HND están en la disposición **flashinfer**, la 5-D documentada de "
-                               "FlashInfer y la de los backends FlashInfer y Triton de vLLM antes de v0.26.0 (FlashAttention v0.23.0 .. v0.25.x): `[blocks, 2, "
-                               "block_size, heads, dim]` / `[blocks, 2, heads, block_size, dim]`: la K de cada "
-                               "bloque y luego su V."},
+                               "FlashInfer y la de los backends FlashInfer y Triton de vLLM antes de v0.26.0 (FlashAttention v0.23.0 .. v0.25.x): "
+                               "`[B, 2, N, H, D]` / `[B, 2, H, N, D]` (B bloques, N tamaño de bloque, H cabezas KV, D dimensión "
+                               "de cabeza): la K de cada bloque y luego su V."},
     "whose_flashinfer_packed": {"en": "NHD and HND bytes are in the **flashinfer_packed** layout, that of every "
-                                      "vLLM backend from v0.26.0 (#44455) to v0.28.x: `[blocks, block_size, heads, 2·dim]` / `[blocks, "
-                                      "heads, block_size, 2·dim]`, K in `[..., :dim]`, V in `[..., dim:]`.",
+                                      "vLLM backend from v0.26.0 (#44455) to v0.28.x: `[B, N, H, 2D]` / `[B, H, N, 2D]` (B "
+                                      "blocks, N tokens per block, H KV heads, D head dim), K in `[..., :D]`, V in `[..., D:]`.",
                                 "zh": "NHD 与 HND 字节采用 **flashinfer_packed** 布局，即 vLLM 所有后端自 "
-                                      "v0.26.0 起至 v0.28.x 的布局（#44455）：`[blocks, block_size, heads, 2·dim]` / `[blocks, heads, "
-                                      "block_size, 2·dim]`，K 在 `[..., :dim]`，V 在 `[..., dim:]`。",
+                                      "v0.26.0 起至 v0.28.x 的布局（#44455）：`[B, N, H, 2D]` / `[B, H, N, 2D]`"
+                                      "（B = 块数，N = 块大小，H = KV 头数，D = 头维度），K 在 `[..., :D]`，V 在 `[..., D:]`。",
                                 "es": "Los bytes NHD y HND están en la disposición **flashinfer_packed**, la de todos los backends "
-                                      "de vLLM desde v0.26.0 (#44455) hasta v0.28.x: `[blocks, block_size, heads, 2·dim]` / "
-                                      "`[blocks, heads, block_size, 2·dim]`, K en `[..., :dim]`, V en `[..., dim:]`."},
+                                      "de vLLM desde v0.26.0 (#44455) hasta v0.28.x: `[B, N, H, 2D]` / `[B, H, N, 2D]` "
+                                      "(B bloques, N tamaño de bloque, H cabezas KV, D dimensión de cabeza), K en `[..., :D]`, V en `[..., D:]`."},
     "kernel_family_same": {"en": "The kernels write and check the **flash_attn** cache layout (K plane, then V plane), "
                                  "the one vLLM {version}'s FlashAttention allocates: their bytes are the release's.",
                            "zh": "内核写入并检查的是 **flash_attn** 缓存布局（先 K 平面后 V 平面），即 vLLM {version} 的 "

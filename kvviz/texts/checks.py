@@ -265,16 +265,16 @@ CHECK_STRINGS = {
     "check.pad-row": {"en": "Padded row is not all 0", "zh": "填充行不全为 0", "es": "La fila de relleno no es todo 0"},
     "explain.pad-row": {
         "en": "Rows from num_reqs to num_reqs_padded are read by CUDA-graph replays and must point only at the "
-              "null block 0; a stale id there lets a dummy request read or write a real block. In current vLLM "
+              "null block 0; a stale id there lets a dummy request read or write a real block. From v0.27.0, "
               "every row past num_reqs must also count 0 blocks: remove_request and condense's move_row clear the "
-              "row they vacate (not so in the 2025 profiles).",
+              "row they vacate (remove_request from v0.19.0, move_row from v0.27.0).",
         "zh": "从 num_reqs 到 num_reqs_padded 的行会被 CUDA graph 重放读取，只能指向空块 0；其中若有过期 id，"
-              "虚拟请求就会读写真实的块。在当前的 vLLM 中，num_reqs 之后的每一行还必须计入 0 个块："
-              "remove_request 和 condense 的 move_row 会清空它们腾出的行（2025 年的配置不会）。",
+              "虚拟请求就会读写真实的块。自 v0.27.0 起，vLLM 中 num_reqs 之后的每一行还必须计入 0 个块："
+              "remove_request 和 condense 的 move_row 会清空它们腾出的行（remove_request 自 v0.19.0 起，move_row 自 v0.27.0 起）。",
         "es": "Las filas de num_reqs a num_reqs_padded las leen las repeticiones de CUDA graphs y solo deben "
               "apuntar al bloque nulo 0; un id obsoleto ahí permite que una petición ficticia lea o escriba un "
-              "bloque real. En el vLLM actual, toda fila a partir de num_reqs debe además contar 0 bloques: "
-              "remove_request y el move_row de condense limpian la fila que vacían (no así en los perfiles de 2025)."},
+              "bloque real. Desde v0.27.0, en vLLM toda fila a partir de num_reqs debe además contar 0 bloques: "
+              "remove_request y el move_row de condense limpian la fila que vacían (remove_request desde v0.19.0, move_row desde v0.27.0)."},
     "check.csr-indptr": {"en": "FlashInfer indptr is wrong", "zh": "FlashInfer 的 indptr 错误",
                          "es": "El indptr de FlashInfer es erróneo"},
     "explain.csr-indptr": {

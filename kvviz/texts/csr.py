@@ -28,7 +28,7 @@ STRINGS = {
                    "es": "el lote de la página Lote y mapeo"},
     "empty_rows": {"en": "Empty padding rows to add", "zh": "追加的空填充行数", "es": "Filas de relleno vacías a añadir"},
     "rule": {"en": "Empty-request rule", "zh": "空请求规则", "es": "Regla de petición vacía"},
-    "rule_now": {"en": "current: 0", "zh": "当前：0", "es": "actual: 0"},
+    "rule_now": {"en": "0, as from v0.11.1", "zh": "0，自 v0.11.1 起", "es": "0, como desde v0.11.1"},
     "rule_release": {"en": "the release's ({rule})", "zh": "按版本（{rule}）", "es": "la de la versión ({rule})"},
     "rule_old_short": {"en": "full page", "zh": "整页", "es": "página llena"},
     "rule_now_override": {"en": "override: 0", "zh": "改为：0", "es": "forzar: 0"},

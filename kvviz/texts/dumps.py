@@ -85,27 +85,25 @@ _PAGE = {
     "only_one": {"en": "Only one dump is loaded: its findings and tables are shown; add a second one to compare.",
                  "zh": "只加载了一个转储：下面显示它的检查结果和表；再加一个即可对比。",
                  "es": "Solo hay un volcado: se muestran sus hallazgos y tablas; añade otro para comparar."},
-    # --- the profile the dumps are checked under
-    "profile": {"en": "vLLM version (profile) to check against", "zh": "按哪个 vLLM 版本（配置）检查",
-                "es": "Versión de vLLM (perfil) con la que verificar"},
-    "profile.auto": {"en": "each dump's own profile (else current)", "zh": "各转储自带的配置（否则 current）",
-                     "es": "el perfil de cada volcado (si no, current)"},
-    "profile_help": {"en": "Older vLLM versions followed other rules: in 2025 (profile 2025-11) a vacated row kept "
-                           "its blocks (clear_row came in March 2026, move_row clearing its source in July 2026), "
-                           "and before 2025-11-14 (profile 2025-early) an empty row's last_page_len was the page "
-                           "size. A dump may name its profile (key `profile`); `kvviz check --profile P` does the "
-                           "same as this choice.",
-                     "zh": "较早的 vLLM 版本遵循不同的规则：2025 年（配置 2025-11）腾出的行保留其块（clear_row 于 "
-                           "2026 年 3 月加入，move_row 清空源行于 2026 年 7 月加入）；2025-11-14 之前（配置 "
-                           "2025-early）空行的 last_page_len 是页大小。转储可以自带配置（键 `profile`）；"
-                           "`kvviz check --profile P` 与这里的选择作用相同。",
-                     "es": "Las versiones antiguas de vLLM seguían otras reglas: en 2025 (perfil 2025-11) una fila "
-                           "vaciada conservaba sus bloques (clear_row llegó en marzo de 2026 y move_row limpia su "
-                           "origen desde julio de 2026), y antes del 2025-11-14 (perfil 2025-early) el "
-                           "last_page_len de una fila vacía era el tamaño de página. Un volcado puede indicar su "
-                           "perfil (clave `profile`); `kvviz check --profile P` hace lo mismo que esta elección."},
-    "checked_under": {"en": "Checked under profile {profile}.", "zh": "按配置 {profile} 检查。",
-                      "es": "Verificado con el perfil {profile}."},
+    # --- the vLLM release the dumps are checked under (widget key and text keys keep their old names)
+    "profile": {"en": "vLLM version to check against", "zh": "按哪个 vLLM 版本检查",
+                "es": "Versión de vLLM con la que verificar"},
+    "profile.auto": {"en": "each dump's own vllm key (else main)", "zh": "各转储自带的 vllm 键（否则 main）",
+                     "es": "la clave vllm de cada volcado (si no, main)"},
+    "profile_help": {"en": "Older vLLM releases followed other rules: up to v0.18.1 a vacated row kept its blocks "
+                           "(remove_request clears it from v0.19.0, move_row clears its source from v0.27.0), and in "
+                           "v0.11.0 an empty row's last_page_len was the page size. A dump may name its release (key "
+                           "`vllm`); `kvviz check --vllm VERSION` does the same as this choice.",
+                     "zh": "较早的 vLLM 版本遵循不同的规则：v0.18.1 及以前腾出的行保留其块（remove_request 自 v0.19.0 "
+                           "起清空它，move_row 自 v0.27.0 起清空源行）；v0.11.0 中空行的 last_page_len 是页大小。"
+                           "转储可以写明它的版本（键 `vllm`）；`kvviz check --vllm VERSION` 与这里的选择作用相同。",
+                     "es": "Las versiones antiguas de vLLM seguían otras reglas: hasta v0.18.1 una fila vaciada "
+                           "conservaba sus bloques (remove_request la limpia desde v0.19.0 y move_row limpia su origen "
+                           "desde v0.27.0), y en v0.11.0 el last_page_len de una fila vacía era el tamaño de página. Un "
+                           "volcado puede indicar su versión (clave `vllm`); `kvviz check --vllm VERSION` hace lo mismo "
+                           "que esta elección."},
+    "checked_under": {"en": "Checked under vLLM {profile}.", "zh": "按 vLLM {profile} 检查。",
+                      "es": "Verificado con vLLM {profile}."},
     # --- findings
     "findings": {"en": "What the checker finds", "zh": "检查器的发现", "es": "Qué encuentra el verificador"},
     "clean": {"en": "Clean: every check passes ({n} checks apply to this dump).",

@@ -280,12 +280,12 @@ STRINGS = {
         "es": "La fila {r} tiene {s} tokens, así que su última página contiene {exp} (una página llena cuenta "
               "como {p} y una fila vacía como 0), pero paged_kv_last_page_len dice {got}."},
     "csr-last-page-len.empty_full": {
-        "en": "Row {r} has {s} tokens, so its last page holds {exp} (a full page counts as {p}, and under profile "
+        "en": "Row {r} has {s} tokens, so its last page holds {exp} (a full page counts as {p}, and in vLLM "
               "{profile} an empty row does too), but paged_kv_last_page_len says {got}.",
-        "zh": "第 {r} 行有 {s} 个 token，所以它的最后一页装 {exp} 个（满页记为 {p}，在 {profile} 配置下空行也记为 {p}），"
+        "zh": "第 {r} 行有 {s} 个 token，所以它的最后一页装 {exp} 个（满页记为 {p}，在 vLLM {profile} 中空行也记为 {p}），"
               "但 paged_kv_last_page_len 写的是 {got}。",
         "es": "La fila {r} tiene {s} tokens, así que su última página contiene {exp} (una página llena cuenta "
-              "como {p}, y con el perfil {profile} una fila vacía también), pero paged_kv_last_page_len dice {got}."},
+              "como {p}, y en vLLM {profile} una fila vacía también), pero paged_kv_last_page_len dice {got}."},
     "csr-last-page-len.padded_one": {
         "en": "Row {r} is a padded row; under vLLM {profile} FlashInfer's padded decode rows carry last_page_len 1 "
               "(vLLM #21367, until #28579 in v0.12.0), but paged_kv_last_page_len says {got}.",

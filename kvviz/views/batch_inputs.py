@@ -96,6 +96,15 @@ def frame_to_rows(df: pd.DataFrame) -> list[RequestRow]:
     return out
 
 
+def kernel_block_size_after(block_size: int, kernel_block_size: int) -> int:
+    """The kernel block size to keep once the block size becomes ``block_size``: the old one while it
+    still divides the block size, else the block size itself (one kernel block per manager block: the
+    only split every block size has). The page then says so; never a silent mix of both."""
+    if kernel_block_size >= 1 and block_size >= 1 and block_size % kernel_block_size == 0:
+        return kernel_block_size
+    return block_size
+
+
 def validate_config(c: BatchConfig) -> None:
     def rng(name, v, lo, hi):
         if not lo <= v <= hi:

@@ -16,6 +16,7 @@ from functools import lru_cache
 from kvviz.core.engine import Engine
 from kvviz.core.records import StepRecord
 from kvviz.core.scenario import Scenario, parse_scenario
+from kvviz.core.versions import MAIN
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,14 @@ class Demo:
     focus_req: str | None = None   # request whose token the slot figures point at
 
 
+# Demos have no version picker: each teaches one fixed release, named in its scenario (and so in the page's
+# "Shows vLLM … · Model Runner …" caption and the scenario JSON it shows)
+DEMO_RELEASE = MAIN
+
+
 def _sc(name, config, requests, actions=()):
-    return {"name": name, "config": config, "requests": list(requests), "actions": list(actions)}
+    return {"name": name, "config": {"vllm": DEMO_RELEASE, **config}, "requests": list(requests),
+            "actions": list(actions)}
 
 
 DEMOS: dict[str, Demo] = {}

@@ -152,6 +152,18 @@ def runner_label(run: DemoRun, lang: str) -> str:
     return f"vLLM {run.scenario.config.vllm} · {_T(lang)('runner.' + run.history[0].runner)}"
 
 
+def release_runs(key: str) -> list[tuple[str, str]]:
+    """(vLLM release, model runner) of each run of demo ``key``, in run order: what its caption names."""
+    return [(run.scenario.config.vllm, run.history[0].runner) for run in runs_of(key)]
+
+
+def v1_note(key: str, lang: str) -> str | None:
+    """For a demo of V1's mechanics, the releases that have them (V1 ships up to v0.33.0); else None."""
+    from kvviz.core.versions import LAST_V1_RELEASE
+
+    return _T(lang)("ui.v1_releases", last=LAST_V1_RELEASE) if "v1" in runners_of(runs_of(key)) else None
+
+
 def runner_caption(key: str, lang: str) -> str:
     """What the page says a demo shows: each distinct release and runner of its runs, in run order,
     then, for a demo of V1's mechanics, the releases that have them (V1 ships up to v0.33.0)."""

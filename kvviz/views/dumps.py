@@ -14,7 +14,7 @@ import pandas as pd
 
 from kvviz.core.engine import FAULTS, FAULTS_V1, FAULTS_V2, Engine
 from kvviz.core.scenario import parse_scenario
-from kvviz.core.versions import PROFILES, Rules
+from kvviz.core.versions import Rules
 from kvviz.dumps.capture import dump_from_step
 from kvviz.dumps.check import (
     CHECKS,
@@ -28,6 +28,7 @@ from kvviz.dumps.check import (
 from kvviz.dumps.diff import DiffResult, diff_dumps
 from kvviz.dumps.faults import BUGS, bug_pair
 from kvviz.dumps.format import Dump, dump_to_npz_bytes, load_dump, load_dump_bytes
+from kvviz.views.runners import VERSION_CHOICES, version_option
 from kvviz.errors import BadInput
 from kvviz.texts.i18n import DEFAULT_LANG, t
 
@@ -207,7 +208,7 @@ def read_upload(data: bytes, name: str) -> tuple[Dump | None, str | None]:
 # --- profiles -------------------------------------------------------------------------------------
 
 AUTO_PROFILE = "auto"
-PROFILE_CHOICES = (AUTO_PROFILE, *PROFILES)
+PROFILE_CHOICES = (AUTO_PROFILE, *VERSION_CHOICES)     # newest first, like every version picker; no aliases
 
 
 def check_profile(d: Dump, choice: str | None = AUTO_PROFILE) -> Rules:
@@ -226,9 +227,7 @@ def applicable(d: Dump, choice: str | None = AUTO_PROFILE) -> list[str]:
 
 
 def profile_label(choice: str, lang: str = DEFAULT_LANG) -> str:
-    if choice == AUTO_PROFILE:
-        return t("dumps", "profile.auto", lang)
-    return choice
+    return t("dumps", "profile.auto", lang) if choice == AUTO_PROFILE else version_option(choice, lang)
 
 
 # --- tables -------------------------------------------------------------------------------------

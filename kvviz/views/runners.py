@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kvviz.core.versions import MAIN, RUNNERS, VERSIONS, resolve_runner, rules_for
+from kvviz.core.versions import MAIN, MAIN_COMMIT, NEWEST, RELEASES, RUNNERS, VERSIONS, resolve_runner, rules_for
 
 AUTO = "auto"
 VERSION_CHOICES = tuple(reversed(VERSIONS))     # newest first; main (2026-08-18) in its place
@@ -79,3 +79,34 @@ def pick_runner(version: str | None, choice: str | None = AUTO, *, groups=None) 
     except ValueError:
         return RunnerChoice(rules.name, choice, "v1" if choice == "v2" else "v2", auto, refused=True)
     return RunnerChoice(rules.name, choice, runner, auto)
+
+
+def shown_version(version: str) -> str:
+    """A version as a page's caption names it: the release, or main with its commit and date."""
+    return f"main {MAIN_COMMIT}" if version == MAIN else version
+
+
+def version_option(version: str, lang: str = "en") -> str:
+    """A version picker's label for ``version``: the version itself first (typing its start filters
+    the list by prefix), the newest release marked, main with its date."""
+    from kvviz.texts.i18n import t
+
+    if version == MAIN:
+        return t("step_through", "vllm_main", lang)
+    if version == NEWEST:
+        return t("app", "newest", lang, version=version)
+    return version
+
+
+def picker_help(lang: str = "en") -> str:
+    """What every version picker says: newest first, the newest release kvviz knows, the prefix filter."""
+    from kvviz.texts.i18n import t
+
+    return t("app", "picker_help", lang, newest=NEWEST, oldest=RELEASES[0], main=MAIN_COMMIT)
+
+
+def prefix_matches(options, typed: str, label=str) -> list:
+    """The options a prefix filter keeps for ``typed`` (case-insensitive, on the labels): what the
+    pickers' ``filter_mode="prefix"`` does in the browser."""
+    typed = typed.strip().lower()
+    return [o for o in options if label(o).lower().startswith(typed)]

@@ -80,10 +80,10 @@ def test_step_through_runner_v2(server, page):
     page.goto(server + "/step_through")
     wait_idle(page)
     pick(page, "Model runner", "V1: persistent batch")
-    expect(page.get_by_text("Simulating vLLM main, Model Runner V1.")).to_be_visible()
+    expect(page.get_by_text("Shows vLLM main ef47a897e (2026-08-18) · Model Runner V1")).to_be_visible()
     expect(page.get_by_text("CPU block table (after the row operations)")).to_be_visible()
     pick(page, "Model runner", "V2: request states + gather")
-    expect(page.get_by_text("Simulating vLLM main, Model Runner V2.")).to_be_visible()
+    expect(page.get_by_text("Shows vLLM main ef47a897e (2026-08-18) · Model Runner V2")).to_be_visible()
     for _ in range(3):
         page.get_by_role("button", name="Next").click()
         wait_idle(page)

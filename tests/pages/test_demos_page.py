@@ -162,15 +162,18 @@ def test_condense_layout_is_what_the_narrative_says(lang):
 @pytest.mark.parametrize("lang", list(LANGS))
 def test_page_says_which_runner_a_demo_shows(lang):
     """A caption under the header names the vLLM release and the model runner(s) of the demo."""
-    from kvviz.views.demos import runner_caption
+    from kvviz.views.demos import v1_note
+    from kvviz.views.runners import shown_version
 
     for key, runners in (("condense", ["v1"]), ("prefix", ["v2"]), ("v1_vs_v2", ["v1", "v2"])):
         at = _page(lang, demo=key)
-        want = t("demos", "ui.shows", lang, what=runner_caption(key, lang))
+        release = shown_version(demos.play(key).scenario.config.vllm)
+        want = t("app", "shows", lang, what=" | ".join(
+            t("app", "run", lang, version=release, runner=r.upper()) for r in runners))
         captions = [c.value for c in at.caption]
         assert any(want in c for c in captions), (key, captions)
-        for r in runners:
-            assert t("demos", f"runner.{r}", lang) in want
+        note = v1_note(key, lang)
+        assert (note is not None) == ("v1" in runners) and (note is None or any(note in c for c in captions))
 
 
 @pytest.mark.parametrize("lang", list(LANGS))
@@ -269,13 +272,13 @@ def test_demo_step_and_presenter_survive_leaving_the_page():
 
     at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=60).run()
     at.switch_page("pages/demos.py").run()
-    at.slider(key="demos_step").set_value(2).run()
+    at.select_slider(key="demos_step").set_value(2).run()
     at.toggle(key="demos_presenter").set_value(True).run()
     assert not at.exception
     at.switch_page("pages/home.py").run()
     at.switch_page("pages/demos.py").run()
     assert not at.exception
-    assert at.slider(key="demos_step").value == 2 and at.toggle(key="demos_presenter").value is True
+    assert at.select_slider(key="demos_step").value == 2 and at.toggle(key="demos_presenter").value is True
 
 
 def test_the_scenario_json_is_drawn_only_while_its_expander_is_open():

@@ -6,6 +6,7 @@ import json
 import pytest
 
 from kvviz.texts.i18n import LANGS, t
+from kvviz.views.runners import shown_version
 from page_support import batch_labels, chart_figures, chart_nodes, app_test, column_labels, frames, open_page
 
 PAGES = ("batch", "step_through", "prefixes", "csr")
@@ -50,7 +51,7 @@ def _page(page, lang):
 
 def _assert_v2(at, page, lang):
     tr = lambda p, k, **f: t(p, k, lang, **f)  # noqa: E731
-    assert _has(at, tr("step_through", "running", version="main", runner="V2"))
+    assert _has(at, tr("app", "shows", what=tr("app", "run", version=shown_version("main"), runner="V2")))
     if page == "batch":
         assert _has(at, tr("batch", "fig_table_v2")) and _has(at, tr("batch", "fig_state_v2"))
         assert _has(at, tr("batch", "idx_title"))
@@ -72,7 +73,7 @@ def _assert_v2(at, page, lang):
 
 def _assert_v1(at, page, lang, version="main"):
     tr = lambda p, k, **f: t(p, k, lang, **f)  # noqa: E731
-    assert _has(at, tr("step_through", "running", version=version, runner="V1"))
+    assert _has(at, tr("app", "shows", what=tr("app", "run", version=shown_version(version), runner="V1")))
     assert not _has(at, "idx_mapping = [")
     if page == "batch":
         assert _has(at, tr("batch", "fig_table")) and not _has(at, tr("batch", "fig_state_v2"))
@@ -94,7 +95,7 @@ def test_table_pages_under_v2_v1_and_an_old_version(page, lang):
     # the default: main, auto -> V2 for these dense models
     assert at.selectbox(key=f"{p}.vllm").value == "main" and at.selectbox(key=f"{p}.runner").value == "auto"
     opts = at.selectbox(key=f"{p}.vllm").options                           # newest first, main in its place
-    assert opts[0] == "v0.34.0" and opts[opts.index("v0.28.0") + 1].startswith("main")
+    assert opts[0].startswith("v0.34.0") and opts[opts.index("v0.28.0") + 1].startswith("main")
     _assert_v2(at, page, lang)
     _set(at, page, runner="v1")
     _assert_v1(at, page, lang)
@@ -141,9 +142,9 @@ def test_step_through_custom_scenario_sets_and_keeps_the_selectors():
     at.button(key="step.load").click().run()
     assert not at.exception and not at.error
     assert at.selectbox(key="step.vllm").value == "v0.19.1" and at.selectbox(key="step.runner").value == "v2"
-    assert _has(at, "Simulating vLLM v0.19.1, Model Runner V2.")
+    assert _has(at, "Shows vLLM v0.19.1 · Model Runner V2")
     at.selectbox(key="step.runner").set_value("v1").run()          # the user overrides the scenario's key
-    assert _has(at, "Simulating vLLM v0.19.1, Model Runner V1.") and not at.exception
+    assert _has(at, "Shows vLLM v0.19.1 · Model Runner V1") and not at.exception
     # a model with two KV-cache groups stays on V1, whatever the selector says
     hybrid = {"config": {"num_blocks": 16, "block_size": 4,
                          "groups": [{"kind": "full"}, {"kind": "sliding_window", "sliding_window": 8}]},
@@ -152,7 +153,7 @@ def test_step_through_custom_scenario_sets_and_keeps_the_selectors():
     at.button(key="step.load").click().run()
     at.selectbox(key="step.runner").set_value("v2").run()
     assert not at.exception and not at.error
-    assert _has(at, t("step_through", "v1_only_model", "en")) and _has(at, "Model Runner V1.")
+    assert _has(at, t("step_through", "v1_only_model", "en")) and _has(at, "· Model Runner V1")
     # a scenario whose own runner its own version lacks is refused (the one on screen stays)
     bad = dict(own, config={**own["config"], "vllm": "v0.11.0"})
     at.text_area(key="step.custom_text").set_value(json.dumps(bad)).run()
