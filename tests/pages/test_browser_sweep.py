@@ -131,6 +131,42 @@ PROBE = r"""
       if (r.width && (r.left < b.left - 1 || r.right > b.right + 1)) out.push({kind: 'chart title', where: 'plotly', text: t.textContent});
     }
   }
+  // 4c. figures: axis titles, tick labels, annotations and cell labels drawn past the chart's
+  // edges (the svg cuts them), axis titles over tick labels, labels over a trace's line or markers
+  const meet = (a, b, pad) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > pad && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > pad;
+  const core = r => { const dy = 0.2 * r.height; return {left: r.left + 1, right: r.right - 1, top: r.top + dy, bottom: r.bottom - dy}; };
+  const textOf = t => t.textContent.trim();
+  for (const c of document.querySelectorAll('.kv-live-chart')) {
+    const svg = c.querySelector('.main-svg');
+    if (!svg || !seen(svg)) continue;
+    const b = svg.getBoundingClientRect();
+    const chart = (c.querySelector('.gtitle') || c.querySelector('text[class$=title]') || {textContent: '?'}).textContent.slice(0, 50);
+    const where = `plotly "${chart}"`;
+    const outside = r => r.left < b.left - 1 || r.right > b.right + 1 || r.top < b.top - 1 || r.bottom > b.bottom + 1;
+    const titles = [...c.querySelectorAll('text[class$=title]')].filter(t => seen(t) && textOf(t) && !t.closest('.legend'));
+    const ticks = [...c.querySelectorAll('g[class$=tick] > text')].filter(t => seen(t) && textOf(t));
+    const labels = [...c.querySelectorAll('.annotation-text, .heatmap-label text, .textpoint text, text.bartext')].filter(t => seen(t) && textOf(t));
+    for (const [kind, list] of [['axis title', titles], ['tick label', ticks], ['label', labels]])
+      for (const t of list) if (outside(t.getBoundingClientRect())) out.push({kind: kind + ' cut', where, text: textOf(t)});
+    for (const t of titles) {
+      const r = t.getBoundingClientRect();
+      const over = ticks.find(k => meet(core(r), k.getBoundingClientRect(), 1));
+      if (over) out.push({kind: 'axis title over tick labels', where, text: `${textOf(t)} / ${textOf(over)}`});
+    }
+    // a label written on its own trace's marker (a number in a square) is meant; another trace's is not
+    const marks = [...c.querySelectorAll('.scatterlayer .points path.point')].filter(seen).map(p => [p.closest('.trace'), p.getBoundingClientRect()]);
+    const lines = [];
+    for (const p of c.querySelectorAll('.scatterlayer path.js-line')) {
+      if (!seen(p)) continue;
+      const m = p.getScreenCTM(), n = p.getTotalLength();
+      for (let s = 0; s <= n; s += 2) { const q = p.getPointAtLength(s); lines.push(new DOMPoint(q.x, q.y).matrixTransform(m)); }
+    }
+    for (const t of labels) {
+      const r = core(t.getBoundingClientRect());
+      if (marks.some(([tr, m]) => tr !== t.closest('.trace') && meet(r, m, 1))) { out.push({kind: 'label over markers', where, text: textOf(t)}); continue; }
+      if (lines.some(q => q.x > r.left && q.x < r.right && q.y > r.top && q.y < r.bottom)) out.push({kind: 'label over a line', where, text: textOf(t)});
+    }
+  }
   // 4b. static tables (st.table, markdown tables): wider than their place means columns hidden to the right
   for (const tb of document.querySelectorAll('[data-testid=stTable], [data-testid=stMarkdownContainer]:has(table)')) {
     if (!seen(tb)) continue;
