@@ -1,6 +1,8 @@
 """PCIe and benchmark figures: byte counts in binary units, strategies' lines and stacks, bench timings."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -63,7 +65,10 @@ def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y
     ys = df[cols].to_numpy(dtype=float)
     ys = ys[ys > 0] if log_y else ys
     yaxis = dict(byte_ticks(ys.min(), ys.max(), log=log_y)) if ys.size else {}
-    yaxis.update(title=dict(text=tr("bytes_per_step")), gridcolor="#eee", **(dict(type="log") if log_y else {}))
+    # a chart in a third of the page: its y title on two lines (on one it ran past the plot's height,
+    # over the chart's title)
+    ytitle = re.sub(r"\s*([（(])", r"<br>\1", tr("bytes_per_step"), count=1) if wrap else tr("bytes_per_step")
+    yaxis.update(title=dict(text=ytitle), gridcolor="#eee", automargin=True, **(dict(type="log") if log_y else {}))
     layout = dict(xaxis=xaxis, yaxis=yaxis, legend=dict(LEGEND_BELOW))   # the legend under the axis title
     if marker_x is not None:   # what add_vline draws: the chosen value, across the plot's height
         layout["shapes"] = [dict(type="line", x0=marker_x, x1=marker_x, xref="x", y0=0, y1=1, yref="y domain",
