@@ -137,7 +137,8 @@ PROBE = r"""
   // edges (the svg cuts them), axis titles over tick labels, labels over a trace's line or markers
   const meet = (a, b, pad) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > pad && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > pad;
   // a text's glyphs: its box less the line's leading across the text (a y title runs upwards)
-  const core = r => { const up = r.height > r.width, d = 0.2 * Math.min(r.width, r.height);
+  const core = t => { const r = t.getBoundingClientRect(), up = /rotate\(-?90/.test(t.getAttribute('transform') || '');
+    const d = 0.2 * (up ? r.width : r.height);
     return up ? {left: r.left + d, right: r.right - d, top: r.top + 1, bottom: r.bottom - 1}
               : {left: r.left + 1, right: r.right - 1, top: r.top + d, bottom: r.bottom - d}; };
   const textOf = t => t.textContent.trim();
@@ -155,14 +156,21 @@ PROBE = r"""
       for (const t of list) if (outside(t.getBoundingClientRect())) out.push({kind: kind + ' cut', where, text: textOf(t)});
     const legend = [...c.querySelectorAll('.legend .legendtext')].filter(t => seen(t) && textOf(t));
     titles.forEach((t, i) => {
-      const r = core(t.getBoundingClientRect());
+      const r = core(t);
       const over = ticks.find(k => meet(r, k.getBoundingClientRect(), 1));
       if (over) out.push({kind: 'title over tick labels', where, text: `${textOf(t)} / ${textOf(over)}`});
-      const other = [...titles.slice(i + 1), ...legend].find(u => meet(r, core(u.getBoundingClientRect()), 1));
+      const other = [...titles.slice(i + 1), ...legend].find(u => meet(r, core(u), 1));
       if (other) out.push({kind: 'title over another title or the legend', where, text: `${textOf(t)} / ${textOf(other)}`});
     });
     // a label written on its own trace's marker (a number in a square) is meant; another trace's is not
-    const marks = [...c.querySelectorAll('.scatterlayer .points path.point')].filter(seen).map(p => [p.closest('.trace'), p.getBoundingClientRect()]);
+    // an open marker (a square round a cell's number) is crossed only by a text reaching its outline
+    const marks = [...c.querySelectorAll('.scatterlayer .points path.point')].filter(seen).map(p => {
+      const cs = getComputedStyle(p), r = p.getBoundingClientRect();
+      const open = cs.fill === 'none' || parseFloat(cs.fillOpacity) === 0;
+      const w = (parseFloat(cs.strokeWidth) || 1) + 1;
+      return [p.closest('.trace'), r, open ? {left: r.left + w, right: r.right - w, top: r.top + w, bottom: r.bottom - w} : null];
+    });
+    const inside = (a, b) => a.left >= b.left && a.right <= b.right && a.top >= b.top && a.bottom <= b.bottom;
     const lines = [];
     for (const p of c.querySelectorAll('.scatterlayer path.js-line')) {
       if (!seen(p)) continue;
@@ -170,8 +178,8 @@ PROBE = r"""
       for (let s = 0; s <= n; s += 2) { const q = p.getPointAtLength(s); lines.push(new DOMPoint(q.x, q.y).matrixTransform(m)); }
     }
     for (const t of labels) {
-      const r = core(t.getBoundingClientRect());
-      if (marks.some(([tr, m]) => tr !== t.closest('.trace') && meet(r, m, 1))) { out.push({kind: 'label over markers', where, text: textOf(t)}); continue; }
+      const r = core(t);
+      if (marks.some(([tr, m, hole]) => tr !== t.closest('.trace') && meet(r, m, 1) && !(hole && inside(r, hole)))) { out.push({kind: 'label over markers', where, text: textOf(t)}); continue; }
       if (lines.some(q => q.x > r.left && q.x < r.right && q.y > r.top && q.y < r.bottom)) out.push({kind: 'label over a line', where, text: textOf(t)});
     }
   }
