@@ -1,12 +1,10 @@
 """PCIe and benchmark figures: byte counts in binary units, strategies' lines and stacks, bench timings."""
 from __future__ import annotations
 
-import re
-
 import numpy as np
 import plotly.graph_objects as go
 
-from kvviz.views.figures.style import LEGEND_BELOW, PALETTE, _tr, base_layout, legend_below, legend_px
+from kvviz.views.figures.style import LEGEND_BELOW, PALETTE, _tr, base_layout, bracket_below, legend_below, legend_px
 
 _BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
@@ -67,7 +65,7 @@ def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y
     yaxis = dict(byte_ticks(ys.min(), ys.max(), log=log_y)) if ys.size else {}
     # a chart in a third of the page: its y title on two lines (on one it ran past the plot's height,
     # over the chart's title)
-    ytitle = re.sub(r"\s*([（(])", r"<br>\1", tr("bytes_per_step"), count=1) if wrap else tr("bytes_per_step")
+    ytitle = bracket_below(tr("bytes_per_step")) if wrap else tr("bytes_per_step")
     yaxis.update(title=dict(text=ytitle), gridcolor="#eee", automargin=True, **(dict(type="log") if log_y else {}))
     layout = dict(xaxis=xaxis, yaxis=yaxis, legend=dict(LEGEND_BELOW))   # the legend under the axis title
     if marker_x is not None:   # what add_vline draws: the chosen value, across the plot's height
