@@ -116,10 +116,15 @@ ui.plot(fig, "lab.fig", "bench")
 measured = [c for c in sub.columns if sub[c].notna().any()]
 main = [c for c in MAIN_COLUMNS if c in measured]
 st.caption(tr("table_of", kernel=pick))
-st.dataframe(frames.no_none(sub[main]), hide_index=True, column_config=COLS)   # not measured: "—", not None
+shown, blanked = frames.bench_rows(sub)   # GB/s of a row of a few bytes: "—", said why below
+st.dataframe(frames.no_none(shown[main]), hide_index=True, column_config=COLS)   # not measured: "—", not None
+if blanked:
+    st.caption(tr("gbps_small", n=frames.GBPS_MIN_BYTES))
+if pick == "slot_mapping" and "torch" in set(sub["variant"]):
+    st.caption(tr("torch_note"))
 rest = [c for c in measured if c not in main and c != "kernel"]
 if rest and st.toggle(tr("more_columns", n=len(rest)), key="lab.more_columns"):
-    st.dataframe(frames.no_none(sub[["variant", "shape", *rest]]), hide_index=True, column_config=COLS)
+    st.dataframe(frames.no_none(shown[["variant", "shape", *rest]]), hide_index=True, column_config=COLS)
 
 # one step's metadata: the fused launch against the separate ones (this result's fused_step rows,
 # else the newest recorded run that has them)

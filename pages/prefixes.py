@@ -5,7 +5,7 @@ import ui
 
 ui.ensure_app_shell()
 from kvviz.views.report import event_line
-from kvviz.views import figures
+from kvviz.views import figures, frames
 from kvviz.views import links as share
 from kvviz.views import scenarios as stepper
 
@@ -76,7 +76,7 @@ def _col(name: str, width: int):
     return st.column_config.Column(tr(f"col.{name}"), width=width, help=tr(f"help.{name}") if name in helps else None)
 
 
-st.dataframe(chain.astype(object).where(chain.notna(), "—"), hide_index=True,
+st.dataframe(frames.no_none(chain), hide_index=True,   # not cached yet: "—", block numbers stay whole
              column_config={c: _col(c, w) for c, w in CHAIN_WIDTHS.items() if c in chain.columns})
 ui.download_csv(chain, "hash_chain", "pre.dl_chain", tr("dl_chain"))
 st.subheader(tr("log"))

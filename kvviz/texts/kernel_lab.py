@@ -131,6 +131,27 @@ STRINGS = {
     "col.host_us": {"en": "µs · host", "zh": "µs · 主机", "es": "µs · host"},
     "col.of_copy_bw": {"en": "share of copy GB/s", "zh": "占复制带宽", "es": "fracción de la copia"},
     "more_columns": {"en": "Show its {n} other columns", "zh": "显示其余 {n} 列", "es": "Mostrar sus otras {n} columnas"},
+    "gbps_small": {"en": "GB/s “—”: the row moves under {n} bytes (a 1-token step moves 20): its time is the launch, "
+                         "not the copy, so a bandwidth would mean nothing.",
+                   "zh": "GB/s 为“—”：该行搬运不足 {n} 字节（1 个 token 的步只有 20 字节）：耗时是启动本身而非拷贝，"
+                         "算出的带宽没有意义。",
+                   "es": "GB/s “—”: la fila mueve menos de {n} bytes (un paso de 1 token mueve 20): su tiempo es el "
+                         "lanzamiento, no la copia, así que un ancho de banda no diría nada."},
+    "torch_note": {"en": "Why torch is slow even at 1x1 (283 µs on the H200 run of 2026-11-30): the baseline (`kernels.slot_mapping.slot_mapping_torch`) "
+                         "is eager PyTorch, about two dozen small ops (`repeat_interleave`, `%`, `//`, `where`, `clamp_`, the "
+                         "gather, the two writes), each its own kernel launched from Python. The GPU waits for the "
+                         "host between them: the host time per call (µs · host) is as long, while the same ops in a "
+                         "CUDA graph (no host launches) took 43 µs there. The Triton designs are one launch each.",
+                   "zh": "为什么 torch 在 1x1 也很慢（2026-11-30 的 H200 运行中为 283 µs）：基线（`kernels.slot_mapping.slot_mapping_torch`）是 eager "
+                         "PyTorch，约二十多个小算子（`repeat_interleave`、`%`、`//`、`where`、`clamp_`、gather、两次写入），每个都是"
+                         "从 Python 单独启动的内核。GPU 在算子之间等待主机：每次调用的主机时间（µs · 主机）一样长，而同样"
+                         "的算子放进 CUDA 图（没有主机启动）在那次运行中只需 43 µs。Triton 的各设计都只有一次启动。",
+                   "es": "Por qué torch es lento incluso en 1x1 (283 µs en la ejecución H200 del 2026-11-30): la referencia (`kernels.slot_mapping.slot_mapping_torch`) "
+                         "es PyTorch en modo eager, unas dos docenas de operaciones pequeñas (`repeat_interleave`, `%`, `//`, "
+                         "`where`, `clamp_`, la recogida, las dos escrituras), cada una su propio kernel lanzado desde Python. "
+                         "La GPU espera al host entre ellas: el tiempo de host por llamada (µs · host) es igual de largo, "
+                         "mientras que las mismas operaciones en un grafo CUDA (sin lanzamientos desde el host) tardaron "
+                         "43 µs allí. Los diseños Triton son un único lanzamiento cada uno."},
     "table_of": {"en": "{kernel}: the main columns; the rest below.", "zh": "{kernel}：主要的列；其余在下面。",
                  "es": "{kernel}: las columnas principales; el resto, abajo."},
     "as_recorded": {"en": "The note and the goals are the file's own text, shown as recorded.",

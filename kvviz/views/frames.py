@@ -10,11 +10,15 @@ MISSING = "—"
 
 def no_none(df: pd.DataFrame, missing: str = MISSING) -> pd.DataFrame:
     """``df`` with every missing cell (None, NaN) shown as ``missing``; columns without any keep their
-    dtype (numbers stay numbers, sortable)."""
+    dtype (numbers stay numbers, sortable). A column of whole numbers that a missing cell made
+    floats (pandas: ints + NaN = float64) shows its numbers as integers again ("20", not "20.0")."""
     out = df.copy()
     for col in out.columns:
         if out[col].isna().any():
-            out[col] = out[col].astype(object).where(out[col].notna(), missing)
+            vals = out[col].tolist()
+            whole = pd.api.types.is_float_dtype(out[col]) and all(float(v).is_integer() for v in vals if not _missing(v))
+            out[col] = pd.Series([missing if _missing(v) else int(v) if whole else v for v in vals],
+                                 index=out.index, dtype=object)
     return out
 
 
@@ -87,3 +91,18 @@ def markdown_table(data, labels: dict | None = None, missing: str = MISSING) -> 
                for h in heads]
     n = len(next(iter(cols.values()))) if cols else 0
     return markdown_grid(heads, ([str(cols[h][i]) for h in heads] for i in range(n)), numeric)
+
+
+GBPS_MIN_BYTES = 4096       # a bench row moving fewer bytes than a page: its GB/s says nothing
+
+
+def bench_rows(df: pd.DataFrame, min_bytes: int = GBPS_MIN_BYTES) -> tuple[pd.DataFrame, int]:
+    """A bench table as the kernel lab shows it: the GB/s of a row that moves fewer than
+    ``min_bytes`` (a 1-token step: 20 bytes; its time is the launch, the bandwidth rounds to 0.0)
+    left missing (shown "—", explained under the table). Returns (rows, how many were blanked)."""
+    if "gbps" not in df.columns or "bytes" not in df.columns:
+        return df, 0
+    small = df["bytes"].notna() & (df["bytes"] < min_bytes) & df["gbps"].notna()
+    out = df.copy()
+    out["gbps"] = out["gbps"].astype(float).where(~small)
+    return out, int(small.sum())

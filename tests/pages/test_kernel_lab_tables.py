@@ -30,3 +30,30 @@ def test_main_and_other_columns_of_the_picked_kernel():
     assert all(f"`{g['goal']}`" in m and f"`{g['figure']}`" in m for g, m in zip(rec["goals"], goals))
     assert any(c.value == f"`{rec['note']}`" for c in at.caption)
 
+
+
+def test_gbps_of_a_few_bytes_is_a_dash_with_its_reason_and_torch_explained():
+    """A 1x1 slot mapping moves 20 bytes: its recorded GB/s (0.0) is shown "—", a caption says why;
+    rows of 4 KiB and more keep their figure. Why torch is slow at 1x1 is said under the table."""
+    from kvviz.texts.i18n import t
+    from kvviz.views.frames import GBPS_MIN_BYTES
+
+    at = open_page(app_test(lang="en"), "kernel_lab")
+    assert at.selectbox(key="lab.recorded").value == "h200-2026-11-30"
+    (main,) = [d.value for d in at.dataframe]
+    rec = json.loads((ROOT / "examples/bench/h200-2026-11-30.json").read_text())
+    rows = [r for r in rec["rows"] if r["kernel"] == "slot_mapping"]
+    small = [r["bytes"] < GBPS_MIN_BYTES for r in rows]
+    assert any(small) and not all(small)
+    shown = main["gbps"].tolist()
+    assert [v for v, s in zip(shown, small) if s] == ["—"] * sum(small)      # 1x1: "—", never "0.0"
+    assert [float(v) for v, s in zip(shown, small) if not s] == [r["gbps"] for r, s in zip(rows, small) if not s]
+    captions = [c.value for c in at.caption]
+    assert t("kernel_lab", "gbps_small", "en", n=GBPS_MIN_BYTES) in captions
+    note = t("kernel_lab", "torch_note", "en")
+    assert note in captions and "slot_mapping_torch" in note and "CUDA graph" in note
+    torch_1x1 = next(r for r in rows if r["variant"] == "torch" and r["shape"] == "1x1")
+    assert f"{torch_1x1['us']:.0f} µs" in note and f"{torch_1x1['graph_us']:.0f} µs" in note   # the run's own figures
+    at.segmented_control(key="lab.kernel").set_value("kv_write").run()   # no small rows, no torch: no captions
+    assert t("kernel_lab", "gbps_small", "en", n=GBPS_MIN_BYTES) not in [c.value for c in at.caption]
+    assert note not in [c.value for c in at.caption]

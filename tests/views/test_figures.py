@@ -135,7 +135,9 @@ def _bytes_lines_by_steps(df, *, x, title, x_title, marker_x=None, wrap=None):
     ys = df[[c for c in df.columns if c != x]].to_numpy(dtype=float)
     ys = ys[ys > 0]
     fig.update_yaxes(**F.byte_ticks(ys.min(), ys.max(), log=True))
-    fig.update_yaxes(title=F._tr("en")("bytes_per_step"), gridcolor="#eee", type="log")
+    ytitle = F._tr("en")("bytes_per_step")   # a narrow chart's on two lines, the bracket on the second
+    fig.update_yaxes(title=ytitle.replace(" (", "<br>(", 1) if wrap else ytitle, gridcolor="#eee", type="log",
+                     automargin=True)
     return F.base_layout(fig, title, 400 + F.legend_below(fig), wrap=wrap)
 
 
@@ -302,3 +304,24 @@ def test_wrap_label_keeps_the_text_and_the_width(text, width):
     out = F.wrap_label(text, width)
     assert "".join(out.split("<br>")).replace(" ", "") == text.replace(" ", "")
     assert all(F._cells(line) <= width for line in out.split("<br>"))
+
+
+def test_bench_figure_guides_in_the_legend_every_point_drawn():
+    """The empty-launch floor and the goal are lines across the plot named in the legend: a label
+    written on the plot ("goal: 1.5x the empty launch", its white box) hid the 1x131072 points of
+    flat / grid2d / auto, which the recorded run has (5.3, 6.2, 5.3 µs)."""
+    import json
+    from pathlib import Path
+
+    rec = json.loads((Path(__file__).resolve().parents[2] / "examples/bench/h200-2026-11-30.json").read_text())
+    df = pd.DataFrame([r for r in rec["rows"] if r["kernel"] == "slot_mapping"])
+    fig = F.bench_figure(df, x="shape", y="us", color="variant", title="t", x_title="shape", y_title="µs",
+                         log_x=False, floor=3.36, floor_label="empty launch 3.36 µs", goal_x=1.5,
+                         goal_label="goal: 1.5× the empty launch")
+    assert not fig.layout.annotations
+    assert [s.y0 for s in fig.layout.shapes] == [3.36, 3.36 * 1.5]
+    names = [tr.name for tr in fig.data]
+    assert names[-2:] == ["empty launch 3.36 µs", "goal: 1.5× the empty launch"]
+    for tr in fig.data[:-2]:
+        assert list(tr.x)[-1] == "1x131072" and len(tr.x) == 9, tr.name
+    assert [list(tr.x) for tr in fig.data[-2:]] == [[None], [None]]   # legend entries only

@@ -170,7 +170,9 @@ def test_block_table_figure_v2_labels_and_stale_tail():
     assert fig.layout.yaxis.title.text == "batch position"
     assert fig.layout.yaxis.ticktext[0] == "0: A" and "<" not in fig.layout.yaxis.ticktext[1]
     tails = [tr for tr in fig.data if tr.type == "scatter"]
-    assert len(tails) == 1 and list(tails[0].x) == [2] and list(tails[0].y) == [1]
+    # the cross sits in the cell's top right corner, off the block id written in its centre
+    assert len(tails) == 1 and list(tails[0].x) == [2 + 0.3] and list(tails[0].y) == [1 - 0.3]
+    assert tails[0].marker.size <= 10
     plain = figures.block_table_heatmap(bt, num_reqs=2, num_blocks=12, geometry=Geometry(4))
     assert len(plain.data) == 1 and plain.layout.yaxis.title.text == "request row"
     share = figures.sharing_figure(np.array([[1, 2]]), np.array([[2, 1]]), ["A"], row_title="x")

@@ -9,7 +9,7 @@ name is handed on here: callers write ``from kvviz.views import figures`` and ``
 from kvviz.views.figures.style import (  # noqa: F401
     BLOCK_PALETTE, FONT, FONT_FAMILY, HILITE, LEGEND_BELOW, LEGEND_LINE_PX, LEGEND_PER_ROW, LEGEND_ROW_PX,
     MAX_CATEGORICAL_BLOCKS, MAX_CUSTOM_CELLS, MAX_TEXT_CELLS, NULL_GRAY, PALETTE, POOL_STATES, _cell_box, _cells,
-    _inert, _tr, base_layout, block_color, block_colorscale, cell_box, figure_of, legend_below, legend_px,
+    _inert, _tr, base_layout, block_color, bracket_below, block_colorscale, cell_box, figure_of, legend_below, legend_px,
     request_color, row_colorscale, wrap_label, wrap_title)
 from kvviz.views.figures.batch import (  # noqa: F401
     block_table_heatmap, buffer_selection, slot_buffer_figure, slot_mapping_figure, slot_selection, table_selection)

@@ -116,8 +116,12 @@ def _row_marks(*, r0: int, r1: int, c0: int, c1: int, num_reqs: int, counts, sho
     return shapes, keys
 
 
+STALE_MARK_DX, STALE_MARK_DY = 0.3, 0.3   # the stale cross's place from the cell's centre (rows run down)
+
+
 def _stale_tail_marks(bt: np.ndarray, stale_tails: dict, *, r0: int, r1: int, c0: int, c1: int, tr) -> list:
-    """A cross on every non-null entry of a stale tail ({row: num_blocks}: from num_blocks on)."""
+    """A small cross in the top right corner of every non-null entry of a stale tail ({row:
+    num_blocks}: from num_blocks on): a cross on the cell's centre hid the block id written there."""
     xs, ys = [], []
     for r, n in stale_tails.items():
         if r0 <= r < r1:
@@ -127,8 +131,9 @@ def _stale_tail_marks(bt: np.ndarray, stale_tails: dict, *, r0: int, r1: int, c0
                     ys.append(r)
     if not xs:
         return []
-    return [dict(type="scatter", x=xs, y=ys, mode="markers", name=tr("stale_tail"), showlegend=False,
-                 marker=dict(symbol="x-thin", size=22, line=dict(width=2, color="#555")),
+    return [dict(type="scatter", x=[x + STALE_MARK_DX for x in xs], y=[y - STALE_MARK_DY for y in ys], mode="markers",
+                 name=tr("stale_tail"), showlegend=False,
+                 marker=dict(symbol="x-thin", size=9, line=dict(width=2, color="#333")),
                  hovertemplate=tr("hover_stale_tail") + "<extra></extra>")]
 
 

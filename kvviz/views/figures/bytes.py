@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from kvviz.views.figures.style import FONT, LEGEND_BELOW, PALETTE, _tr, base_layout, legend_below, legend_px
+from kvviz.views.figures.style import LEGEND_BELOW, PALETTE, _tr, base_layout, bracket_below, legend_below, legend_px
 
 _BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
@@ -63,7 +63,10 @@ def bytes_lines(df, *, x: str, title: str, x_title: str, lang: str = "en", log_y
     ys = df[cols].to_numpy(dtype=float)
     ys = ys[ys > 0] if log_y else ys
     yaxis = dict(byte_ticks(ys.min(), ys.max(), log=log_y)) if ys.size else {}
-    yaxis.update(title=dict(text=tr("bytes_per_step")), gridcolor="#eee", **(dict(type="log") if log_y else {}))
+    # a chart in a third of the page: its y title on two lines (on one it ran past the plot's height,
+    # over the chart's title)
+    ytitle = bracket_below(tr("bytes_per_step")) if wrap else tr("bytes_per_step")
+    yaxis.update(title=dict(text=ytitle), gridcolor="#eee", automargin=True, **(dict(type="log") if log_y else {}))
     layout = dict(xaxis=xaxis, yaxis=yaxis, legend=dict(LEGEND_BELOW))   # the legend under the axis title
     if marker_x is not None:   # what add_vline draws: the chosen value, across the plot's height
         layout["shapes"] = [dict(type="line", x0=marker_x, x1=marker_x, xref="x", y0=0, y1=1, yref="y domain",
@@ -92,7 +95,8 @@ def bench_figure(df, *, x: str, y: str, color: str, title: str, x_title: str, y_
                  log_x: bool = True, floor: float | None = None, floor_label: str = "",
                  goal_x: float | None = None, goal_label: str = "") -> go.Figure:
     """One line per ``color`` group; with ``floor``, a dashed line at the empty-launch floor and,
-    with ``goal_x``, a dotted one at goal_x × floor."""
+    with ``goal_x``, a dotted one at goal_x × floor, each named in the legend (never written over
+    the data)."""
     fig = go.Figure()
     order = list(dict.fromkeys(df[x]))   # the bench's own order (small to large), not alphabetical
     for i, (name, g) in enumerate(df.groupby(color, sort=False)):
@@ -100,15 +104,15 @@ def bench_figure(df, *, x: str, y: str, color: str, title: str, x_title: str, y_
                                  line=dict(width=3, color=PALETTE[i % len(PALETTE)]),
                                  hovertemplate=f"{name}<br>{x_title} %{{x}}<br>{y_title} %{{y:.4g}}<extra></extra>"))
     if floor:
-        # lines and their labels placed by hand: on a log axis an hline's own annotation lands at 10**y
-        lines = [(floor, floor_label, "#555", "dash", "top")]
+        # the guide lines across the plot, named in the legend: a label written on the plot sat on the
+        # lines' last points (a 1x131072 point at 5 µs hid behind "goal: 1.5x the empty launch")
+        lines = [(floor, floor_label, "#555", "dash")]
         if goal_x:
-            lines.append((floor * goal_x, goal_label, "#2ca02c", "dot", "bottom"))
-        for y_val, text, col, dash, anchor in lines:
+            lines.append((floor * goal_x, goal_label, "#2ca02c", "dot"))
+        for y_val, text, col, dash in lines:
             fig.add_hline(y=y_val, line=dict(color=col, dash=dash, width=2))
-            fig.add_annotation(x=1, xref="paper", y=float(np.log10(y_val)), yref="y", text=text, showarrow=False,
-                               xanchor="right", yanchor=anchor, font=dict(color=col, size=FONT - 2),
-                               bgcolor="rgba(255,255,255,0.8)")
+            fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", name=text, hoverinfo="skip",
+                                     line=dict(color=col, dash=dash, width=2)))
     if log_x:
         fig.update_xaxes(title=x_title, type="log")
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from kvviz.views.figures.style import FONT, HILITE, _cell_box, _tr, base_layout, row_colorscale
+from kvviz.views.figures.style import FONT, HILITE, _cell_box, _tr, base_layout, bracket_below, row_colorscale
 
 def csr_figure(indptr, indices, last_page_len, *, page_size: int, title: str = "",
                lang: str = "en", selected_req: int | None = None, max_cells: int = 4096,
@@ -104,6 +104,6 @@ def memory_order_figure(geom, *, picked_byte: int | None = None, title: str = ""
         el = picked_byte // geom.itemsize
         r, c = divmod(el, per_line)
         _cell_box(fig, c, r)
-    fig.update_yaxes(autorange="reversed", title=tr("memory_line", n=per_line * geom.itemsize))
+    fig.update_yaxes(autorange="reversed", title=bracket_below(tr("memory_line", n=per_line * geom.itemsize)), automargin=True)
     fig.update_xaxes(title=tr("element_in_line"))
     return base_layout(fig, title, int(min(1100, max(260, 60 + 22 * lines))))

@@ -5,7 +5,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from kvviz.constants import NULL_BLOCK_ID
-from kvviz.views.figures.style import FONT, HILITE, POOL_STATES, _tr, base_layout, figure_of
+from kvviz.views.figures.style import FONT, HILITE, POOL_STATES, _tr, base_layout, figure_of, wrap_label
 
 def ref_count_figure(ref_counts, free_queue, cached: dict, *, title: str = "", lang: str = "en",
                      highlight=()) -> go.Figure:
@@ -55,7 +55,10 @@ def ref_count_figure(ref_counts, free_queue, cached: dict, *, title: str = "", l
     # room on top for the stars
     top = max(1, int(ref.max()) if n else 1) + 0.5
     low = int(ref.min()) - 0.5 if n and ref.min() < 0 else 0
-    layout = dict(xaxis=xaxis, yaxis=dict(title=dict(text=tr("ref_count")), dtick=1, range=[low, top]),
+    # the y title in lines of 14 cells: a short plot's one-line "contador de referencias" ran up
+    # over the chart's title (Guided demos, es)
+    layout = dict(xaxis=xaxis, yaxis=dict(title=dict(text=wrap_label(tr("ref_count"), 14)), dtick=1, range=[low, top],
+                                          automargin=True),
                   barmode="overlay", bargap=0.15, legend=dict(font=dict(size=FONT - 2)))
     if shapes:
         layout["shapes"] = shapes

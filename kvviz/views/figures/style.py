@@ -87,6 +87,12 @@ def wrap_title(title: str, width: int) -> str:
     return "<br>".join([*lines, line])
 
 
+def bracket_below(text: str) -> str:
+    """``text`` with its first bracket ("(", "（") and what follows on a second line: a y axis title
+    longer than a short plot's height ran past the figure's edge or over the chart's title."""
+    return re.sub(r"\s*([（(])", r"<br>\1", text, count=1)
+
+
 def _cells(text: str) -> int:
     """Display width in Latin-letter cells: a CJK or full-width character takes two."""
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
