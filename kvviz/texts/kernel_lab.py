@@ -78,17 +78,20 @@ STRINGS = {
     "tl_intro": {"en": "For one batch of the run below: every KV-cache group's slot mapping and FlashInfer's CSR "
                        "arrays, made by one fused kernel (indptr summed on the device) or by the separate kvviz "
                        "launches (one slot mapping per group for V1, a gather and one slot mapping for V2; then "
-                       "the CSR repack after a host prefix sum copied over). Bars start at 0 µs; the grey bar is "
-                       "an empty launch timed the same way.",
+                       "the CSR repack after a host prefix sum copied over); in runs from 2026-12-04 also vLLM's own "
+                       "step kernels, taken from the wheels of the newest releases (V1: v0.33.0, Model Runner V2: "
+                       "v0.34.0; blue). Bars start at 0 µs; the grey bar is an empty launch timed the same way.",
                  "zh": "针对下面这次运行中的一个批次：每个 KV 缓存组的槽位映射和 FlashInfer 的 CSR 数组，由一个融合内核"
                        "（indptr 在设备上求和）生成，或由单独的 kvviz 启动生成（V1 每组一次槽位映射，V2 一次收集加一次"
-                       "槽位映射；随后在主机前缀和拷贝过来之后做 CSR 重排）。条形从 0 µs 开始；灰色条是同样计时的空启动。",
+                       "槽位映射；随后在主机前缀和拷贝过来之后做 CSR 重排）；2026-12-04 起的运行还包括 vLLM 自己的每步内核，"
+                       "取自最新版本的 wheel（V1：v0.33.0，Model Runner V2：v0.34.0；蓝色）。条形从 0 µs 开始；灰色条是同样计时的空启动。",
                  "es": "Para un lote de la ejecución de abajo: el mapeo de slots de cada grupo de caché KV y los "
                        "arrays CSR de FlashInfer, hechos por un único kernel fusionado (indptr sumado en el "
                        "dispositivo) o por los lanzamientos separados de kvviz (un mapeo por grupo en V1; una "
                        "recogida y un mapeo en V2; después el reempaquetado CSR tras una suma prefija en el host "
-                       "copiada al dispositivo). Las barras empiezan en 0 µs; la gris es un lanzamiento vacío "
-                       "medido igual."},
+                       "copiada al dispositivo); en las ejecuciones desde 2026-12-04 también los kernels por paso del "
+                       "propio vLLM, tomados de los wheels de las versiones más nuevas (V1: v0.33.0, Model Runner V2: "
+                       "v0.34.0; en azul). Las barras empiezan en 0 µs; la gris es un lanzamiento vacío medido igual."},
     "tl_from_recorded": {"en": "This run has no fused-step measurements; shown: the recorded run {name}.",
                          "zh": "本次运行没有融合步骤的测量；显示的是已记录的运行 {name}。",
                          "es": "Esta ejecución no tiene medidas del paso fusionado; se muestra la ejecución grabada "
@@ -104,6 +107,10 @@ STRINGS = {
     "tl_fused": {"en": "fused: 1 launch", "zh": "融合：1 次启动", "es": "fusionado: 1 lanzamiento"},
     "tl_separate": {"en": "separate: {n} launches + an indptr copy", "zh": "单独：{n} 次启动 + 一次 indptr 拷贝",
                     "es": "separados: {n} lanzamientos + una copia de indptr"},
+    "tl_vllm": {"en": "vLLM's own kernels: {n} launches", "zh": "vLLM 自己的内核：{n} 次启动",
+                "es": "los kernels de vLLM: {n} lanzamientos"},
+    "tl_bar_vllm": {"en": "{us:.2f} µs ({x}× empty, {r}× vLLM's)", "zh": "{us:.2f} µs（空启动的 {x} 倍，vLLM 的 {r} 倍）",
+                    "es": "{us:.2f} µs ({x}× vacío, {r}× el de vLLM)"},
     "tl_empty": {"en": "empty launch", "zh": "空启动", "es": "lanzamiento vacío"},
     "tl_bar": {"en": "{us:.2f} µs ({x}× empty)", "zh": "{us:.2f} µs（空启动的 {x} 倍）",
                "es": "{us:.2f} µs ({x}× vacío)"},

@@ -10,14 +10,16 @@ MISSING = "—"
 
 def no_none(df: pd.DataFrame, missing: str = MISSING) -> pd.DataFrame:
     """``df`` with every missing cell (None, NaN) shown as ``missing``; columns without any keep their
-    dtype (numbers stay numbers, sortable). A column of whole numbers that a missing cell made
-    floats (pandas: ints + NaN = float64) shows its numbers as integers again ("20", not "20.0")."""
+    dtype (numbers stay numbers, sortable). A column with a missing cell becomes text, all of it (a
+    column mixing text and numbers cannot travel to the browser as it is: Arrow refuses it and
+    Streamlit logs a traceback before converting it itself); a column of whole numbers that a
+    missing cell made floats (pandas: ints + NaN = float64) shows them as integers ("20", not "20.0")."""
     out = df.copy()
     for col in out.columns:
         if out[col].isna().any():
             vals = out[col].tolist()
             whole = pd.api.types.is_float_dtype(out[col]) and all(float(v).is_integer() for v in vals if not _missing(v))
-            out[col] = pd.Series([missing if _missing(v) else int(v) if whole else v for v in vals],
+            out[col] = pd.Series([missing if _missing(v) else str(int(v)) if whole else str(v) for v in vals],
                                  index=out.index, dtype=object)
     return out
 

@@ -288,14 +288,22 @@ def test_kernel_lab_step_timeline_from_the_recorded_fused_run(at):
     bars = {t["name"]: dict(zip(_array(t["y"]), _array(t["x"]))) for t in spec["data"]}
     row = {r["variant"]: r for r in rec["rows"] if r["kernel"] == "fused_step" and r["shape"] == "4096x1 G4"}
     fl = rec["floors"]
+    # the run's other path: kvviz's separate launches, or (from 2026-12-04) vLLM's own step kernels
+    other, name_v2, name_v1 = (("v2 vllm", "vLLM's own kernels: 3 launches", "vLLM's own kernels: 5 launches")
+                               if "v2 vllm" in row else ("v2 separate", "separate: 3 launches + an indptr copy",
+                                                         "separate: 5 launches + an indptr copy"))
     for label, col, floor in (("event-timed", "us", "empty_us"), ("in a CUDA graph", "graph_us", "empty_graph_us"),
                               ("host hidden, cold L2", "dev_us", "empty_dev_us")):
         assert bars["fused: 1 launch"][label] == row["v2 fused"][col]
-        assert bars["separate: 3 launches + an indptr copy"][label] == row["v2 separate"][col]
+        assert bars[name_v2][label] == row[other][col]
         assert bars["empty launch"][label] == fl[floor]
+    fused = next(t for t in spec["data"] if t["name"] == "fused: 1 launch")
+    if other == "v2 vllm":   # the fused bar names its ratio to vLLM's kernels
+        assert any(f"{round(row['v2 fused']['graph_us'] / row['v2 vllm']['graph_us'], 2)}× vLLM's" in t
+                   for t in _array(fused["text"]))
     at.segmented_control(key="lab.tl_runner").set_value("v1").run()
     spec = json.loads(_plots(at)[1])
-    assert "separate: 5 launches + an indptr copy" in [t["name"] for t in spec["data"]]   # 4 slot mappings + CSR
+    assert name_v1 in [t["name"] for t in spec["data"]]   # 4 slot mappings + the page copy / CSR
 
 
 @pytest.mark.parametrize("text,msg", [("[" * 100000, "nested too deeply"), ("{bad", "not valid JSON"),
