@@ -125,6 +125,8 @@ def main(argv=None) -> int:
     from kvviz.vllm_wheel.step_kernels import load_step_kernels
 
     vllm = load_step_kernels(download=args.download)
+    for note in vllm.notes:
+        print(f"fused_step: {note}", flush=True)
     releases = {"v1": vllm.v1_release or "-", "v2": vllm.v2_release or "-"}
     floors = measure_floors()
     try:

@@ -110,6 +110,12 @@ def load_step_kernels(*, download: bool = False) -> StepKernels:
     return out
 
 
+def available_variants(variants, kernels: StepKernels | None) -> list[str]:
+    """``variants`` less "v1 vllm" / "v2 vllm" where ``kernels`` lacks them."""
+    have = {"v1 vllm": kernels is not None and kernels.has_v1, "v2 vllm": kernels is not None and kernels.has_v2}
+    return [v for v in variants if have.get(v, True)]
+
+
 # --- one step's launches ------------------------------------------------------------------------
 
 def vllm_buffers(s: dict, dev) -> dict:

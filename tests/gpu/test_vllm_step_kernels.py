@@ -177,10 +177,27 @@ def test_without_the_wheels_the_rows_are_left_out_and_said_so(monkeypatch):
     monkeypatch.setattr(sk, "find_wheel", nowhere)
     k = sk.load_step_kernels()
     assert not k.has_v1 and not k.has_v2 and len(k.notes) == 2
-    said = []
-    rows = bench_fused_step([(3, 2)], (1,), FLOORS, said.append, variants=("v1 fused", "v1 vllm", "v2 vllm"), vllm=k)
+    assert any(LAST_V1_RELEASE.lstrip("v") in m for m in k.notes) and any(NEWEST.lstrip("v") in m for m in k.notes)
+    rows = bench_fused_step([(3, 2)], (1,), FLOORS, lambda m: None, variants=("v1 fused", "v1 vllm", "v2 vllm"), vllm=k)
     assert [r["variant"] for r in rows] == ["v1 fused"]
-    assert any(LAST_V1_RELEASE.lstrip("v") in m for m in said) and any(NEWEST.lstrip("v") in m for m in said)
+    said = []                              # loading them itself, the bench says what is missing
+    rows = bench_fused_step([(3, 2)], (1,), FLOORS, said.append, variants=("v1 fused", "v2 vllm"))
+    assert [r["variant"] for r in rows] == ["v1 fused"] and any(NEWEST.lstrip("v") in m for m in said)
+
+
+def test_kvviz_bench_counts_only_the_rows_it_can_run(monkeypatch):
+    """``kvviz bench``'s progress total leaves out vLLM's rows when the wheels are missing (a fresh
+    machine), so the bar still ends at its total."""
+    from kvviz.gpu.bench import run
+
+    def nowhere(version, **kw):
+        raise BadInput(f"no wheel of vLLM {version}")
+
+    monkeypatch.setattr(sk, "find_wheel", nowhere)
+    seen = []
+    res = run.run_bench(quick=True, progress=lambda done, total, msg: seen.append((done, total)))
+    assert seen[-1][0] == seen[-1][1] == len(res["rows"]) + 1
+    assert not any(r["variant"].endswith("vllm") for r in res["rows"]) and "no wheel" in res["note"]
 
 
 def test_a_kernel_parameter_kvviz_does_not_know_is_an_error(wheels):

@@ -216,19 +216,17 @@ def fused_bytes(s: dict) -> int:
 
 def bench_fused_step(shapes, groups, floors, progress, variants=FUSED_VARIANTS, vllm="load") -> list[dict]:
     """Rows of kernel "fused_step" (variant per FUSED_VARIANTS, ROLE_VARIANTS; shape "RxT Gg").
-    ``vllm``: vLLM's step kernels (``kvviz.vllm_wheel.step_kernels.StepKernels``), "load" to take
-    them from the cached wheels, None for none; the variants whose kernels are missing are left
-    out (``progress`` says why)."""
+    ``vllm``: vLLM's step kernels (``kvviz.vllm_wheel.step_kernels.StepKernels``; the caller says
+    what is missing), or "load" to take them from the cached wheels here (``progress`` says what is
+    missing), None for none; the variants whose kernels are missing are left out."""
+    from kvviz.vllm_wheel.step_kernels import available_variants, load_step_kernels
+
     dev = torch_device()
     if vllm == "load":
-        from kvviz.vllm_wheel.step_kernels import load_step_kernels
-
         vllm = load_step_kernels() if any(v.endswith("vllm") for v in variants) else None
-    if vllm is not None:
-        for note in vllm.notes:
+        for note in vllm.notes if vllm is not None else ():
             progress(f"fused_step: {note}")
-    missing = {"v1 vllm": vllm is None or not vllm.has_v1, "v2 vllm": vllm is None or not vllm.has_v2}
-    variants = [v for v in variants if not missing.get(v)]
+    variants = available_variants(variants, vllm)
     rows = []
     for num_reqs, per_req in shapes:
         for n_groups in groups:

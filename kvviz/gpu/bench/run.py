@@ -10,7 +10,7 @@ from kvviz.gpu.bench.cases import (CPU_SCALE, CSR_SHAPES, DECODE_SHAPES, KV_SHAP
                                    bench_kv_write, bench_slot_mapping)
 from kvviz.gpu.bench.fused import (FUSED_GROUPS, FUSED_GROUPS_CPU, FUSED_GROUPS_QUICK, FUSED_SHAPES,
                                    FUSED_SHAPES_CPU, FUSED_SHAPES_QUICK, FUSED_VARIANTS, bench_fused_step)
-from kvviz.gpu.bench.goals import evaluate_goals
+from kvviz.gpu.bench.goals import evaluate_goals, vllm_ratios
 from kvviz.gpu.bench.h2d import H2D_SHAPES, H2D_STEPS_PER_SHAPE, bench_h2d
 from kvviz.gpu.bench.timing import measure_floors
 
@@ -56,12 +56,17 @@ def run_bench(*, quick: bool = False, progress=None) -> dict:
     """Run every benchmark; ``progress(done, total, message)`` is called after each step.
 
     Returns {"label", "date", "quick", "floors", "rows", "goals", "note"}."""
+    from kvviz.vllm_wheel.step_kernels import available_variants, load_step_kernels
+
     label = device_label()
     on_gpu = torch_device() == "cuda"
     shapes = _shapes(quick, on_gpu)
+    # vLLM's own step kernels beside the fused launch, where the cached wheels have them
+    vllm = load_step_kernels() if shapes["fused"][0] else None
+    fused_variants = available_variants(FUSED_VARIANTS, vllm)
     total = (1 + len(SLOT_VARIANTS) * len(shapes["slot"]) + 2 * len(shapes["csr"]) + len(shapes["kv"])
              + 2 * len(shapes["decode"]) + (len(H2D_SHAPES) * H2D_STEPS_PER_SHAPE if on_gpu else 0)
-             + len(FUSED_VARIANTS) * len(shapes["fused"][0]) * len(shapes["fused"][1]))
+             + len(fused_variants) * len(shapes["fused"][0]) * len(shapes["fused"][1]))
     step = _progress_counter(total, progress)
     floors = measure_floors()
     step(f"floors: empty launch {floors['empty_us']} us, copy {floors['copy_gbps']} GB/s")
@@ -75,10 +80,13 @@ def run_bench(*, quick: bool = False, progress=None) -> dict:
         rows += bench_decode(shapes["decode"], floors, step)
         rows += bench_h2d(H2D_SHAPES, floors, step)
     # one launch for all of a step's attention metadata vs the separate launches (tiny in the interpreter)
-    rows += bench_fused_step(*shapes["fused"], floors, step)
+    rows += bench_fused_step(*shapes["fused"], floors, step, variants=fused_variants, vllm=vllm)
     note = ("compiled on the GPU; µs are medians of CUDA-event-timed calls with a cold L2" if on_gpu else
             "Triton interpreter on the CPU: µs are Python emulation wall times, not kernel speeds; "
             "shapes are scaled down")
+    if vllm is not None:
+        note += (f"; vLLM's step kernels: V1 {vllm.v1_release or '-'}, MRV2 {vllm.v2_release or '-'}"
+                 + (f" ({'; '.join(vllm.notes)})" if vllm.notes else ""))
     return {"label": label, "date": _dt.date.today().isoformat(), "quick": quick, "floors": floors,
             "rows": rows, "goals": evaluate_goals(rows, floors) if on_gpu else [], "note": note}
 
@@ -113,6 +121,10 @@ def format_table(result: dict) -> str:
            f"device copy {fl['copy_gbps']} GB/s",
            fmt.format(*TABLE_HEAD), fmt.format(*["-" * w for w in widths])]
     out += [fmt.format(*x) for x in lines]
+    ratios = vllm_ratios(result["rows"])
+    if ratios:
+        out.append("fused step / vLLM's step kernels, in a CUDA graph: " + ", ".join(
+            f"{v} {shape} {x:.2f}" for x, v, shape in ratios))
     for g in result["goals"]:
         out.append(f"GOAL {'MET    ' if g['met'] else 'NOT MET'} {g['goal']}: {g['figure']}")
     return "\n".join(out)
