@@ -28,13 +28,6 @@ STRINGS = {
                    "zh": "kvviz 了解 vLLM {oldest} … {newest}（它所知的最新版本是 {newest}）以及 {main} 的 main。",
                    "es": "kvviz conoce vLLM {oldest} … {newest} (la versión más nueva que conoce es {newest}) y main "
                          "en {main}."},
-    "shows_pcie": {"en": "Shows a model of Model Runner V1's host → device copies per step (block-table rows "
-                         "aligned to 128 tokens, as from vLLM v0.21.0); no release is picked on this page.",
-                   "zh": "展示 Model Runner V1 每步主机 → 设备拷贝的模型（块表行按 128 个 token 对齐，自 vLLM v0.21.0 起如此）；"
-                         "本页不选择版本。",
-                   "es": "Muestra un modelo de las copias host → dispositivo de Model Runner V1 por paso (filas de la "
-                         "tabla de bloques alineadas a 128 tokens, como desde vLLM v0.21.0); en esta página no se elige "
-                         "versión."},
     "shows_kernel_lab": {"en": "Shows kvviz's own Triton kernels, timed on this machine or read from a recorded bench file; no vLLM "
                                "release is involved.",
                          "zh": "展示 kvviz 自己的 Triton 内核，在本机或录制的运行中计时；不涉及任何 vLLM 版本。",

@@ -15,9 +15,9 @@ PICKED = "v0.30.0"      # not any page's default: a caption naming it names the 
 # the pages with a vLLM version picker: (page, picker key, runner key or None)
 PICKERS = [("batch", "batch.vllm", "batch.runner"), ("step_through", "step.vllm", "step.runner"),
            ("prefixes", "pre.vllm", "pre.runner"), ("csr", "csr.vllm", "csr.runner"), ("layout", "lay.vllm", None),
-           ("dumps", "dumps.profile", None)]
+           ("dumps", "dumps.profile", None), ("pcie", "pcie.vllm", "pcie.runner")]
 NO_RELEASE = {"home": ("shows_home", {"oldest": RELEASES[0], "newest": NEWEST, "main": MAIN_COMMIT}),
-              "pcie": ("shows_pcie", {}), "kernel_lab": ("shows_kernel_lab", {}), "notations": ("shows_notations", {})}
+              "kernel_lab": ("shows_kernel_lab", {}), "notations": ("shows_notations", {})}
 
 
 def _captions(at) -> list[str]:
