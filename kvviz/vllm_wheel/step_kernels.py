@@ -21,6 +21,7 @@ error, never a guess. Nothing of vLLM is installed or committed (``kvviz.vllm_wh
 """
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass, field
 
@@ -96,7 +97,8 @@ def _v2_from(path, release: str, out: StepKernels) -> None:
 
 def load_step_kernels(*, download: bool = False) -> StepKernels:
     """V1's kernels from ``LAST_V1_RELEASE``, MRV2's from ``NEWEST``; a release whose wheel is not
-    found (and not downloaded) leaves a note instead of its kernels."""
+    found (and not downloaded) leaves a note instead of its kernels. Extracted once per wheel path
+    and process (a server that runs the bench again reuses them)."""
     from kvviz.core.versions import LAST_V1_RELEASE, NEWEST
 
     out = StepKernels()
@@ -106,8 +108,21 @@ def load_step_kernels(*, download: bool = False) -> StepKernels:
         except BadInput as e:
             out.notes.append(str(e))
             continue
-        take(path, release, out)
+        got = _extracted(str(path), release, take)
+        fields = ("v1_release", "v1_slots", "v1_copy", "v1_block") if take is _v1_from else (
+            "v2_release", "v2_gather", "v2_slots", "v2_copy")
+        for name in fields:
+            setattr(out, name, getattr(got, name))
+        out.notes.extend(got.notes)
     return out
+
+
+@functools.lru_cache(maxsize=8)
+def _extracted(path: str, release: str, take) -> StepKernels:
+    """One wheel's kernels (a fresh StepKernels holding only them), extracted once a process."""
+    one = StepKernels()
+    take(path, release, one)
+    return one
 
 
 def available_variants(variants, kernels: StepKernels | None) -> list[str]:
