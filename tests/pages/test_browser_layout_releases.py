@@ -21,9 +21,12 @@ def tab(browser):
     pg.close()
 
 
-def _pick(page, label: str, option: str) -> None:
+def _pick(page, label: str, option: str, lang: str = "en") -> None:
     page.get_by_test_id("stSelectbox").filter(has_text=label).first.click()
-    page.get_by_role("option", name=option, exact=True).click()
+    from kvviz.views.runners import version_option
+
+    # a version's label starts with it; the newest is marked in the page's language
+    page.get_by_role("option", name=version_option(option, lang), exact=True).click()
     wait_idle(page)
 
 
@@ -32,7 +35,7 @@ def test_layout_page_under_v0_34_0(server, tab, lang):
     tab.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
     tab.goto(f"{server}/layout?lang={lang}")
     wait_idle(tab)
-    _pick(tab, t("layout", "vllm", lang), "v0.34.0")
+    _pick(tab, t("layout", "vllm", lang), "v0.34.0", lang)
     main = tab.get_by_test_id("stMain")
     text = main.inner_text()
     for key in ("order", "layers", "layer"):

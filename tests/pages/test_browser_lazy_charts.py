@@ -32,19 +32,20 @@ def test_charts_below_the_fold_are_drawn_when_scrolled_to(server, page):
     page.set_viewport_size({"width": 1400, "height": 1000})
     page.goto(f"{server}/pcie?lang=en")
     wait_idle(page)
-    page.wait_for_function("() => [...document.querySelectorAll('.kv-live-chart')].some(d => d.dataset.kvRev)",
-                           timeout=60_000)
+    # the release's own table comes first (issue 25), so the what-if charts may all start below the fold
+    page.wait_for_function("() => document.querySelectorAll('.kv-live-chart').length >= 4", timeout=60_000)
     page.wait_for_timeout(800)
     first = page.evaluate(STATE)
     assert len(first) == 4
     far = [k for k, c in enumerate(first) if c["below"]]
     assert far, first                                   # some chart starts below the fold...
     assert all(first[k]["rev"] is None for k in far)    # ...and is not drawn
+    near = [k for k in range(4) if k not in far]
+    assert all(first[k]["rev"] is not None for k in near), first   # the ones in view are
     sweep = 1                                           # the batch-size sweep (after the stacked bars)
     _scroll_to(page, sweep)
     drawn = page.evaluate(STATE)[sweep]
     assert drawn["marker"] == 64                        # the default batch: 64 requests
-    assert page.evaluate(STATE)[0]["rev"] is not None   # the chart in view at the start was drawn
 
     page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollTo(0, 0)")
     page.wait_for_timeout(300)
