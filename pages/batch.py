@@ -243,7 +243,7 @@ def follow_token(eb, cfg, rows, choice):
     if S["batch.family"] not in offsets.FAMILY_CHOICES:
         S["batch.family"] = offsets.AUTO
     release_layout = offsets.offset_layout(choice.version)
-    p = st.columns([2.4, 1, 1, 1, 2])
+    p = st.columns([2.2, 1, 1, 1, 2.3])
     p[0].number_input(tr("token"), 0, n_tok - 1, key="batch.tok")
     p[1].number_input(tr("head"), 0, cfg.num_kv_heads - 1, key="batch.head")
     p[2].number_input(tr("dim"), 0, cfg.head_dim - 1, key="batch.dim")
