@@ -174,13 +174,19 @@ def arm(page) -> None:
 WAIT_JS = """([quiet, noRun, timeout]) => new Promise((resolve) => {
   const kv = window.__kv;
   const start = performance.now();
+  // every chart on screen drawn (plotly.js loading is a silent gap longer than the quiet time)
+  const drawn = () => [...document.querySelectorAll('div.kv-live-chart, [data-testid="stPlotlyChart"]')].every((d) => {
+    const r = d.getBoundingClientRect();
+    const seen = r.bottom > 0 && r.top < window.innerHeight && r.width > 0 && r.height > 0;
+    return !seen || d.querySelector('.main-svg') !== null || d.textContent.length > 0;
+  });
   const check = () => {
     const now = performance.now();
     const app = document.querySelector('[data-testid="stApp"]');
     const idle = app && app.getAttribute('data-test-script-state') === 'notRunning'
       && app.getAttribute('data-test-connection-state') === 'CONNECTED'
       && !document.querySelector('[data-testid="stStatusWidget"]');
-    if (kv.t0 !== null && idle && now - kv.last >= quiet && (kv.ran || now - kv.t0 >= noRun)) {
+    if (kv.t0 !== null && idle && now - kv.last >= quiet && (kv.ran || now - kv.t0 >= noRun) && drawn()) {
       resolve({t0: kv.t0, last: kv.last, ranEnd: kv.ranEnd});
     } else if (now - start > timeout) {
       resolve(null);
@@ -353,7 +359,7 @@ def _say(row) -> None:
               f"{row['server_cpu_median_ms']} ms, browser {row['browser_cpu_median_ms']} ms)", flush=True)
 
 
-NO_PLOTLY = re.compile(r"/static/js/PlotlyChart\.[^/]*\.js|/app/static/vendor/plotly\.min\.js")
+NO_PLOTLY = re.compile(r"/static/js/PlotlyChart\.[^/]*\.js|/app/static/plotly/plotly-cartesian\.min\.js")
 
 
 def run(url: str, n: int, only: set[str] | None, server_pid: int | None, no_plotly: bool = False) -> list[dict]:
