@@ -16,6 +16,11 @@ wall time grows with the load average, the CPU time hardly does. Prints a table 
 and writes the same figures as JSON (atomically) to artifacts/bench/browser_<label>.json (or
 ``--json``), with /proc/loadavg before and after. ``--no-plotly`` (a diagnosis) refuses plotly's
 renderer chunk, to see how much of the time is drawing charts.
+
+First visits (issue 25), ``visit.PAGE`` (``--only visit`` for all of them): every page of app.py's
+navigation, from the navigation's start to the page idle (the same rule), each in a new tab of one
+browser context (a new session; app.py and the page's session work counted) after one untimed visit
+of every page (the server's process-wide caches and the HTTP cache warm).
 """
 from __future__ import annotations
 
@@ -75,6 +80,20 @@ PROBE = """
 })();
 """
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
+
+# A first visit (issue 25): armed from the navigation's start (performance.now() is 0 there); the
+# app's element is created already running, so a run also counts when a DOM change finds it running.
+FIRST = """
+(() => {
+  const kv = window.__kv;
+  kv.t0 = 0; kv.last = 0; kv.first = true;
+  new MutationObserver(() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (app && app.getAttribute('data-test-script-state') === 'running') kv.ran = true;
+    else if (app && kv.ran && kv.ranEnd === null) kv.ranEnd = performance.now();
+  }).observe(document, {subtree: true, childList: true, attributes: true});
+})();
+"""
 
 
 
@@ -155,13 +174,19 @@ def arm(page) -> None:
 WAIT_JS = """([quiet, noRun, timeout]) => new Promise((resolve) => {
   const kv = window.__kv;
   const start = performance.now();
+  // every chart on screen drawn (plotly.js loading is a silent gap longer than the quiet time)
+  const drawn = () => [...document.querySelectorAll('div.kv-live-chart, [data-testid="stPlotlyChart"]')].every((d) => {
+    const r = d.getBoundingClientRect();
+    const seen = r.bottom > 0 && r.top < window.innerHeight && r.width > 0 && r.height > 0;
+    return !seen || d.querySelector('.main-svg') !== null || d.textContent.length > 0;
+  });
   const check = () => {
     const now = performance.now();
     const app = document.querySelector('[data-testid="stApp"]');
     const idle = app && app.getAttribute('data-test-script-state') === 'notRunning'
       && app.getAttribute('data-test-connection-state') === 'CONNECTED'
       && !document.querySelector('[data-testid="stStatusWidget"]');
-    if (kv.t0 !== null && idle && now - kv.last >= quiet && (kv.ran || now - kv.t0 >= noRun)) {
+    if (kv.t0 !== null && idle && now - kv.last >= quiet && (kv.ran || now - kv.t0 >= noRun) && drawn()) {
       resolve({t0: kv.t0, last: kv.last, ranEnd: kv.ranEnd});
     } else if (now - start > timeout) {
       resolve(null);
@@ -261,7 +286,80 @@ def interactions(n: int):
     ]
 
 
-NO_PLOTLY = re.compile(r"/static/js/PlotlyChart\.[^/]*\.js|/app/static/vendor/plotly\.min\.js")
+def page_paths() -> list[tuple[str, str]]:
+    """(name, url path) of every page of app.py's navigation (ui.PAGES; the first is the default, "/")."""
+    from ui import PAGES
+    return [(Path(f).stem, "/" if i == 0 else "/" + Path(f).stem) for i, (f, _, _) in enumerate(PAGES)]
+
+
+def first_visits(browser, url: str, n: int, only: set[str] | None, server_pid, browser_pid) -> list[dict]:
+    """Every page's first visit (issue 25): navigation -> page idle in a new tab, so a new session
+    (app.py and the page's own session work counted) on a warm server and a warm HTTP cache: one
+    untimed visit of every page first, then ``n`` rounds of one timed visit per page."""
+    pages = [(f"visit.{name}", path) for name, path in page_paths() 
+             if not only or "visit" in only or f"visit.{name}" in only]
+    if not pages:
+        return []
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx.add_init_script(PROBE + FIRST)
+    got = {name: {"samples": [], "runs": [], "cpu_s": [], "cpu_b": [], "error": None} for name, _ in pages}
+    try:
+        for rnd in range(n + 1):              # round 0 warms the server's caches
+            for name, path in pages:
+                g = got[name]
+                if g["error"]:
+                    continue
+                page = ctx.new_page()
+                try:
+                    cpu0 = tree_cpu_ms(server_pid), tree_cpu_ms(browser_pid)
+                    page.goto(url + path)
+                    ms, run_ms = measured(page)
+                    cpu1 = tree_cpu_ms(server_pid), tree_cpu_ms(browser_pid)
+                    if page.locator('[data-testid="stException"]').count():
+                        raise RuntimeError("the page shows an exception")
+                    if rnd:
+                        g["samples"].append(round(ms, 1))
+                        if run_ms is not None:
+                            g["runs"].append(round(run_ms, 1))
+                        g["cpu_s"].append(cpu1[0] - cpu0[0])
+                        g["cpu_b"].append(cpu1[1] - cpu0[1])
+                except Exception as e:  # noqa: BLE001 - one broken page: say so, measure the others
+                    g["error"] = f"{type(e).__name__}: {e}"[:400]
+                finally:
+                    page.close()
+    finally:
+        ctx.close()
+    rows = []
+    for name, _ in pages:
+        g = got[name]
+        rows.append(_row(name, "default", g["samples"], g["runs"], g["cpu_s"], g["cpu_b"], g["error"]))
+    return rows
+
+
+def _row(name, inputs, samples, runs, cpu_server, cpu_browser, error) -> dict:
+    row = {"interaction": name, "inputs": inputs, "n": len(samples), "error": error,
+           "median_ms": round(statistics.median(samples), 1) if samples else None,
+           "p90_ms": round(sorted(samples)[max(0, int(round(0.9 * len(samples))) - 1)], 1)
+           if samples else None,
+           "run_end_median_ms": round(statistics.median(runs), 1) if runs else None,
+           "server_cpu_median_ms": round(statistics.median(cpu_server)) if cpu_server else None,
+           "browser_cpu_median_ms": round(statistics.median(cpu_browser)) if cpu_browser else None,
+           "samples_ms": samples}
+    _say(row)
+    return row
+
+
+def _say(row) -> None:
+    name, inputs, error = row["interaction"], row["inputs"], row["error"]
+    if error:
+        print(f"  {name:22s} {inputs:9s} FAILED: {error}", flush=True)
+    else:
+        print(f"  {name:22s} {inputs:9s} median {row['median_ms']:7.0f} ms   p90 {row['p90_ms']:7.0f} ms"
+              f"   (script run ends at {row['run_end_median_ms']} ms; CPU server "
+              f"{row['server_cpu_median_ms']} ms, browser {row['browser_cpu_median_ms']} ms)", flush=True)
+
+
+NO_PLOTLY = re.compile(r"/static/js/PlotlyChart\.[^/]*\.js|/app/static/plotly/plotly-cartesian\.min\.js")
 
 
 def run(url: str, n: int, only: set[str] | None, server_pid: int | None, no_plotly: bool = False) -> list[dict]:
@@ -306,21 +404,9 @@ def run(url: str, n: int, only: set[str] | None, server_pid: int | None, no_plot
                     error = f"{type(e).__name__}: {e}"[:400]
                 finally:
                     ctx.close()
-                row = {"interaction": name, "inputs": inputs, "n": len(samples), "error": error,
-                       "median_ms": round(statistics.median(samples), 1) if samples else None,
-                       "p90_ms": round(sorted(samples)[max(0, int(round(0.9 * len(samples))) - 1)], 1)
-                       if samples else None,
-                       "run_end_median_ms": round(statistics.median(runs), 1) if runs else None,
-                       "server_cpu_median_ms": round(statistics.median(cpu_server)) if cpu_server else None,
-                       "browser_cpu_median_ms": round(statistics.median(cpu_browser)) if cpu_browser else None,
-                       "samples_ms": samples}
-                if error:
-                    print(f"  {name:22s} {inputs:9s} FAILED: {error}", flush=True)
-                else:
-                    print(f"  {name:22s} {inputs:9s} median {row['median_ms']:7.0f} ms   p90 {row['p90_ms']:7.0f} ms"
-                          f"   (script run ends at {row['run_end_median_ms']} ms; CPU server "
-                          f"{row['server_cpu_median_ms']} ms, browser {row['browser_cpu_median_ms']} ms)", flush=True)
+                row = _row(name, inputs, samples, runs, cpu_server, cpu_browser, error)
                 out.append(row)
+            out += first_visits(browser, url, n, only, server_pid, browser_pid)
         finally:
             browser.close()
     return out

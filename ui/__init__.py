@@ -395,9 +395,6 @@ def _live_chart():
     """The live chart component (static/live_chart.js): a keyed chart keeps its <div> across
     reruns and is updated in place with ``Plotly.react`` (st.plotly_chart remounts a chart whenever
     its figure changes: ~250 ms of browser CPU per chart and interaction)."""
-    from kvviz.views.live_chart import ensure_plotly_js
-
-    ensure_plotly_js(os.path.dirname(_LIVE_JS))
     with open(_LIVE_JS, encoding="utf-8") as f:
         js = f.read()
     return st.components.v2.component("kvviz_live_chart", js=js, isolate_styles=False)

@@ -30,7 +30,7 @@ def test_a_token_change_updates_the_charts_in_place(server, page):
     wait_idle(page)
     _settled(page)
     src = page.evaluate("() => [...document.scripts].map(s => s.src).filter(s => s.includes('plotly'))")
-    assert any(s.endswith("/app/static/vendor/plotly.min.js") for s in src), src
+    assert any(s.endswith("/app/static/plotly/plotly-cartesian.min.js") for s in src), src
     before = page.evaluate(MARK)
     assert len(before) == 4 and all(b["rev"] for b in before)
     box = page.get_by_label(t("batch", "token", "en"), exact=True)

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from kvviz.views.live_chart import chart_payload, ensure_plotly_js, payload_figure
+from kvviz.views.live_chart import PLOTLY_BUNDLE, bundle_version, chart_payload, payload_figure
 
 
 def _fig(sel: int, seed: int):
@@ -60,19 +60,15 @@ def test_white_template_unless_the_figure_chose_one(default, monkeypatch):
     assert lay["template"]["layout"]["plot_bgcolor"] == pio.templates["ggplot2"].layout.plot_bgcolor
 
 
-def test_plotly_js_vendored_once_and_atomically(tmp_path):
-    dst = ensure_plotly_js(str(tmp_path))
-    assert dst == os.path.join(str(tmp_path), "vendor", "plotly.min.js")
-    assert os.path.getsize(dst) > 1_000_000
-    with open(dst, "rb") as f:
-        assert b"plotly" in f.read(4096).lower()
-    stamp = os.stat(dst).st_mtime_ns
-    assert ensure_plotly_js(str(tmp_path)) == dst and os.stat(dst).st_mtime_ns == stamp   # not rewritten
-    with open(dst, "wb") as f:                   # a cut-short copy is replaced
-        f.write(b"x")
-    ensure_plotly_js(str(tmp_path))
-    assert os.path.getsize(dst) > 1_000_000
-    assert os.listdir(os.path.dirname(dst)) == ["plotly.min.js"]   # no temporary file left
+def test_the_served_plotly_bundle_is_the_pinned_packages_version():
+    """static/plotly/'s partial bundle must follow the plotly package: after an upgrade, replace it with
+    plotly.js-cartesian-dist-min at plotly.offline.get_plotlyjs_version() (and check the trace types)."""
+    import plotly.offline
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "static", PLOTLY_BUNDLE)
+    assert bundle_version(path) == plotly.offline.get_plotlyjs_version()
+    assert os.path.getsize(path) > 1_000_000
 
 
 # --- the batch page's figures: built once without a selection, the selection added as an overlay ----
@@ -120,3 +116,24 @@ def test_overlay_equals_the_figure_drawn_with_its_selection(seed):
         got = with_overlay(base_b, figures.buffer_selection(ch["slot"], geometry=cfg.geometry, first_block=first,
                                                             num_blocks=last - first + 1))
         assert payload_figure(got) == payload_figure(want)
+
+
+def test_every_trace_the_app_builds_is_in_the_served_bundle():
+    """A trace type outside the cartesian bundle would draw nothing: every ``go.<Trace>(`` the app's
+    code builds (and every ``"type": "..."`` of a trace written as a dict) is one it has."""
+    import re
+
+    from kvviz.views.live_chart import CARTESIAN_TRACES
+
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    found = set()
+    for top in ("kvviz", "ui", "pages"):
+        for folder, _, files in os.walk(os.path.join(root, top)):
+            for name in files:
+                if name.endswith(".py"):
+                    with open(os.path.join(folder, name), encoding="utf-8") as f:
+                        text = f.read()
+                    found |= {m.lower() for m in re.findall(r"\bgo\.([A-Z][A-Za-z0-9]*)\(", text)} - {"figure", "layout"}
+                    found |= set(re.findall(r"""["']type["']\s*:\s*["'](bar|scatter\w*|heatmap\w*|\w+gl|table|sankey|treemap|sunburst|funnel\w*|waterfall|indicator|choropleth\w*|scattergeo|parcoords|parcats|mesh3d|surface|icicle)["']""", text))
+    assert found, "no trace found: the scan is broken"
+    assert found <= CARTESIAN_TRACES, sorted(found - CARTESIAN_TRACES)
