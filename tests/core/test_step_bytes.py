@@ -87,9 +87,13 @@ def test_v2_by_hand():
     # the gather: 128 entries of each of the 64 rows, read and written on the device, no PCIe byte
     assert got.part("gather") == 64 * 128 * 4 and got.device == 32_768
     assert got.part("positions, seq_lens") == 0 and got.part("slot mapping") == 0
-    # idx_mapping int64 in v0.28.0 .. v0.30.0, int32 again from v0.31.0
+    # idx_mapping: int32 to v0.27.x (main included), int64 in v0.28.0 .. v0.30.0, int32 in v0.31.0, int64 again
+    # from v0.32.0 (each release's prepare_inputs: async_tensor_h2d(idx_mapping_np, dtype=...))
+    assert sb.step_bytes("v0.27.1", "v2", SHAPE, SIZES).part("idx_mapping") == 64 * 4
     assert sb.step_bytes("v0.28.0", "v2", SHAPE, SIZES).part("idx_mapping") == 64 * 8
     assert sb.step_bytes("v0.31.0", "v2", SHAPE, SIZES).part("idx_mapping") == 64 * 4
+    assert sb.step_bytes("v0.32.0", "v2", SHAPE, SIZES).part("idx_mapping") == 64 * 8
+    assert sb.step_bytes("v0.34.0", "v2", SHAPE, SIZES).part("idx_mapping") == 64 * 8
     # split blocks: 2 kernel ids a block staged before v0.32.0, one manager id from it
     split = sb.Sizes(16, 8, 32768, 256)
     assert sb.step_bytes("v0.31.0", "v2", SHAPE, split).part("staged writes") == 4 * (2 * 4 + 8)
