@@ -28,9 +28,10 @@ Grid: ONE 1-D launch whose programs take one of three roles, by program id:
   flat, last_page_len 0 (or the page size without ``empty_last_page_len_is_zero``, or
   ``padded_last_page_len`` when given); ``seq_lens`` is not read there.
 * ``[n_csr, n_csr + n_slot)``: the slot-mapping programs, ``n_slot = cdiv(num_tokens_padded,
-  TILE)``; each maps a tile of ``TILE`` tokens for EVERY group (the token's request is found once
-  by a binary search over ``query_start_loc``, ``kernels.slot_mapping.request_of``; its position read
-  once): token ``i`` of request
+  TILE)``; each maps a tile of ``TILE`` tokens for EVERY group (the token's request found once: the
+  guess "token t is request t's", checked against ``query_start_loc``, holds for every lane of a
+  decode tile and of a lone prefill; a tile where it misses searches, ``kernels.slot_mapping.
+  request_of``; its position read once): token ``i`` of request
   ``r`` at position ``pos`` goes to ``table[g, row(r), col] * kbs_g + offset`` (the arithmetic of
   ``kernels.slot_mapping``), PAD (-1) for another DCP rank's token and for the tail
   ``[query_start_loc[num_reqs], num_tokens_padded)``. A column at or past W_g reads block 0.
