@@ -68,7 +68,7 @@ import triton
 import triton.language as tl
 
 from kernels.contracts import check_int, check_tensor
-from kernels.mrv2_tables import DCP_ERAS, mrv2_slot, swa_num_null
+from kernels.mrv2_tables import DCP_ERAS, mrv2_slot, row_count, swa_num_null
 from kernels.slot_mapping import PAD_SLOT_ID, SEARCH_FANOUT, request_of, search_steps
 
 MAX_GROUPS = 62                 # has_slot_mapping travels as the bits of a constexpr
@@ -361,27 +361,24 @@ def _gather_part(b, state_ptr, st_g, st_r, st_c, wmax, inp_ptr, in_g, in_r, in_c
     b = b.to(tl.int64)
     gs = tl.arange(0, GROUPS_P2).to(tl.int64)
     ing = gs < NUM_GROUPS
+    gq = tl.minimum(gs, NUM_GROUPS - 1)       # the lanes past the groups read group G-1's, store nothing
     width = tl.load(widths_ptr + gs, mask=ing, other=0).to(tl.int64)
     cols = tl.arange(0, BLOCK).to(tl.int64)
     dst = inp_ptr + gs[:, None] * in_g + b * in_r
     if b < num_reqs:
         s = tl.load(idx_ptr + b).to(tl.int64)
         s0 = tl.maximum(s, 0)
-        n = tl.load(nb_ptr + gs * nb_g + s0 * nb_r, mask=ing, other=0).to(tl.int64)
-        n = tl.minimum(tl.maximum(n, 0), width)
-        n = tl.where(s >= 0, n, 0)            # idx_mapping -1: the row owns no block, nothing read
+        n = row_count(nb_ptr, gq, s, nb_g, nb_r, width)     # width 0 past the groups: n 0
         src = state_ptr + gs[:, None] * st_g + s0 * st_r
         v = tl.load(src + cols[None, :] * st_c, mask=ing[:, None] & (cols[None, :] < wmax), other=0)
         num_null = tl.zeros([GROUPS_P2], dtype=tl.int64)
         if MASK_SW:
             # v0.33.0: entries of what one row entry covers (manager blocks from v0.32.0)
             if ERA == 2:
-                ebs = tl.load(bs_ptr + gs, mask=ing, other=1).to(tl.int64)
+                ebs = tl.load(bs_ptr + gq).to(tl.int64)
             else:
-                ebs = tl.load(kbs_ptr + gs, mask=ing, other=1).to(tl.int64)
-            reach = tl.load(reach_ptr + gs, mask=ing, other=0).to(tl.int64)
-            first = tl.load(nc_ptr + s0).to(tl.int64)
-            num_null = tl.where(reach > 0, tl.maximum(first - reach, 0) // ebs, 0)
+                ebs = tl.load(kbs_ptr + gq).to(tl.int64)
+            num_null = swa_num_null(nc_ptr, reach_ptr, gq, s0, ebs)
         top = tl.max(n, axis=0)
         c = b * 0
         while c < top:
@@ -459,34 +456,6 @@ def csr_config(num_reqs_padded: int, max_pages: int) -> tuple[int, int, int]:
     return req_tile, chunk, split
 
 
-_DEVICE_INTS: dict = {}      # (values, device, minimum) -> the int32 tensor a list was copied to once
-_DEVICE_INTS_MAX = 256
-
-
-def _per_group(values, name, n, device, default=None, minimum=0):
-    """``kernels.mrv2_tables._per_group``, but a list (or the default) is copied to the device once
-    and reused: per-group widths and block sizes are a model's constants, and a copy on every launch
-    would cost a host round trip and break CUDA-graph capture. A tensor is used as it is."""
-    import torch
-
-    from kernels.mrv2_tables import _per_group as pg
-
-    if isinstance(values, torch.Tensor):
-        return pg(values, name, n, device, default=default, minimum=minimum)
-    listed = [default] * n if values is None else list(values)
-    try:
-        key = (n, tuple(int(v) for v in listed), str(device), minimum)
-    except (TypeError, ValueError):
-        return pg(values, name, n, device, default=default, minimum=minimum)   # its own message
-    hit = _DEVICE_INTS.get(key)
-    if hit is None:
-        hit = pg(listed, name, n, device, default=default, minimum=minimum)
-        if len(_DEVICE_INTS) >= _DEVICE_INTS_MAX:
-            _DEVICE_INTS.clear()
-        _DEVICE_INTS[key] = hit
-    return hit
-
-
 def _host_list(values):
     """The values as a list of ints when the host has them (a list, or a CPU tensor), else None."""
     if values is None:
@@ -511,7 +480,7 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
             max_seq_len, tile, num_warps, release=None, roles=ROLES):
     import torch
 
-    from kernels.mrv2_tables import _check_stacked, _check_widths, _group_mask, _swa_args
+    from kernels.mrv2_tables import _check_stacked, _check_widths, _group_mask, _per_group, _swa_args
 
     rel = release or {}
     if not set(roles) <= set(ROLES):

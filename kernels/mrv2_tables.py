@@ -223,9 +223,15 @@ def stack_tables(tables, *, rows: int | None = None, fill: int = 0):
     return out, widths
 
 
+_DEVICE_INTS: dict = {}      # (groups, values, device) -> the int32 tensor a list was copied to once
+_DEVICE_INTS_MAX = 256
+
+
 def _per_group(values, name: str, num_groups: int, device, default=None, minimum: int = 0):
     """A per-group int32 tensor [G] on ``device``: a tensor is checked and used as it is (no copy,
-    so a CUDA graph can capture the launch); a sequence of ints is copied to the device."""
+    so a CUDA graph can capture the launch); a sequence of ints (or the default) is checked on every
+    call and copied to the device once, then reused: per-group widths and block sizes are a model's
+    constants, and a copy on every launch cost ~200 us of host time and broke graph capture."""
     import torch
 
     if values is None:
@@ -238,7 +244,13 @@ def _per_group(values, name: str, num_groups: int, device, default=None, minimum
         raise ValueError(f"{name}: needs {num_groups} entries (one per group), got {len(values)}")
     if any(v < minimum for v in values):
         raise ValueError(f"{name}: needs every entry >= {minimum}, got {values}")
-    return torch.tensor(values, dtype=torch.int32, device=device)
+    key = (num_groups, tuple(values), str(device))
+    hit = _DEVICE_INTS.get(key)
+    if hit is None:
+        if len(_DEVICE_INTS) >= _DEVICE_INTS_MAX:
+            _DEVICE_INTS.clear()
+        hit = _DEVICE_INTS[key] = torch.tensor(values, dtype=torch.int32, device=device)
+    return hit
 
 
 def _check_stacked(t, name: str, device=None, written: bool = False):
