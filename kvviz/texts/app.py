@@ -28,11 +28,16 @@ STRINGS = {
                    "zh": "kvviz 了解 vLLM {oldest} … {newest}（它所知的最新版本是 {newest}）以及 {main} 的 main。",
                    "es": "kvviz conoce vLLM {oldest} … {newest} (la versión más nueva que conoce es {newest}) y main "
                          "en {main}."},
-    "shows_kernel_lab": {"en": "Shows kvviz's own Triton kernels, timed on this machine or read from a recorded bench file; no vLLM "
-                               "release is involved.",
-                         "zh": "展示 kvviz 自己的 Triton 内核，在本机或录制的运行中计时；不涉及任何 vLLM 版本。",
+    "shows_kernel_lab": {"en": "Shows kvviz's own Triton kernels, timed on this machine or read from a recorded bench file; "
+                               "no vLLM release is picked here. The step timeline also shows vLLM's own per-step "
+                               "kernels (V1 from v0.33.0, Model Runner V2 from v0.34.0) where the run timed them.",
+                         "zh": "展示 kvviz 自己的 Triton 内核，在本机或录制的运行中计时；本页不选择 vLLM 版本。"
+                               "若该次运行测了 vLLM 自己的每步内核（V1 取自 v0.33.0，Model Runner V2 取自 v0.34.0），"
+                               "步骤时间线也会显示它们。",
                          "es": "Muestra los kernels Triton propios de kvviz, medidos en esta máquina o en una ejecución "
-                               "grabada; no interviene ninguna versión de vLLM."},
+                               "grabada; aquí no se elige versión de vLLM. La línea de tiempo del paso muestra también "
+                               "los kernels por paso del propio vLLM (V1 de v0.33.0, Model Runner V2 de v0.34.0) cuando "
+                               "la ejecución los midió."},
     "shows_notations": {"en": "Shows one batch in six engines' notations; no vLLM release is picked on this page.",
                         "zh": "展示同一批次在六种引擎记法中的样子；本页不选择 vLLM 版本。",
                         "es": "Muestra un lote en las notaciones de seis motores; en esta página no se elige versión de "
