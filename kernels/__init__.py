@@ -28,7 +28,7 @@ def interpreted() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
-_LAZY = {"fused_step_v1": "kernels.fused_step", "fused_step_v2": "kernels.fused_step"}
+_LAZY = {"fused_step_v1": ".fused_step", "fused_step_v2": ".fused_step"}
 
 
 def __getattr__(name):
@@ -37,5 +37,5 @@ def __getattr__(name):
     if name in _LAZY:
         import importlib
 
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'kernels' has no attribute {name!r}")
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

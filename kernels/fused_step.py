@@ -67,9 +67,9 @@ from typing import NamedTuple
 import triton
 import triton.language as tl
 
-from kernels.contracts import check_int, check_tensor
-from kernels.mrv2_tables import DCP_ERAS, mrv2_slot, row_count, swa_num_null
-from kernels.slot_mapping import PAD_SLOT_ID, SEARCH_FANOUT, request_of, search_steps
+from .contracts import check_int, check_tensor
+from .mrv2_tables import DCP_ERAS, mrv2_slot, row_count, swa_num_null
+from .slot_mapping import PAD_SLOT_ID, SEARCH_FANOUT, request_of, search_steps
 
 MAX_GROUPS = 62                 # has_slot_mapping travels as the bits of a constexpr
 TILE, WARPS = 128, 4            # tokens per slot-mapping program (one per thread), warps
@@ -480,7 +480,7 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
             max_seq_len, tile, num_warps, release=None, roles=ROLES):
     import torch
 
-    from kernels.mrv2_tables import _check_stacked, _check_widths, _group_mask, _per_group, _swa_args
+    from .mrv2_tables import _check_stacked, _check_widths, _group_mask, _per_group, _swa_args
 
     rel = release or {}
     if not set(roles) <= set(ROLES):
@@ -553,7 +553,7 @@ def _launch(*, v2, query_start_loc, positions, seq_lens, tables, idx_mapping, nu
         check_int("padded_last_page_len", padded_last_page_len)
     # V2 pieces (V1 passes the tables again as harmless stand-ins: never read)
     if v2:
-        from kernels.mrv2_tables import _check_idx
+        from .mrv2_tables import _check_idx
 
         if _check_idx(idx_mapping, num_reqs, dev) != num_reqs:
             raise ValueError("num_reqs: disagrees with idx_mapping")
@@ -698,7 +698,7 @@ def fused_step_v2(idx_mapping, query_start_loc, positions, seq_lens, state_table
     // e`` as 0 (e: the tokens one entry covers, the manager block size in "manager_ids", else
     the kernel block size), in the gathered tables and the CSR alike; ``dirty_rows`` (the previous
     gather's num_reqs) zeroes the input rows up to it too."""
-    from kernels.mrv2_tables import _check_idx
+    from .mrv2_tables import _check_idx
 
     n = _check_idx(idx_mapping, num_reqs)
     return _launch(v2=True, query_start_loc=query_start_loc, positions=positions, seq_lens=seq_lens,

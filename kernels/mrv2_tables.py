@@ -34,8 +34,8 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from kernels.contracts import check_int, check_tensor
-from kernels.slot_mapping import PAD_SLOT_ID
+from .contracts import check_int, check_tensor
+from .slot_mapping import PAD_SLOT_ID
 
 DCP_ERAS = ("kernel_block", "kv_block", "manager_ids")   # ERA 0, 1, 2 of the slot kernel
 

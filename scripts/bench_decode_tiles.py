@@ -39,9 +39,10 @@ def main() -> int:
     import numpy as np
     import torch
 
-    import kernels  # noqa: F401
-    from kernels.page_indices import flashinfer_csr
-    from kernels.paged_decode import row_tile, paged_decode_block_table, paged_decode_csr
+    import kvviz  # noqa: E402,F401  (names the checkout's kernels/ kvviz_kernels)
+    import kvviz_kernels as kernels  # noqa: F401
+    from kvviz_kernels.page_indices import flashinfer_csr
+    from kvviz_kernels.paged_decode import row_tile, paged_decode_block_table, paged_decode_csr
     from kvviz.gpu.attention_ref import decode_attention_ref
     from kvviz.gpu.device import time_us
 

@@ -32,7 +32,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import kernels  # noqa: E402,F401  (TRITON_INTERPRET before triton is imported, without CUDA)
+import kvviz  # noqa: E402,F401  (names the checkout's kernels/ kvviz_kernels)
+import kvviz_kernels as kernels  # noqa: E402,F401  (TRITON_INTERPRET before triton is imported, without CUDA)
 from kvviz.gpu.bench.fused import (FUSED_GROUPS, FUSED_GROUPS_CPU, FUSED_SHAPES,  # noqa: E402
                                    FUSED_SHAPES_CPU, FUSED_VARIANTS, ROLE_VARIANTS, bench_fused_step)
 from kvviz.gpu.bench.goals import evaluate_goals, vllm_ratios  # noqa: E402

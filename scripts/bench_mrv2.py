@@ -31,12 +31,13 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import kernels  # noqa: E402  (sets TRITON_INTERPRET before triton is imported, without CUDA)
+import kvviz  # noqa: E402,F401  (names the checkout's kernels/ kvviz_kernels)
+import kvviz_kernels as kernels  # noqa: E402  (sets TRITON_INTERPRET before triton is imported, without CUDA)
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.testing  # noqa: E402
-from kernels.empty import empty_launch  # noqa: E402
-from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables  # noqa: E402
+from kvviz_kernels.empty import empty_launch  # noqa: E402
+from kvviz_kernels.mrv2_tables import compute_slot_mappings, gather_block_tables  # noqa: E402
 
 POISON32, POISON64, PAD = 0x5A5A5A5A, -7777, -1
 

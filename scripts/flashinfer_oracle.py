@@ -90,10 +90,11 @@ def _err(got, want) -> dict:
 def run_config(step, layout: str, dtype: str, tensor_cores: bool, *, kv_heads: int, q_heads: int,
                head_dim: int, use_flashinfer: bool, seed: int) -> dict:
     import torch
-    from kernels.kv_write import kv_write
-    from kernels.page_indices import flashinfer_csr
-    from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
-    from kernels.slot_mapping import slot_mapping_flat
+    import kvviz  # noqa: E402,F401  (names the checkout's kernels/ kvviz_kernels)
+    from kvviz_kernels.kv_write import kv_write
+    from kvviz_kernels.page_indices import flashinfer_csr
+    from kvviz_kernels.paged_decode import paged_decode_block_table, paged_decode_csr
+    from kvviz_kernels.slot_mapping import slot_mapping_flat
     from kvviz.gpu.attention_ref import decode_attention_ref
     from kvviz.gpu.harness import full_sequence_slots, torch_device
 

@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import kernels  # noqa: E402,F401  (TRITON_INTERPRET before triton is imported, without CUDA)
+import kvviz  # noqa: E402,F401  (names the checkout's kernels/ kvviz_kernels)
+import kvviz_kernels as kernels  # noqa: E402,F401  (TRITON_INTERPRET before triton is imported, without CUDA)
 from kvviz.gpu.bench.cases import KV_DTYPES, KV_SHAPES, _kv_inputs, _spot_check_kv, bench_kv_write, row  # noqa: E402
 from kvviz.gpu.bench.fused import (FUSED_GROUPS, FUSED_GROUPS_CPU, FUSED_SHAPES, FUSED_SHAPES_CPU,  # noqa: E402
                                    _check_variant, _launchers, _outputs, bench_fused_step, fused_bytes,
@@ -59,7 +60,7 @@ def cmd_bench(args, floors, label, on_gpu) -> dict:
 
 
 def sweep_kv(floors, tokens: int, heads=8, dim=128, block=16) -> list[dict]:
-    from kernels.kv_write import kv_write
+    from kvviz_kernels.kv_write import kv_write
 
     dev = torch_device()
     rows = []
@@ -84,7 +85,7 @@ def sweep_kv(floors, tokens: int, heads=8, dim=128, block=16) -> list[dict]:
 
 
 def sweep_fused(floors, shapes) -> list[dict]:
-    import kernels.fused_step as fs
+    import kvviz_kernels.fused_step as fs
 
     dev = torch_device()
     saved = fs.SEARCH_FANOUT, fs.PREFIX_CHUNK, fs.CSR_MAX_REQ_TILE
@@ -113,7 +114,7 @@ def sweep_fused(floors, shapes) -> list[dict]:
 def cmd_profile():
     """Each kernel of interest launched 3 times at a few shapes (run under ncu -k regex:...)."""
     import torch
-    from kernels.kv_write import kv_write
+    from kvviz_kernels.kv_write import kv_write
 
     dev = torch_device()
     for num_reqs, per_req in ((1, 1), (4096, 1), (16, 8192)):

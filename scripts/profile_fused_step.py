@@ -17,11 +17,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import kernels  # noqa: E402,F401  (TRITON_INTERPRET before triton is imported, without CUDA)
+import kvviz  # noqa: E402,F401  (names the checkout's kernels/ kvviz_kernels)
+import kvviz_kernels as kernels  # noqa: E402,F401  (TRITON_INTERPRET before triton is imported, without CUDA)
 from kvviz.gpu.bench.fused import _check_variant, _launchers, _outputs, fused_inputs  # noqa: E402
 from kvviz.gpu.device import sync, torch_device  # noqa: E402
 from kvviz.gpu.harness import KernelMismatch  # noqa: E402
-from kernels.fused_step import ROLES  # noqa: E402
+from kvviz_kernels.fused_step import ROLES  # noqa: E402
 
 
 def main(argv=None) -> int:

@@ -24,7 +24,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import numpy as np  # noqa: E402
 
-import kernels  # noqa: E402,F401  (sets TRITON_INTERPRET without a GPU)
+import kvviz  # noqa: E402,F401  (names the checkout's kernels/ kvviz_kernels)
+import kvviz_kernels as kernels  # noqa: E402,F401  (sets TRITON_INTERPRET without a GPU)
 
 TILES = (64, 128, 256, 512, 1024)
 WARPS = (1, 2, 4, 8)
@@ -55,8 +56,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     import torch
-    from kernels.empty import empty_launch
-    from kernels.slot_mapping import (flat_config, grid2d_config, slot_mapping, slot_mapping_flat,
+    from kvviz_kernels.empty import empty_launch
+    from kvviz_kernels.slot_mapping import (flat_config, grid2d_config, slot_mapping, slot_mapping_flat,
                                       slot_mapping_grid2d, slot_mapping_per_request)
     from kvviz.gpu.device import device_label, torch_device
     from kvviz.gpu.device import time_us as device_time_us

@@ -363,7 +363,7 @@ def KVVIZ_v1_slots_kernel(rules, g: dict, case: dict, device: str) -> np.ndarray
     """kvviz's Triton V1 slot kernel on the kernel-block table the step hands the backend."""
     import torch
 
-    from kernels.slot_mapping import slot_mapping
+    from kvviz_kernels.slot_mapping import slot_mapping
 
     bt = np.ascontiguousarray(_kvviz_step(rules, g, case).block_table)
     qsl, pos, _, t, t_pad = step_arrays(case)
@@ -404,7 +404,7 @@ def KVVIZ_csr_ref(rules, g: dict, table: np.ndarray, seq) -> tuple:
 def KVVIZ_csr_kernel(rules, g: dict, table: np.ndarray, seq, device: str) -> tuple:
     import torch
 
-    from kernels.page_indices import flashinfer_csr
+    from kvviz_kernels.page_indices import flashinfer_csr
 
     lens = KVVIZ_csr_lengths(rules, g, seq)
     ip, ind, last = flashinfer_csr(torch.from_numpy(np.ascontiguousarray(table)).to(device),
@@ -467,7 +467,7 @@ def KVVIZ_mrv2_gather(rules, case: dict, device: str) -> list[np.ndarray]:
     of the input tables comes back."""
     import torch
 
-    from kernels.mrv2_tables import gather_block_tables, stack_tables
+    from kvviz_kernels.mrv2_tables import gather_block_tables, stack_tables
 
     state_np, nb_np, before_np = _mrv2_case_rows(rules, case)
     man = _mrv2_manager(rules)
@@ -516,7 +516,7 @@ def KVVIZ_mrv2_slots(rules, case: dict, device: str) -> np.ndarray:
     ``idx_mapping`` -1 rows (v0.31.0+, ``mrv2_dcp_sharded``)."""
     import torch
 
-    from kernels.mrv2_tables import compute_slot_mappings, stack_tables
+    from kvviz_kernels.mrv2_tables import compute_slot_mappings, stack_tables
 
     state_np, _, _ = _mrv2_case_rows(rules, case)
     state = [torch.from_numpy(np.array(s, copy=True)).to(device) for s in state_np]

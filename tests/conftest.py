@@ -5,6 +5,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+import kvviz  # noqa: E402,F401  (kvviz_kernels names the checkout's kernels/ when not installed)
 
 
 def _has_cuda() -> bool:

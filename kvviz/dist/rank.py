@@ -118,7 +118,7 @@ def _slot_mapping(step, device, gen):
     """The slot-mapping kernel (the design kvviz picks for the step) on ``step`` into a poisoned
     buffer; (slots on the device, exact?, µs)."""
     import torch
-    from kernels.slot_mapping import slot_mapping
+    from kvviz_kernels.slot_mapping import slot_mapping
     from kvviz.gpu.harness import max_query_len
 
     out = _poison((max(step.num_tokens_padded, 1),), torch.int64, gen, device)[: step.num_tokens_padded]
@@ -138,7 +138,7 @@ def _write_cache(cfg, tables, shared, device, gen):
     """Slot mapping + KV write of the context, then of the step, into this rank's own poisoned
     cache. Returns (cache, every non -1 slot's shared index and slot, stats)."""
     import torch
-    from kernels.kv_write import kv_write
+    from kvviz_kernels.kv_write import kv_write
 
     cache = _poison(plan.cache_geometry(cfg, tables.step).shape, getattr(torch, cfg.dtype), gen, device)
     ctx_slots, ctx_ok, _ = _slot_mapping(tables.context, device, gen)
@@ -183,7 +183,7 @@ def _partial(cfg, tables, shared, cache, owned, device, gen):
     """Paged decode over this rank's tokens (poisoned out/LSE buffers) and its check against dense
     fp32 attention over the same tokens. (out, lse, stats)."""
     import torch
-    from kernels.paged_decode import paged_decode_block_table
+    from kvviz_kernels.paged_decode import paged_decode_block_table
 
     rows = tables.step.num_reqs_padded
     out = _poison((rows, cfg.num_q_heads, cfg.head_dim), torch.float32, gen, device)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-import kernels  # sets TRITON_INTERPRET before any kernel is decorated when there is no GPU
+import kvviz_kernels as kernels  # sets TRITON_INTERPRET before any kernel is decorated when there is no GPU
 
 
 def device_label() -> dict:

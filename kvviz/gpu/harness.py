@@ -83,7 +83,7 @@ def step_slots_design(step: StepInputs) -> str:
     """The design whose output run_batch feeds to the KV write for ``step``."""
     if STEP_SLOTS_DESIGN != "auto":
         return STEP_SLOTS_DESIGN
-    from kernels.slot_mapping import choose_slot_mapping_design
+    from kvviz_kernels.slot_mapping import choose_slot_mapping_design
 
     return choose_slot_mapping_design(step.num_reqs, step.num_tokens_padded, max_query_len(step))
 
@@ -98,7 +98,7 @@ def max_query_len(step: StepInputs) -> int:
 def run_slot_mapping(step: StepInputs, *, timing: bool = False, want: np.ndarray | None = None):
     """The three slot-mapping designs on the step; [KernelResult per design], named
     slot_mapping[per-request], slot_mapping[flat], slot_mapping[grid2d]."""
-    from kernels.slot_mapping import slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request
+    from kvviz_kernels.slot_mapping import slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request
     import torch
 
     dev, qsl, pos, bt = _dev_tables(step)
@@ -125,7 +125,7 @@ def run_csr(step: StepInputs, seq_lens: np.ndarray, want, *, empty_last_page_len
     """The CSR repack for ``seq_lens`` (host: the page counts) over the step's table, last_page_len
     from ``last_page_lens`` (device; default ``seq_lens``); one KernelResult and the device
     (indptr, indices, last_page_len)."""
-    from kernels.page_indices import flashinfer_csr
+    from kvviz_kernels.page_indices import flashinfer_csr
     import torch
 
     dev = torch_device()
@@ -316,7 +316,7 @@ def _check_kv_write(res: BackendResult, kv: _BatchKV, caches, step_slots: str, w
     """Stage 3c: write the context (slots from the core), then the step's tokens through the slot
     mapping the kernel produced; compare every cache byte with the token-by-token reference."""
     import torch
-    from kernels.kv_write import kv_write
+    from kvviz_kernels.kv_write import kv_write
 
     cache_before, cache = caches
     dev = torch_device()
@@ -382,7 +382,7 @@ def _check_decode(step: StepInputs, res: BackendResult, cache, kv: _BatchKV, loc
     """Stage 4: paged decode through both page tables against dense attention over what each
     request holds."""
     import torch
-    from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
+    from kvviz_kernels.paged_decode import paged_decode_block_table, paged_decode_csr
 
     keys, values = _dense_attention_inputs(step, kv, geo, scales)
     want = decode_attention_ref(q.numpy(), keys, values)

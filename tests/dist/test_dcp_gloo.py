@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 import torch
 
-import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
-from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
+import kvviz_kernels as kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
+from kvviz_kernels.paged_decode import paged_decode_block_table, paged_decode_csr
 from kvviz import reference
 from kvviz.cli import main
 from kvviz.constants import NULL_BLOCK_ID

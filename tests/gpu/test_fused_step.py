@@ -22,13 +22,13 @@ import numpy as np
 import pytest
 import torch
 
-import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
+import kvviz_kernels as kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
 import triton
 import triton.language as tl
-from kernels.fused_step import csr_config, fused_step_v1, fused_step_v2
-from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
-from kernels.page_indices import flashinfer_csr
-from kernels.slot_mapping import PAD_SLOT_ID, request_of, search_steps, slot_mapping_flat
+from kvviz_kernels.fused_step import csr_config, fused_step_v1, fused_step_v2
+from kvviz_kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
+from kvviz_kernels.page_indices import flashinfer_csr
+from kvviz_kernels.slot_mapping import PAD_SLOT_ID, request_of, search_steps, slot_mapping_flat
 from kvviz import reference
 from tests.support import fresh_seed
 
@@ -276,7 +276,7 @@ def test_tiles_of_decodes_and_tiles_of_prefills_in_one_launch():
 
 
 def test_pack_sizes_compiles_in_only_what_fits():
-    from kernels.fused_step import pack_sizes
+    from kvviz_kernels.fused_step import pack_sizes
 
     assert pack_sizes(None) == 0
     assert pack_sizes([16, 32]) == 16 | 32 << 15

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import torch
 
-import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
-from kernels.fused_step import fused_step_v2
-from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
+import kvviz_kernels as kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
+from kvviz_kernels.fused_step import fused_step_v2
+from kvviz_kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
 from tests.support import fresh_seed
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"

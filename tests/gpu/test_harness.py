@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-import kernels
+import kvviz_kernels as kernels
 from kvviz.gpu import harness as backend
 from kvviz.gpu.harness import KernelMismatch, device_label, kernel_backend_for_compute, run_batch
 from kvviz.cli import main
@@ -112,7 +112,7 @@ def test_run_batch_proves_the_chain(layout, dtype, kw):
 
 def test_run_batch_reports_a_broken_kernel(monkeypatch):
     """A kernel that drops every other write must show up as a failed kv_write and a wrong decode."""
-    import kernels.kv_write as kvw
+    import kvviz_kernels.kv_write as kvw
 
     real = kvw.kv_write
 
@@ -136,7 +136,7 @@ def test_run_batch_reports_a_broken_kernel(monkeypatch):
 def test_run_batch_writes_through_the_chosen_design(monkeypatch, design):
     """A broken launch of the design auto picks (one real slot off) fails its own check, and the
     KV write that used its output fails too, saying which mapping it used; the other designs pass."""
-    import kernels.slot_mapping as sm
+    import kvviz_kernels.slot_mapping as sm
 
     name = {"flat": "slot_mapping_flat", "grid2d": "slot_mapping_grid2d"}[design]
     real = getattr(sm, name)
@@ -166,7 +166,7 @@ def test_run_batch_survives_a_slot_mapping_that_points_outside_the_cache(monkeyp
     """A broken slot-mapping kernel that sends a token far outside the cache (or to a negative slot
     other than PAD) must fail its checks, not write out of bounds: in the interpreter that write
     would land in the app's own memory."""
-    import kernels.slot_mapping as sm
+    import kvviz_kernels.slot_mapping as sm
 
     real = sm.slot_mapping_grid2d
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
-from kernels.kv_write import kv_write
-from kernels.page_indices import flashinfer_csr
-from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
-from kernels.slot_mapping import (slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request,
+import kvviz_kernels as kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
+from kvviz_kernels.kv_write import kv_write
+from kvviz_kernels.page_indices import flashinfer_csr
+from kvviz_kernels.paged_decode import paged_decode_block_table, paged_decode_csr
+from kvviz_kernels.slot_mapping import (slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request,
                                   slot_mapping_torch)
 from kvviz import reference
 import e4m3
@@ -200,7 +200,7 @@ def test_grid2d_many_tiles_per_request_and_a_spread_tail(case):
 
 
 def test_default_tiles_and_warps():
-    from kernels.slot_mapping import flat_config, grid2d_config
+    from kvviz_kernels.slot_mapping import flat_config, grid2d_config
 
     assert [grid2d_config(q, 0)[0] for q in (0, 1, 64, 65, 128, 600, 8192, 131072)] == [64, 64, 64, 128, 128, 128, 128, 128]
     assert grid2d_config(1, 1024) == (64, 2) and grid2d_config(8192, 16) == (128, 4)
@@ -342,7 +342,7 @@ def test_e4m3_bit_model_landmarks():
 
 def test_kernels_pad_slot_matches_the_simulator():
     """kernels/ stands alone, so it keeps its own PAD slot: it must equal the simulator's."""
-    from kernels import slot_mapping as sm
+    from kvviz_kernels import slot_mapping as sm
 
     assert sm.PAD_SLOT_ID == PAD_SLOT_ID
 
@@ -536,7 +536,7 @@ def test_paged_decode_matches_dense_attention(layout, dtype):
 def test_paged_decode_default_tile_at_head_dim_128(layout, dtype, group):
     """The default tile where it is not 1 compiled (head dim 128, >= 512 rows: 4 rows a program on a
     GPU), with groups that do and do not line up with it: dense attention, the empty request zero."""
-    from kernels.paged_decode import GPU_TILE_ROWS, row_tile
+    from kvviz_kernels.paged_decode import GPU_TILE_ROWS, row_tile
 
     seed = fresh_seed()
     rng = np.random.default_rng(seed)
@@ -589,7 +589,7 @@ def test_paged_decode_row_tiles(kv_heads, group, dim, tile):
 
 
 def test_paged_decode_row_tile_per_backend():
-    from kernels.paged_decode import MAX_ROW_TILE, row_tile
+    from kvviz_kernels.paged_decode import MAX_ROW_TILE, row_tile
 
     # compiled: 4 rows a program at head dim 128 from 512 rows on, else 1 (the H200 sweep)
     assert [row_tile(n, "cuda", 128) for n in (4, 511, 512, 4096)] == [1, 1, 4, 4]
@@ -619,7 +619,7 @@ def test_empty_launch_runs(monkeypatch):
     and timing it gives a positive, finite number of µs."""
     import math
 
-    import kernels.empty as empty
+    import kvviz_kernels.empty as empty
     from kvviz.gpu.device import time_us
 
     launches = []
@@ -652,7 +652,7 @@ def test_empty_launch_runs(monkeypatch):
 
 def test_flat_slot_mapping_search_path(monkeypatch):
     """Force the search path (request_of, 16-ary) of the flat kernel (its default for most batches)."""
-    import kernels.slot_mapping as sm
+    import kvviz_kernels.slot_mapping as sm
 
     monkeypatch.setattr(sm, "COUNT_MAX_REQS", 0)
     for case in ("many requests", "dcp 2 + kernel blocks + interleave 2", "cuda-graph padding only"):
@@ -666,7 +666,7 @@ def test_flat_slot_mapping_search_path(monkeypatch):
 def test_flat_slot_mapping_counts_over_several_chunks(monkeypatch):
     """The counting path, over more requests than one wide read of query_start_loc covers
     (REQ_CHUNK), some of them empty, and with several tokens per request."""
-    import kernels.slot_mapping as sm
+    import kvviz_kernels.slot_mapping as sm
 
     monkeypatch.setattr(sm, "COUNT_MIN_REQS", 1)
     monkeypatch.setattr(sm, "COUNT_MAX_REQS", 1 << 20)
@@ -685,7 +685,7 @@ def test_flat_slot_mapping_counts_over_several_chunks(monkeypatch):
 
 def test_csr_rows_longer_than_the_programs_per_row(monkeypatch):
     """One program per row walking several tiles (the loop after the first, early-read tile)."""
-    import kernels.page_indices as pi
+    import kvviz_kernels.page_indices as pi
 
     monkeypatch.setattr(pi, "MAX_TILES_PER_ROW", 1)
     seed = fresh_seed()
@@ -725,7 +725,7 @@ def test_slot_mapping_refuses_bad_tile_or_warps():
 
 
 def test_choose_slot_mapping_design():
-    from kernels.slot_mapping import choose_slot_mapping_design as choose
+    from kvviz_kernels.slot_mapping import choose_slot_mapping_design as choose
 
     # (num_reqs, num_tokens_padded, max_query_len) -> design: the bench's shapes, then edges
     assert choose(1, 1, 1) == "flat"                 # one request: no search at all
@@ -743,7 +743,7 @@ def test_choose_slot_mapping_design():
 @pytest.mark.parametrize("case", ["plain", "cuda-graph padding only", "dcp 4 rank 2 interleave 4",
                                   "many requests", "one long request"])
 def test_slot_mapping_auto_runs_the_chosen_design(monkeypatch, case):
-    import kernels.slot_mapping as sm
+    import kvviz_kernels.slot_mapping as sm
 
     calls = []
     for name in ("slot_mapping_flat", "slot_mapping_grid2d"):

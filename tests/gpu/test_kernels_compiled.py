@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 import torch
 
-from kernels.kv_write import kv_write
-from kernels.page_indices import flashinfer_csr
-from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
-from kernels.slot_mapping import (slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request,
+from kvviz_kernels.kv_write import kv_write
+from kvviz_kernels.page_indices import flashinfer_csr
+from kvviz_kernels.paged_decode import paged_decode_block_table, paged_decode_csr
+from kvviz_kernels.slot_mapping import (slot_mapping_flat, slot_mapping_grid2d, slot_mapping_per_request,
                                   slot_mapping_torch)
 from kvviz import reference
 from kvviz.gpu.attention_ref import decode_attention_ref
@@ -180,7 +180,7 @@ def test_device_timing_hides_the_host_and_sees_the_work():
 
     import triton.testing
 
-    from kernels.empty import empty_launch
+    from kvviz_kernels.empty import empty_launch
     from kvviz.gpu.bench.timing import sanitized, time_us_device
 
     if sanitized():

@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 import torch
 
-import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
+import kvviz_kernels as kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
 import e4m3
-from kernels.empty import empty_launch
-from kernels.fused_step import fused_step_v1, fused_step_v2
-from kernels.kv_write import kv_write
-from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
-from kernels.page_indices import flashinfer_csr
-from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
-from kernels.slot_mapping import (slot_mapping, slot_mapping_flat, slot_mapping_grid2d,
+from kvviz_kernels.empty import empty_launch
+from kvviz_kernels.fused_step import fused_step_v1, fused_step_v2
+from kvviz_kernels.kv_write import kv_write
+from kvviz_kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
+from kvviz_kernels.page_indices import flashinfer_csr
+from kvviz_kernels.paged_decode import paged_decode_block_table, paged_decode_csr
+from kvviz_kernels.slot_mapping import (slot_mapping, slot_mapping_flat, slot_mapping_grid2d,
                                   slot_mapping_per_request, slot_mapping_torch)
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"

@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 import torch
 
-import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
-from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables, slot_tile_config, stack_tables
-from kernels.slot_mapping import PAD_SLOT_ID
+import kvviz_kernels as kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
+from kvviz_kernels.mrv2_tables import compute_slot_mappings, gather_block_tables, slot_tile_config, stack_tables
+from kvviz_kernels.slot_mapping import PAD_SLOT_ID
 from tests.support import fresh_seed
 
 DEV = "cuda" if torch.cuda.is_available() else "cpu"

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
-from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables, stack_tables
+import kvviz_kernels as kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
+from kvviz_kernels.mrv2_tables import compute_slot_mappings, gather_block_tables, stack_tables
 from kvviz.core.engine import Engine
 from kvviz.core.scenario import parse_scenario
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 import torch
 
-import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
-from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
+import kvviz_kernels as kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
+from kvviz_kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
 from kvviz.core.slots_v2 import mrv2_token_slots
 from tests.support import fresh_seed
 

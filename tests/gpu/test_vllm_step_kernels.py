@@ -10,7 +10,7 @@ import zipfile
 
 import pytest
 
-import kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
+import kvviz_kernels as kernels  # noqa: F401  (TRITON_INTERPRET before any kernel module)
 from kvviz.core.versions import LAST_V1_RELEASE, NEWEST
 from kvviz.gpu.bench.fused import bench_fused_step
 from kvviz.gpu.harness import KernelMismatch

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-import kernels
+import kvviz_kernels as kernels
 from kvviz.core.step import build_step
 from kvviz.gpu.device import time_us, torch_device
 from kvviz.gpu.harness import KernelMismatch, cache_torch_dtype
@@ -84,7 +84,7 @@ def slot_case(num_reqs, per_req, block_size=16, seed=0):
 
 def _slot_variants(step, per_req):
     """(variant, launcher, extra keywords) of every slot-mapping variant the bench times."""
-    from kernels.slot_mapping import (slot_mapping, slot_mapping_flat, slot_mapping_grid2d,
+    from kvviz_kernels.slot_mapping import (slot_mapping, slot_mapping_flat, slot_mapping_grid2d,
                                       slot_mapping_per_request, slot_mapping_torch)
 
     return (("per-request", slot_mapping_per_request, {}),
@@ -96,7 +96,7 @@ def _slot_variants(step, per_req):
 
 def bench_slot_mapping(shapes, floors, progress):
     import torch
-    from kernels.slot_mapping import choose_slot_mapping_design
+    from kvviz_kernels.slot_mapping import choose_slot_mapping_design
 
     dev = torch_device()
     rows = []
@@ -139,7 +139,7 @@ def _csr_inputs(num_reqs, pages, page, dev):
 
 def bench_csr(shapes, floors, progress):
     import torch
-    from kernels.page_indices import _csr_kernel, PAGE_TILE, flashinfer_csr, indptr_from_seq_lens
+    from kvviz_kernels.page_indices import _csr_kernel, PAGE_TILE, flashinfer_csr, indptr_from_seq_lens
     from kvviz import reference
 
     dev = torch_device()
@@ -220,7 +220,7 @@ def _spot_check_kv(cache, k, v, slots, layout, dtype, name):
 
 
 def bench_kv_write(shapes, floors, progress, heads=8, dim=128, block=16):
-    from kernels.kv_write import kv_write
+    from kvviz_kernels.kv_write import kv_write
 
     dev = torch_device()
     rows = []
@@ -242,8 +242,8 @@ def bench_kv_write(shapes, floors, progress, heads=8, dim=128, block=16):
 
 def bench_decode(shapes, floors, progress, kv_heads=8, q_heads=32, dim=128, page=16):
     import torch
-    from kernels.paged_decode import paged_decode_block_table, paged_decode_csr
-    from kernels.page_indices import flashinfer_csr
+    from kvviz_kernels.paged_decode import paged_decode_block_table, paged_decode_csr
+    from kvviz_kernels.page_indices import flashinfer_csr
 
     dev = torch_device()
     rows = []

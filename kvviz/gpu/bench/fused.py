@@ -109,11 +109,11 @@ def _outputs(s: dict, dev, vllm: bool = False) -> dict:
 def _launchers(s: dict, o: dict, vllm=None) -> dict:
     """variant -> a no-argument call writing into ``o`` (the same buffers every call); the separate
     variants return the indptr tensor flashinfer_csr made."""
-    from kernels.fused_step import ROLES, fused_step_v1, fused_step_v2
+    from kvviz_kernels.fused_step import ROLES, fused_step_v1, fused_step_v2
     from kvviz.vllm_wheel.step_kernels import v1_step, v2_step
-    from kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
-    from kernels.page_indices import flashinfer_csr
-    from kernels.slot_mapping import slot_mapping
+    from kvviz_kernels.mrv2_tables import compute_slot_mappings, gather_block_tables
+    from kvviz_kernels.page_indices import flashinfer_csr
+    from kvviz_kernels.slot_mapping import slot_mapping
 
     # block sizes as the host knows them (a model's constants): the fused launch compiles them in
     common = dict(num_reqs_padded=s["r_pad"], num_tokens_padded=s["t_pad"], widths=s["widths_t"],

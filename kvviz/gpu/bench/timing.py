@@ -129,7 +129,7 @@ def _rounded(x, digits=3):
 def measure_floors(rep_ms=50) -> dict:
     """Empty-launch µs (every way of timing) and device copy GB/s (bytes read + written), measured now."""
     import torch
-    from kernels.empty import empty_launch
+    from kvviz_kernels.empty import empty_launch
 
     dev = torch_device()
     buf = torch.zeros(16, device=dev)
