@@ -24,7 +24,11 @@ def _kernel_ratio(runner, g: int, block_size: int) -> int:
     groups = getattr(runner, "attn_groups", None) or ()
     attn = groups[g][0] if g < len(groups) and groups[g] else None
     kbs = getattr(attn, "kernel_block_size", None)
-    return block_size // int(kbs) if isinstance(kbs, int) and 0 < kbs < block_size else 1
+    if not isinstance(kbs, int) or not 0 < kbs < block_size:
+        return 1
+    from kvviz.core.geometry import Geometry
+
+    return Geometry(block_size, kbs).blocks_per_kv_block
 
 
 def step_groups(runner, input_batch, gathered, slot_mappings, *, release: str, side: dict | None) -> list[dict]:
@@ -53,7 +57,7 @@ def step_groups(runner, input_batch, gathered, slot_mappings, *, release: str, s
             from kvviz.core.slots_v2 import expand_kernel_blocks
 
             table = expand_kernel_blocks(table, r)
-            m["kernel_block_size"] = int(bs) // r
+            m["kernel_block_size"] = int(getattr(runner.attn_groups[g][0], "kernel_block_size"))
         m["block_table"] = table
         spec = group_spec(runner, g)
         enabled = getattr(tables, "_slot_mapping_enabled", None)
