@@ -18,7 +18,9 @@ def register(sub) -> None:
         description="Load a dump (format: README.md, section Table dumps) and run every check its tables allow: "
         + ", ".join(CHECKS) + ". Findings are ordered by row, so the first one names the first wrong "
         "row. Exit 0 when clean, 1 with findings, 2 when the file cannot be read.")
-    p.add_argument("dump", metavar="DUMP")
+    p.add_argument("dump", metavar="DUMP", help="a dump, or a captured run (a directory holding manifest.json, or a "
+                   ".zip of one): every step is checked under the run's own release and runner, the first wrong "
+                   "step and row first")
     p.add_argument("--json", action="store_true",
                    help='print {"findings": [{"check", "row"?, "index"?, "message"}], "profile": P}')
     p.add_argument("--vllm", "--profile", dest="profile", metavar="VERSION", default=None,
@@ -32,6 +34,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from kvviz.cli import runs
+
+    if runs.is_run(args.dump):
+        return runs.check(args)
     dump = load_dump(args.dump, runner=args.runner)
     try:
         profile, source = resolve_profile(dump, args.profile)

@@ -16,7 +16,8 @@ def register(sub) -> None:
         "(CPU table vs device mirror). Equal means the same keys with the same values: a table only "
         "one dump carries is a difference. Exit 0 when equal, 1 when different, 2 when a file cannot "
         "be read.")
-    p.add_argument("a", metavar="A")
+    p.add_argument("a", metavar="A", help="a dump, or a captured run (directory or .zip): runs are compared step by "
+                   "step (rows by request id, then each group's tables); the first differing step, table and row")
     p.add_argument("b", metavar="B")
     p.add_argument("--json", action="store_true",
                    help='print {"differences": [{"table", "row", "col", "a", "b"}], "stale_rows": '
@@ -37,6 +38,10 @@ def _rules(dump, option):
 
 
 def run(args) -> int:
+    from kvviz.cli import runs
+
+    if runs.is_run(args.a) or runs.is_run(args.b):
+        return runs.diff(args)
     a, b = load_dump(args.a), load_dump(args.b)
     rules = {"a": _rules(a, args.vllm), "b": _rules(b, args.vllm)}
     asked = {"a": args.vllm if args.vllm is not None else a.vllm, "b": args.vllm if args.vllm is not None else b.vllm}
