@@ -64,8 +64,10 @@ def read_bounded(path: str, max_bytes: int, *, name: str | None = None) -> bytes
 
 
 @contextlib.contextmanager
-def atomic_writer(path: str, mode: str = "w"):
-    """A file object whose content replaces ``path`` only when the block ends without an error."""
+def atomic_writer(path: str, mode: str = "w", *, fsync: bool = True):
+    """A file object whose content replaces ``path`` only when the block ends without an error.
+    ``fsync=False`` keeps the rename atomic (a reader never sees half a file) but skips the flush to
+    disk (~7 ms a file here), for the capture's many small files."""
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=directory)
     try:
@@ -73,7 +75,8 @@ def atomic_writer(path: str, mode: str = "w"):
         with os.fdopen(fd, mode) as f:
             yield f
             f.flush()
-            os.fsync(f.fileno())
+            if fsync:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -87,6 +90,6 @@ def _umask() -> int:
     return mask
 
 
-def atomic_write_bytes(path: str, data: bytes) -> None:
-    with atomic_writer(path, "wb") as f:
+def atomic_write_bytes(path: str, data: bytes, *, fsync: bool = True) -> None:
+    with atomic_writer(path, "wb", fsync=fsync) as f:
         f.write(data)

@@ -8,8 +8,9 @@
 - ``KVVIZ_CAPTURE_POOL=0``: leave out the block pool (ref counts, free queue), whose copy costs
   O(num_blocks) a step; it is also left out, with one log line, above ``KVVIZ_CAPTURE_POOL_MAX``
   blocks (default 2^17).
-- ``KVVIZ_CAPTURE_QUEUE=Q``: steps waiting for the writer (default 64). A step that finds the queue
-  full is dropped and counted (``dropped_steps`` in the manifest), never waited for.
+- ``KVVIZ_CAPTURE_QUEUE=Q``: steps waiting for the writer (default 1024; a step of the tiny CPU
+  model is a few KiB, of a 256-request batch with 32k-token rows ~3 MiB). A step that finds the
+  queue full is dropped and counted (``dropped_steps`` in the manifest), never waited for.
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ class CaptureConfig:
     every: int = 1
     pool: bool = True
     pool_max_blocks: int = 1 << 17
-    queue: int = 64
+    queue: int = 1024
 
     @classmethod
     def from_env(cls, env=None) -> "CaptureConfig | None":
@@ -73,7 +74,7 @@ class CaptureConfig:
                    first=first, last=last, every=_int(env, "KVVIZ_CAPTURE_EVERY", 1, low=1),
                    pool=env.get("KVVIZ_CAPTURE_POOL", "1").strip() not in ("0", "false", "no"),
                    pool_max_blocks=_int(env, "KVVIZ_CAPTURE_POOL_MAX", 1 << 17),
-                   queue=_int(env, "KVVIZ_CAPTURE_QUEUE", 64, low=1))
+                   queue=_int(env, "KVVIZ_CAPTURE_QUEUE", 1024, low=1))
 
     def wants(self, step: int) -> bool:
         """Whether step ``step`` is captured (the range and the stride; the ring is the writer's)."""

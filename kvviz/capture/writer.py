@@ -20,7 +20,11 @@ from collections import deque
 
 from kvviz.capture import MANIFEST, REQUESTS, RUN_VERSION, STEPS, step_stem
 from kvviz.capture.config import CaptureConfig
-from kvviz.files import atomic_write_bytes
+from kvviz.files import atomic_write_bytes as _atomic
+
+
+def atomic_write_bytes(path: str, data: bytes) -> None:
+    _atomic(path, data, fsync=False)      # atomic rename, no flush to disk: see kvviz.files
 
 log = logging.getLogger("kvviz.capture")
 _CLOSE = object()
