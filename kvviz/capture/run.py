@@ -36,7 +36,7 @@ def _limit_for(name: str) -> int | None:
         return MAX_MANIFEST_BYTES
     if name == REQUESTS:
         return MAX_REQUESTS_BYTES
-    if name.startswith(STEPS + "/"):
+    if name == f"{STEPS}/{base}":
         if _STEP_JSON.match(base):
             return MAX_STEP_JSON_BYTES
         if _STEP_NPZ.match(base):
@@ -92,8 +92,8 @@ class _ZipSource:
             limit = _limit_for(name)
             if limit is None:
                 continue                          # not part of the format: never read
-            mode = (i.external_attr >> 16) & 0xFFFF
-            if mode and not stat.S_ISREG(mode):
+            kind = stat.S_IFMT((i.external_attr >> 16) & 0xFFFF)
+            if kind and kind != stat.S_IFREG:        # a symlink, a device, ...: never followed
                 raise BadInput(f"{label}: {i.filename} is not a regular file")
             if i.file_size > limit:
                 raise BadInput(f"{label}: {i.filename} declares {i.file_size} bytes; the limit is {limit}")
