@@ -80,6 +80,8 @@ class Engine(Scheduler, V2Worker):
         self.running: list[str] = []
         self.state: dict[str, str] = {}
         self._to_remove: list[str] = []      # finished/preempted since the last worker update
+        self._resumed_now: set[str] = set()  # admitted this step after a preemption (the scheduler's)
+        self._runner_seen: set[str] = set()  # requests the worker has had a row / state for
         self.step_index = 0
         self.history: list[StepRecord] = []
         self._history_bytes = 0
@@ -191,13 +193,35 @@ class Engine(Scheduler, V2Worker):
                 self.batch.append_blocks(rid, ids)
             else:
                 added.append(rid)
-        for rid in added:
+        for rid in self._runner_add_order(added):
             self.batch.add_request(rid, self.manager.block_ids(rid), scheduled[rid][1])
         self.batch.condense()
         for rid, (_, done, _) in scheduled.items():   # vLLM's num_computed_tokens_cpu, refreshed each step
             self.batch.num_computed_tokens[self.batch.req_id_to_index[rid]] = done
         if self.config.reorder_decodes_first:
             self._reorder({rid: v[0] for rid, v in scheduled.items()})
+
+    def _runner_add_order(self, added: list[str]) -> list[str]:
+        """The order in which the worker gives rows (V1: the lowest hole first) or request states
+        (V2: the last free index) to the scheduled requests it does not hold, in vLLM's order: the
+        scheduler's ``scheduled_new_reqs`` first, then ``scheduled_cached_reqs`` (running requests,
+        then those resumed from preemption), each in scheduling order. A request resumed from
+        preemption thus comes after a fresh one admitted behind it in the waiting queue.
+        V1 (v0.32.0): ``v1/worker/gpu_model_runner.py`` ``_update_states`` fills ``reqs_to_add``
+        from ``scheduled_new_reqs`` (L1246), then with the ``scheduled_cached_reqs`` not in the
+        batch (L1331, L1441) and adds them in that order (L1487); ``v1/core/sched/scheduler.py`` puts
+        a PREEMPTED request in ``scheduled_resumed_reqs`` (L1355) and ``_make_cached_request_data``
+        chains running before resumed (L1710). V2: ``Scheduler.schedule`` appends the resumed ones
+        to ``scheduled_new_reqs`` (L1418-1420; ``add_requests`` takes them in that order). The same
+        code in the v0.11.0, v0.12.0 (V2's first), v0.20.0 and v0.33.0 wheels: not a release rule.
+        A kvviz fork child the worker never held counts as new."""
+        def rank(rid: str) -> int:
+            if rid in self._resumed_now:
+                return 2
+            return 1 if rid in self._runner_seen else 0
+        order = sorted(added, key=rank)   # stable: scheduling order within each kind
+        self._runner_seen.update(order)
+        return order
 
     def _reorder(self, num_scheduled: dict[str, int]) -> None:
         """The decode-first reorder of the release: pairwise swaps before v0.11.1, regions after."""

@@ -6,6 +6,10 @@ ones in order while rows, the admission cap and the token budget last. Release r
     v0.31.0 (#57951) the cap is not applied when running + waiting <= 1 (nobody to starve);
   - ``max_num_active_seqs`` (v0.31.0, #56758; None = max_num_seqs): waiting admission stops once
     that many requests are running.
+The scheduler's output lists the requests admitted from the waiting queue apart: fresh ones
+(``scheduled_new_reqs``) and ones resumed from preemption (``scheduled_resumed_reqs``, sent with the
+running ones as ``scheduled_cached_reqs``); ``_resumed_now`` keeps the latter, for the worker's add
+order (``Engine._runner_add_order``).
 vLLM v0.31.0 also splits skipped waiting requests into ``kv_holding_waiting`` and a deferred set
 (#58947). A kvviz waiting request never holds blocks and is never skipped (no async KV loads,
 LoRA, encoder or grammar limits), so that change leaves kvviz's order as it was and is not modelled.
@@ -59,6 +63,7 @@ class Scheduler:
         """Running requests first, then waiting ones, within the token budget. Returns
         rid -> (tokens scheduled, tokens computed before, block ids added per group)."""
         scheduled: dict[str, tuple[int, int, list[list[int]]]] = {}
+        self._resumed_now = set()
         cap = self._long_prefill_cap()
         budget, preempted = self._schedule_running(scheduled, self.config.max_num_batched_tokens, cap)
         if not preempted:  # none after a preemption: the pool just ran short, as in vLLM's scheduler
@@ -129,6 +134,8 @@ class Scheduler:
                     raise BadInput(self._never_fits(rid, max(whole, n_hit + n)))
                 break
             self.waiting.pop(0)
+            if self.state[rid] == "preempted":   # vLLM: status PREEMPTED -> scheduled_resumed_reqs
+                self._resumed_now.add(rid)
             req.num_computed_tokens = n_hit
             self.running.append(rid)
             self.state[rid] = "running"

@@ -27,7 +27,7 @@ class V2Worker:
             if rid in st.req_id_to_index:
                 st.remove_request(rid)
         self._to_remove = []
-        added = [rid for rid in scheduled if rid not in st.req_id_to_index]
+        added = self._runner_add_order([rid for rid in scheduled if rid not in st.req_id_to_index])
         for rid in added:
             st.add_request(rid, self.manager.block_ids(rid))
         added_set = set(added)
