@@ -23,6 +23,7 @@ import importlib.abc
 import importlib.util
 import inspect
 import logging
+import os
 import sys
 
 from kvviz.capture.config import CaptureConfig
@@ -40,14 +41,31 @@ V2_PARAMS = ("input_batch",)
 
 
 class Session:
-    """The capture's state in one process."""
+    """The capture's state in one process. Each engine started in it (a scheduler, a model runner)
+    gets a run of its own: the first ``KVVIZ_CAPTURE_DIR``, a later one ``DIR/run-PID-K``, or the
+    directory ``capture_to`` names."""
 
     def __init__(self, config: CaptureConfig, version: str, release: str):
         self.config, self.version, self.release = config, version, release
         self.on = True
-        self.worker_writer: RunWriter | None = None
-        self.own_step = 0
-        self.scheduler = None
+        self.engines = 0
+        self.next_dir: str | None = None
+        self.writers: list[RunWriter] = []
+
+    def new_run_dir(self) -> str:
+        if self.next_dir is not None:
+            directory, self.next_dir = self.next_dir, None
+        elif self.engines == 0:
+            directory = self.config.directory
+        else:
+            directory = os.path.join(self.config.directory, f"run-{os.getpid()}-{self.engines + 1}")
+        self.engines += 1
+        return directory
+
+    def writer(self, manifest: dict | None, directory: str) -> RunWriter:
+        w = RunWriter(self.config, manifest, directory)
+        self.writers.append(w)
+        return w
 
     def fail(self, where: str, e: BaseException) -> None:
         if self.on:
@@ -57,6 +75,21 @@ class Session:
 
 
 _SESSION: Session | None = None
+
+
+def capture_to(directory: str) -> None:
+    """For scripts that start several engines in one process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``):
+    the next engine started here writes its run to ``directory``. Nothing when capture is off."""
+    if _SESSION is not None:
+        _SESSION.next_dir = os.path.abspath(directory)
+
+
+def flush(timeout: float = 30.0) -> bool:
+    """Waits until every step and request this process captured so far is on disk (in-process
+    engines: read the run right after ``generate``). False when capture is off or a writer failed."""
+    if _SESSION is None:
+        return False
+    return all([w.flush(timeout) for w in _SESSION.writers])
 
 
 def register() -> None:
@@ -230,10 +263,11 @@ def _patch_scheduler(module) -> None:
         return _refuse("the scheduler's add_request / finish_requests / schedule / update_from_output")
     from kvviz.capture.scheduler import SchedulerSide
 
-    def side():
-        if _SESSION.scheduler is None:
-            _SESSION.scheduler = SchedulerSide(_SESSION.config)
-        return _SESSION.scheduler
+    def side(scheduler):
+        mine = getattr(scheduler, "_kvviz_side", None)
+        if mine is None:
+            mine = scheduler._kvviz_side = SchedulerSide(_SESSION, _SESSION.new_run_dir())
+        return mine
 
     def after(name, body):
         orig = getattr(cls, name)
@@ -242,7 +276,7 @@ def _patch_scheduler(module) -> None:
             result = orig(self, *args, **kwargs)
             if _SESSION.on:
                 try:
-                    body(self, side(), result, *args, **kwargs)
+                    body(self, side(self), result, *args, **kwargs)
                 except Exception as e:  # noqa: BLE001
                     _SESSION.fail(f"the scheduler's {name} capture", e)
             return result

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from kvviz.capture.config import CaptureConfig
 from kvviz.capture.writer import RunWriter, log
 
 
@@ -44,15 +43,17 @@ def pool_state(block_pool) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 class SchedulerSide:
-    def __init__(self, config: CaptureConfig):
-        self.config = config
+    """One scheduler's side of one run (``directory``: where its engine's run goes)."""
+
+    def __init__(self, session, directory: str):
+        self.session, self.config, self.directory = session, session.config, directory
         self.step = 0
         self.writer: RunWriter | None = None
         self.pool_skipped = False
 
     def _emit(self, events: list[dict]) -> None:
         if self.writer is None:
-            self.writer = RunWriter(self.config)
+            self.writer = self.session.writer(None, self.directory)
         self.writer.submit_requests(events)
 
     # --- wrappers' bodies: each runs after (or before) vLLM's own method ---------------------
@@ -75,6 +76,7 @@ class SchedulerSide:
         n = self.step
         self.step += 1
         out.kvviz_step = n
+        out.kvviz_dir = self.writer.directory if self.writer is not None else self.directory
         preempted = sorted(str(r) for r in (getattr(out, "preempted_req_ids", None) or ()))
         if preempted:
             self._emit([{"kind": "preempt", "req_id": r, "step": n} for r in preempted])

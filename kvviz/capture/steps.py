@@ -3,7 +3,6 @@ the writer. Called by ``kvviz.capture.plugin``'s wrappers on the engine's thread
 from __future__ import annotations
 
 from kvviz.capture import worker_v1, worker_v2
-from kvviz.capture.writer import RunWriter
 
 _SCHEDULER_KNOBS = ("max_num_seqs", "max_num_batched_tokens", "max_model_len", "enable_chunked_prefill",
                     "long_prefill_token_threshold", "max_num_partial_prefills", "policy", "async_scheduling",
@@ -66,27 +65,29 @@ def manifest(session, runner, runner_kind: str) -> dict:
             "device": str(getattr(runner, "device", ""))}
 
 
-def _step_number(session, out) -> tuple[int, dict | None]:
+def _step_number(runner, out) -> tuple[int, dict | None]:
     step = getattr(out, "kvviz_step", None)
     if step is None:                      # the scheduler is not wrapped here: the worker counts
-        step = session.own_step
-        session.own_step += 1
+        step = getattr(runner, "_kvviz_own_step", 0)
+        runner._kvviz_own_step = step + 1
     return int(step), getattr(out, "kvviz_scheduler", None)
 
 
-def _submit(session, runner, runner_kind: str, step: int, side, build) -> None:
+def _submit(session, runner, out, runner_kind: str, step: int, side, build) -> None:
     if not session.config.wants(step) or not _first_rank(runner):
         return
-    if session.worker_writer is None:
-        session.worker_writer = RunWriter(session.config, manifest(session, runner, runner_kind))
+    writer = getattr(runner, "_kvviz_writer", None)
+    if writer is None:                    # this engine's first step: its run's directory is the one its
+        directory = getattr(out, "kvviz_dir", None) or session.new_run_dir()     # scheduler chose
+        writer = runner._kvviz_writer = session.writer(manifest(session, runner, runner_kind), directory)
     meta, groups = build()
     meta["scheduler"] = None if side is None else {k: v for k, v in side.items()
                                                    if k not in ("ref_cnt", "free_block_ids")}
-    session.worker_writer.submit_step(step, meta, groups)
+    writer.submit_step(step, meta, groups)
 
 
 def capture_v1(session, runner, out, args: dict) -> None:
-    step, side = _step_number(session, out)
+    step, side = _step_number(runner, out)
     n = int(args["num_reqs"])
     n_pad = int(args.get("num_reqs_padded") or n)
     t = int(args["num_tokens"])
@@ -99,11 +100,11 @@ def capture_v1(session, runner, out, args: dict) -> None:
                                    num_tokens_padded=t_pad, scheduler_output=out)
         return meta, groups
 
-    _submit(session, runner, "v1", step, side, build)
+    _submit(session, runner, out, "v1", step, side, build)
 
 
 def capture_v2(session, runner, out, input_batch, result) -> None:
-    step, side = _step_number(session, out)
+    step, side = _step_number(runner, out)
     gathered, slot_mappings = result
 
     def build():
@@ -111,4 +112,4 @@ def capture_v2(session, runner, out, input_batch, result) -> None:
                                        side=side)
         return worker_v2.step_meta(runner, input_batch, out), groups
 
-    _submit(session, runner, "v2", step, side, build)
+    _submit(session, runner, out, "v2", step, side, build)

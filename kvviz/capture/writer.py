@@ -81,10 +81,10 @@ class RunWriter:
     """With a ``manifest``: the worker's writer (manifest and steps). Without: the scheduler's
     (requests.json). Each process writes only its own files."""
 
-    def __init__(self, config: CaptureConfig, manifest: dict | None = None):
+    def __init__(self, config: CaptureConfig, manifest: dict | None = None, directory: str | None = None):
         self.config = config
         owned = (MANIFEST, STEPS) if manifest is not None else (REQUESTS,)
-        self.directory = claim_directory(config.directory, owned)
+        self.directory = claim_directory(directory or config.directory, owned)
         self.manifest = None if manifest is None else {
             "kvviz_run_version": RUN_VERSION, "pid": os.getpid(), **manifest,
             "capture": config.describe(), "dropped_steps": 0}
@@ -124,6 +124,17 @@ class RunWriter:
             self._events.extend(events)
             self.submit(("requests",))
 
+    def flush(self, timeout: float = 30.0) -> bool:
+        """Waits until everything submitted so far is written (requests.json included)."""
+        if self.failed or not self._thread.is_alive():
+            return False
+        done = threading.Event()
+        try:
+            self._queue.put(("flush", done), timeout=timeout)
+        except queue.Full:
+            return False
+        return done.wait(timeout)
+
     def close(self, timeout: float = 10.0) -> None:
         if self._thread.is_alive():
             try:
@@ -162,6 +173,13 @@ class RunWriter:
         if item[0] == "step":
             _, step, meta, groups = item
             self._write_step(step, meta, groups)
+        elif item[0] == "flush":
+            if self.manifest is None:
+                self._write_requests()
+            else:
+                self._write_manifest()
+            item[1].set()
+            return False
         return dirty
 
     def _write_step(self, step: int, meta: dict, groups: list[dict]) -> None:

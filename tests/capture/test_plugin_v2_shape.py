@@ -56,7 +56,7 @@ for rec in history:
     runner.block_tables.num_blocks = buf(rec.num_blocks_per_row[0][None, :].copy())
     runner.req_states.req_id_to_index = {r: i for i, r in enumerate(rec.state_rows) if r is not None}
     runner.execute_model(ns(index=rec.index, num_scheduled_tokens={s.req_id: s.num_tokens for s in rec.scheduled}))
-plugin._SESSION.worker_writer.close()
+assert plugin.flush()
 print(json.dumps({"steps": len(history)}))
 '''
 
