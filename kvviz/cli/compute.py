@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 
 from kvviz.cli import dump_json, read_json_file
-from kvviz.core.runner_v2 import batch_v2_tables as v2_tables  # noqa: F401 (kept importable here)
+from kvviz.core.runner_v2 import batch_v2_slot_mapping, batch_v2_state_rows, batch_v2_tables as v2_tables
 from kvviz.core.step import build_step_from_batch
 from kvviz.cli.versions import add_version_args, requested, rules_from_args, runner_from_args
 from kvviz.errors import BadInput
@@ -21,7 +21,10 @@ def register(sub) -> None:
         "r = 1, block_table is the kernel-block table and there is no kernel_block_table. With DCP > 1 the "
         "CSR is this rank's: page counts and last_page_len from global lengths (prefill rows' last page: "
         "context only) up to v0.29.x, from rank-local lengths from v0.30.0; it is omitted when a global "
-        "page count would read past the end of the table. "
+        "page count would read past the end of the table. With --runner v2 the output adds idx_mapping, "
+        "state_block_table and state_num_blocks, and slot_mapping is MRV2's, from the state rows in the "
+        "release's DCP arithmetic (up to v0.28.x the virtual block is the kernel block x DCP: with an "
+        "interleave above the kernel block the slots differ from V1's). "
         'BATCH: {"block_size": B, "requests": [{"block_ids": [...], "seq_len": S, "query_len": Q}], '
         '"num_reqs_padded": R?, "num_tokens_padded": T?, "dcp_world_size": 1?, "dcp_rank": 0?, '
         '"cp_kv_cache_interleave_size": 1?, "kernel_block_size": K?}. Any other key (top level or in a request) '
@@ -52,19 +55,27 @@ def run(args) -> int:
                  if a is not None)
     if values > MAX_OUTPUT_VALUES:
         raise BadInput(f"the output would hold {values} numbers; the limit is {MAX_OUTPUT_VALUES}")
+    v2 = v2_tables(step) if runner == "v2" else None
+    v2_slots = None
+    if v2 is not None and step.slot_mapping is not None:
+        # MRV2's slot kernel reads the state rows with the release's DCP arithmetic (not V1's)
+        step.slot_mapping = batch_v2_slot_mapping(step, profile, v2)
+        v2_slots = {"state_rows": batch_v2_state_rows(step, v2),
+                    "idx_mapping": v2["idx_mapping"], "era": profile.mrv2_dcp_slots,
+                    "pad_unmapped": profile.mrv2_dcp_sharded}
     backend = "reference (numpy)"
     if args.backend != "reference":
         from kvviz.gpu.harness import KernelMismatch, kernel_backend_for_compute
 
         try:
             backend = kernel_backend_for_compute(
-                step, empty_last_page_len_is_zero=profile.empty_last_page_len_is_zero)
+                step, empty_last_page_len_is_zero=profile.empty_last_page_len_is_zero, v2_slots=v2_slots)
         except KernelMismatch as e:  # loud, never hidden: nothing printed on stdout
             print(f"kvviz compute: {e}", file=sys.stderr)
             return 1
     out = step.to_json(backend)
     out.update({"vllm": profile.name, **requested(args.vllm, profile), "runner": runner})
-    if runner == "v2":
-        out.update(v2_tables(step))
+    if v2 is not None:
+        out.update(v2)
     print(dump_json(out))
     return 0

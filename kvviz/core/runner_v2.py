@@ -20,7 +20,7 @@ import numpy as np
 
 from kvviz.core.block_table import row_width
 from kvviz.core.geometry import Geometry
-from kvviz.core.slots_v2 import swa_null_columns, swa_reach
+from kvviz.core.slots_v2 import mrv2_slot_mapping, swa_null_columns, swa_reach
 
 FAULTS_V2 = ("skip_apply_staged_writes", "skip_gather")
 ENTRY_BYTES = 4           # one staged id, one num_blocks count: int32
@@ -264,6 +264,26 @@ def batch_v2_tables(step) -> dict:
         state[s] = bt[i].tolist()
         counts[s] = _batch_pages(step, i) // per
     return {"idx_mapping": idx, "state_block_table": state, "state_num_blocks": counts}
+
+
+def batch_v2_slot_mapping(step, rules, tables: dict | None = None) -> np.ndarray | None:
+    """The slot mapping Model Runner V2 computes for a user-defined batch: each request's tokens
+    read its state row (``batch_v2_tables``: row ``idx_mapping[i]``) with the DCP arithmetic of
+    ``rules``' era (``Rules.mrv2_dcp_slots``, ``kvviz.core.slots_v2``), not V1's. Without DCP, or
+    from v0.29.0, the same numbers as V1; up to v0.28.x with an interleave above the kernel block
+    size, other ones (the virtual block is the kernel block x CP). None when the step has none."""
+    if step.slot_mapping is None:
+        return None
+    t = batch_v2_tables(step) if tables is None else tables
+    return mrv2_slot_mapping(rules, batch_v2_state_rows(step, t), t["idx_mapping"], step.query_start_loc,
+                             step.positions, step.num_tokens_padded, geometry=step.geometry)
+
+
+def batch_v2_state_rows(step, tables: dict) -> np.ndarray:
+    """``batch_v2_tables``' ``state_block_table`` as an int32 array [state rows, width]."""
+    rows = step.manager_block_table if step.manager_block_table is not None else step.block_table
+    return np.asarray(tables["state_block_table"], dtype=np.int32).reshape(len(tables["state_num_blocks"]),
+                                                                           rows.shape[1])
 
 
 def _batch_pages(step, i: int) -> int:

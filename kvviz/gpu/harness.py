@@ -156,12 +156,34 @@ def run_csr(step: StepInputs, seq_lens: np.ndarray, want, *, empty_last_page_len
     return res, (indptr, indices[:total], lpl)
 
 
-def kernel_backend_for_compute(step: StepInputs, *, empty_last_page_len_is_zero: bool = True) -> str:
-    """Run the slot-mapping kernels (all three designs) and, when the step has them, the CSR kernel;
-    compare exactly with the step's own arrays. Returns the label string; raises KernelMismatch."""
+def run_v2_slot_mapping(step: StepInputs, state_rows, idx_mapping, *, era: str, pad_unmapped: bool = False):
+    """Model Runner V2's slot kernel (``kvviz_kernels.mrv2_tables.compute_slot_mappings``, one group)
+    over the batch's state rows, read through ``idx_mapping`` with a release's DCP ``era``; one
+    KernelResult against the step's slot mapping."""
+    from kvviz_kernels.mrv2_tables import compute_slot_mappings
+    import torch
+
+    dev, qsl, pos, _ = _dev_tables(step)
+    geo = step.geometry
+    state = torch.from_numpy(np.ascontiguousarray(np.asarray(state_rows, dtype=np.int32)[None])).to(dev)
+    idx = torch.from_numpy(np.ascontiguousarray(idx_mapping, dtype=np.int32)).to(dev)
+    out = _poison(step.num_tokens_padded, torch.int64, dev).reshape(1, -1)
+    compute_slot_mappings(state, idx, qsl, pos, [geo.kernel_block_size], out, cp_size=geo.dcp_world_size,
+                          cp_rank=geo.dcp_rank, cp_interleave=geo.interleave, num_reqs=step.num_reqs,
+                          dcp_era=era, kv_block_sizes=[geo.block_size], pad_unmapped_rows=pad_unmapped)
+    sync()
+    return _exact("slot_mapping[mrv2]", out[0].cpu().numpy(), step.slot_mapping, f"{step.num_tokens_padded} slots")
+
+
+def kernel_backend_for_compute(step: StepInputs, *, empty_last_page_len_is_zero: bool = True,
+                               v2_slots: dict | None = None) -> str:
+    """Run the slot-mapping kernels (all three designs; with ``v2_slots`` — ``state_rows``,
+    ``idx_mapping``, ``era``, ``pad_unmapped`` — Model Runner V2's instead) and, when the step has
+    them, the CSR kernel; compare exactly with the step's own arrays. Returns the label string;
+    raises KernelMismatch."""
     results = []
     if step.slot_mapping is not None:
-        results += run_slot_mapping(step)
+        results += [run_v2_slot_mapping(step, **v2_slots)] if v2_slots else run_slot_mapping(step)
     if step.paged_kv_indptr is not None:
         want = (step.paged_kv_indptr, step.paged_kv_indices, step.paged_kv_last_page_len)
         # the rule comes from the profile, never from the arrays being checked; under DCP the

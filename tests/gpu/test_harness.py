@@ -201,20 +201,31 @@ def test_run_batch_refuses_a_cache_too_big():
         run_batch(step, num_kv_heads=8, head_dim=128, timing=False)
 
 
-def test_compute_command_exits_1_and_prints_nothing_on_a_mismatch(tmp_path, capsys, monkeypatch):
+@pytest.mark.parametrize("runner", ["v1", "v2"])
+def test_compute_command_exits_1_and_prints_nothing_on_a_mismatch(tmp_path, capsys, monkeypatch, runner):
+    """A reference slot mapping the kernels disagree with: V1's (from the step) or, under
+    --runner v2, MRV2's (from the state rows; checked against MRV2's slot kernel)."""
     import kvviz.cli.compute as compute_cmd
+    from kvviz.core.runner_v2 import batch_v2_slot_mapping
     from kvviz.core.step import build_step_from_batch
+
+    def corrupt(slots):
+        slots = slots.copy()
+        slots[1] = 12345
+        return slots
 
     def corrupted(spec, **kw):
         step = build_step_from_batch(spec, **kw)
-        step.slot_mapping = step.slot_mapping.copy()
-        step.slot_mapping[1] = 12345
+        step.slot_mapping = corrupt(step.slot_mapping)
         return step
 
-    monkeypatch.setattr(compute_cmd, "build_step_from_batch", corrupted)
+    if runner == "v1":
+        monkeypatch.setattr(compute_cmd, "build_step_from_batch", corrupted)
+    else:
+        monkeypatch.setattr(compute_cmd, "batch_v2_slot_mapping", lambda *a: corrupt(batch_v2_slot_mapping(*a)))
     f = tmp_path / "b.json"
     f.write_text('{"block_size": 4, "requests": [{"block_ids": [2, 3], "seq_len": 6, "query_len": 6}]}')
-    assert main(["compute", str(f), "--backend", "triton"]) == 1
+    assert main(["compute", str(f), "--backend", "triton", "--runner", runner]) == 1
     out, err = capsys.readouterr()
     assert out == "" and "KERNEL MISMATCH" in err and "slot_mapping" in err
 
