@@ -3,8 +3,9 @@
 The step's tables are final when ``GPUModelRunner._build_attention_metadata`` returns inside
 ``execute_model`` (vLLM v0.28.0 .. v0.33.x: the block table is committed, the padded device rows are
 NULL-filled, ``slot_mappings`` is the argument it was given, and ``seq_lens``, ``query_start_loc``,
-``positions`` and ``input_batch`` hold the step). The plugin calls ``step_groups`` there; the arrays are
-copied here, on the engine's thread, and validated and written by the writer's thread.
+``positions`` and ``input_batch`` hold the step). The plugin calls ``step_groups`` there; host arrays are
+copied here, device tensors copied without a stall (``kvviz.capture.host``), and everything is
+validated and written by the writer's thread.
 
 Rows kept: the table rows up to ``max(num_reqs_padded, last row that counts a block + 1)``, so
 vacated rows that still count blocks (the ``pad-row`` check) stay in the dump.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from kvviz.capture.host import snapshot
 from kvviz.dumps.capture import is_state_table, to_numpy
 from kvviz.dumps.fields import DUMP_VERSION
 
@@ -37,12 +39,13 @@ def csr_arrays(builder, num_reqs_padded: int) -> dict:
     names = ("paged_kv_indptr", "paged_kv_indices", "paged_kv_last_page_len")
     if builder is None or not all(hasattr(builder, n) for n in names):
         return {}
-    indptr = to_numpy(_buffer(getattr(builder, names[0])))[: num_reqs_padded + 1]
+    host = ("np", "cpu", "gpu")          # indptr and last_page_len are computed on the host, then copied
+    indptr = to_numpy(_buffer(getattr(builder, names[0]), host))[: num_reqs_padded + 1]
     if indptr.size == 0:
         return {}
-    return {"paged_kv_indptr": indptr,
-            "paged_kv_indices": to_numpy(_buffer(getattr(builder, names[1])))[: int(indptr[-1])],
-            "paged_kv_last_page_len": to_numpy(_buffer(getattr(builder, names[2])))[:num_reqs_padded]}
+    return {"paged_kv_indptr": indptr,       # the indices are written by a kernel: the device side
+            "paged_kv_indices": snapshot(_buffer(getattr(builder, names[1]))[: int(indptr[-1])]),
+            "paged_kv_last_page_len": to_numpy(_buffer(getattr(builder, names[2]), host))[:num_reqs_padded]}
 
 
 def _group_extras(runner, g: int, num_reqs_padded: int) -> dict:
@@ -52,7 +55,7 @@ def _group_extras(runner, g: int, num_reqs_padded: int) -> dict:
     attn = groups[g][0] if g < len(groups) and groups[g] else None
     kbt = getattr(attn, "kernel_block_table", None)
     if kbt is not None:
-        out["kernel_block_table"] = to_numpy(kbt[0, :num_reqs_padded])
+        out["kernel_block_table"] = snapshot(kbt[0, :num_reqs_padded])
     builder = None
     if attn is not None and hasattr(attn, "get_metadata_builder"):
         builder = attn.get_metadata_builder(0)
@@ -74,9 +77,9 @@ def step_groups(runner, *, release: str, num_reqs: int, num_reqs_padded: int, nu
     n_pad = num_reqs_padded
     common = {"kvviz_dump_version": DUMP_VERSION, "num_blocks": int(runner.kv_cache_config.num_blocks),
               "num_reqs": int(num_reqs), "num_reqs_padded": int(n_pad), "vllm": release, "runner": "v1",
-              "seq_lens": to_numpy(runner.seq_lens[:n_pad]),
+              "seq_lens": snapshot(runner.seq_lens[:n_pad]),
               "query_start_loc": to_numpy(runner.query_start_loc.cpu[: n_pad + 1]),
-              "positions": to_numpy(runner.positions[:num_tokens_padded])}
+              "positions": snapshot(runner.positions[:num_tokens_padded])}
     if side and "free_block_ids" in side:
         common["free_block_ids"] = side["free_block_ids"]
         if num_groups == 1:
@@ -92,9 +95,9 @@ def step_groups(runner, *, release: str, num_reqs: int, num_reqs_padded: int, nu
         m = {**common, "block_size": bs, **({"kernel_block_size": kbs} if kbs != bs else {}),
              "block_table": np.array(bt.block_table.np[:rows], copy=True),
              "num_blocks_per_row": counts[:rows],
-             "block_table_device": to_numpy(bt.get_device_tensor(n_pad))}
+             "block_table_device": snapshot(bt.get_device_tensor(n_pad))}
         if slot_mappings is not None and g in slot_mappings and not is_state_table(bt):
-            m["slot_mapping"] = to_numpy(slot_mappings[g])
+            m["slot_mapping"] = snapshot(slot_mappings[g])
         spec = group_spec(runner, g)
         window = getattr(spec, "sliding_window", None)
         if is_state_table(bt):

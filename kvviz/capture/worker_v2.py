@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.capture.worker_v1 import _buffer, group_spec
+from kvviz.capture.host import KERNEL_RATIO, snapshot
 from kvviz.dumps.capture import to_numpy
 from kvviz.dumps.fields import DUMP_VERSION
 
@@ -36,35 +37,32 @@ def step_groups(runner, input_batch, gathered, slot_mappings, *, release: str, s
     n, n_pad = int(input_batch.num_reqs), int(input_batch.num_reqs_after_padding)
     t_pad = int(input_batch.num_tokens_after_padding)
     counts = to_numpy(_buffer(tables.num_blocks, ("np", "cpu", "gpu")))
-    slots = to_numpy(slot_mappings) if slot_mappings is not None else None
+
     common = {"kvviz_dump_version": DUMP_VERSION, "num_blocks": int(runner.kv_cache_config.num_blocks),
               "num_reqs": n, "num_reqs_padded": n_pad, "vllm": release, "runner": "v2",
               "idx_mapping": np.asarray(input_batch.idx_mapping_np[:n], dtype=np.int64),
-              "seq_lens": to_numpy(input_batch.seq_lens[:n_pad]),
-              "query_start_loc": to_numpy(input_batch.query_start_loc[: n_pad + 1]),
-              "positions": to_numpy(input_batch.positions[:t_pad])}
+              "seq_lens": snapshot(input_batch.seq_lens[:n_pad]),
+              "query_start_loc": snapshot(input_batch.query_start_loc[: n_pad + 1]),
+              "positions": snapshot(input_batch.positions[:t_pad])}
     if side and "free_block_ids" in side:
         common["free_block_ids"] = side["free_block_ids"]
         if len(tables.block_sizes) == 1:
             common["ref_cnt"] = side["ref_cnt"]
     out = []
     for g, bs in enumerate(tables.block_sizes):
-        table = to_numpy(gathered[g])[:n_pad]
         r = _kernel_ratio(runner, g, int(bs))
-        m = {**common, "block_size": int(bs), "state_block_table": to_numpy(_buffer(tables.block_tables[g])),
+        m = {**common, "block_size": int(bs), "state_block_table": snapshot(_buffer(tables.block_tables[g])),
              "state_num_blocks": np.array(counts[g] if counts.ndim == 2 else counts, copy=True)}
-        if r > 1:
-            from kvviz.core.slots_v2 import expand_kernel_blocks
-
-            table = expand_kernel_blocks(table, r)
+        m["block_table"] = snapshot(gathered[g][:n_pad])
+        if r > 1:                        # expanded on the writer's thread (kvviz.capture.host.resolve)
+            m[KERNEL_RATIO] = r
             m["kernel_block_size"] = int(getattr(runner.attn_groups[g][0], "kernel_block_size"))
-        m["block_table"] = table
         spec = group_spec(runner, g)
         enabled = getattr(tables, "_slot_mapping_enabled", None)
         if enabled is not None and g < len(enabled) and not enabled[g]:
             m["group_kind"] = "state"
-        elif slots is not None:
-            m["slot_mapping"] = slots[g][:t_pad]
+        elif slot_mappings is not None:
+            m["slot_mapping"] = snapshot(slot_mappings[g][:t_pad])
         window = getattr(spec, "sliding_window", None)
         if isinstance(window, int) and m.get("group_kind") != "state":
             m["sliding_window"] = window

@@ -189,9 +189,11 @@ class RunWriter:
         stem = step_stem(step)
         steps_dir = os.path.join(self.directory, STEPS)
         paths, names, errors, total = [], [], [], 0
+        from kvviz.capture.host import resolve
+
         for g, mapping in enumerate(groups):
             try:
-                data = dump_to_npz_bytes(dump_from_mapping(mapping))
+                data = dump_to_npz_bytes(dump_from_mapping(resolve(mapping)))
             except BadInput as e:
                 errors.append(f"group {g}: {e}")
                 names.append(None)
