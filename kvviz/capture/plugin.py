@@ -79,7 +79,9 @@ _SESSION: Session | None = None
 
 def capture_to(directory: str) -> None:
     """For scripts that start several engines in one process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``):
-    the next engine started here writes its run to ``directory``. Nothing when capture is off."""
+    the next engine started here writes its run to ``directory``. Nothing when capture is off
+    (``KVVIZ_CAPTURE_DIR`` unset). Arms the plugin first if vLLM has not loaded it yet."""
+    register()
     if _SESSION is not None:
         _SESSION.next_dir = os.path.abspath(directory)
 
