@@ -23,6 +23,7 @@ COMMANDS = [
     "kvviz.cli.check",
     "kvviz.cli.diff",
     "kvviz.cli.dcp",
+    "kvviz.cli.replay",
 ]
 
 MAX_INPUT_BYTES = 64 << 20

@@ -297,11 +297,17 @@ class Engine(Scheduler, V2Worker):
 
     def _finish_completed(self, sched_list: list[ScheduledRequest], record: StepRecord) -> None:
         """Requests that produced their last token finish; the record gets the pool after their
-        blocks were released, and the step's events."""
-        for s in sched_list:
-            if self.requests[s.req_id].finished and self.state[s.req_id] == "running":
-                self._finish(s.req_id, "max_tokens")
-                record.requests[s.req_id] = {**record.requests[s.req_id], "state": "finished"}  # entries are shared
+        blocks were released, and the step's events. They are freed in scheduling order (the running
+        queue's), not row order: vLLM's ``Scheduler.update_from_output`` walks
+        ``scheduler_output.num_scheduled_tokens`` (filled running-queue first, then the admitted
+        ones) and frees each finished request there (v0.32.0 ``v1/core/sched/scheduler.py`` L2077,
+        ``_free_request`` L2230; the same loop in the v0.11.0 .. v0.34.0 wheels: not a release rule),
+        so the free queue's order follows it (seen in vLLM 0.32.0 on the CPU: kvviz replay)."""
+        done = {s.req_id for s in sched_list}
+        for rid in [r for r in self.running if r in done]:
+            if self.requests[rid].finished and self.state[rid] == "running":
+                self._finish(rid, "max_tokens")
+                record.requests[rid] = {**record.requests[rid], "state": "finished"}  # entries are shared
         record.free_queue_after = self.manager.pool.free_block_ids()
         record.ref_counts_after = self.manager.pool.ref_counts()
         record.events = list(self.events)
