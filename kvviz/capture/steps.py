@@ -6,7 +6,8 @@ from kvviz.capture import worker_v1, worker_v2
 
 _SCHEDULER_KNOBS = ("max_num_seqs", "max_num_batched_tokens", "max_model_len", "enable_chunked_prefill",
                     "long_prefill_token_threshold", "max_num_partial_prefills", "policy", "async_scheduling",
-                    "scheduler_reserve_full_isl", "disable_hybrid_kv_cache_manager")
+                    "scheduler_reserve_full_isl", "disable_hybrid_kv_cache_manager", "max_num_active_seqs",
+                    "long_prefill_token_threshold_adaptive")
 _CACHE_KNOBS = ("block_size", "enable_prefix_caching", "prefix_caching_hash_algo", "num_gpu_blocks_override",
                 "num_gpu_blocks", "sliding_window", "mamba_cache_mode", "kv_sharing_fast_prefill")
 _PARALLEL_KNOBS = ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",

@@ -73,6 +73,10 @@ def unmodelled(manifest: dict) -> str | None:
          "prompt over steps"),
         (_count(s.get("max_num_partial_prefills")) > 1, "max_num_partial_prefills > 1: kvviz does not limit "
          "concurrent partial prefills"),
+        (s.get("max_num_active_seqs") is not None, "max_num_active_seqs is set: kvviz does not model a cap on the "
+         "running requests below max_num_seqs"),
+        (s.get("long_prefill_token_threshold_adaptive") is True, "long_prefill_token_threshold_adaptive is on: kvviz "
+         "applies only a fixed long_prefill_token_threshold"),
         (c.get("mamba_cache_mode", "none") not in ("none", None), f"mamba_cache_mode is "
          f"{str(c.get('mamba_cache_mode'))[:12]!r}: kvviz caches no Mamba state blocks"),
         (c.get("kv_sharing_fast_prefill") is True, "kv_sharing_fast_prefill is on: kvviz does not model "

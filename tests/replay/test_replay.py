@@ -164,6 +164,9 @@ def test_a_run_whose_capture_starts_late_replays_from_step_0(tmp_path):
     (lambda m: m["groups"][0].update(kind="sliding_window", sliding_window=64),
      "kvviz looks up no prefix-cache hits"),
     (lambda m: m["cache"].update(mamba_cache_mode="align"), "mamba_cache_mode is 'align'"),
+    (lambda m: m["scheduler"].update(max_num_active_seqs=2), "max_num_active_seqs is set"),
+    (lambda m: m["scheduler"].update(long_prefill_token_threshold_adaptive=True),
+     "long_prefill_token_threshold_adaptive is on"),
 ])
 def test_a_setting_kvviz_does_not_model_is_named_and_refused(tmp_path, edit, sentence):
     run = unpack("clean-032", tmp_path)
