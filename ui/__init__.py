@@ -34,6 +34,7 @@ PAGES = [
     ("pages/demos.py", "nav_demos", ":material/school:"),
     ("pages/notations.py", "nav_notations", ":material/translate:"),
     ("pages/dumps.py", "nav_dumps", ":material/bug_report:"),
+    ("pages/runs.py", "nav_runs", ":material/history:"),
 ]
 
 

@@ -15,6 +15,7 @@ STRINGS = {
     "nav_demos": {"en": "Guided demos", "zh": "引导式演示", "es": "Demostraciones guiadas"},
     "nav_notations": {"en": "Six notations", "zh": "六种记法", "es": "Seis notaciones"},
     "nav_dumps": {"en": "Debug dumps", "zh": "调试转储", "es": "Volcados de depuración"},
+    "nav_runs": {"en": "Captured runs", "zh": "捕获的运行", "es": "Ejecuciones capturadas"},
     # --- the caption every page carries: what release and runner it shows (ui.shows) ---
     "shows": {"en": "Shows {what}", "zh": "展示 {what}", "es": "Muestra {what}"},
     "run": {"en": "vLLM {version} · Model Runner {runner}", "zh": "vLLM {version} · Model Runner {runner}",

@@ -93,4 +93,8 @@ STRINGS = {
                 "zh": "加载或捕获表的转储；检查器指出第一处错误的行，并可并排比较两个转储。",
                 "es": "Carga o captura volcados de tablas; el comprobador señala la primera fila errónea y compara "
                       "dos volcados lado a lado."},
+    "d_runs": {"en": "Step through a run captured from a real vLLM engine: its request ids, its first wrong step.",
+               "zh": "逐步查看从真实 vLLM 引擎捕获的运行：它的请求 ID，它第一个出错的步骤。",
+               "es": "Recorre paso a paso una ejecución capturada de un motor vLLM real: sus ids de solicitud, su "
+                     "primer paso erróneo."},
 }

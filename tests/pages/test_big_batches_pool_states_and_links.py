@@ -164,10 +164,10 @@ def test_home_links_every_page(at):
                                   if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "PAGES"))
     want = {Path(path).stem for path, _, _ in pages} - {"home"}
     links = {p.proto.page for p in at.get("page_link")}
-    assert links == want and len(links) == 10
+    assert links == want and len(links) == 11
     for code in ("zh", "es"):
         at.selectbox(key="lang.widget").set_value(code).run()
-        assert not at.exception and len(at.get("page_link")) == 10
+        assert not at.exception and len(at.get("page_link")) == 11
 
 
 # --- 7. PCIe downloads ---------------------------------------------------------------------

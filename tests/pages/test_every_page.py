@@ -20,7 +20,7 @@ def test_home_backend_card_and_links(at):
     assert "kvviz" in at.title[0].value
     card = [m.value for m in at.markdown if m.value.startswith("Device: ")]   # a sentence, never cut short
     assert card in (["Device: **CPU, Triton interpreter**"],) or "compiled" in card[0]
-    assert len(at.get("page_link")) == 10   # every page but home (was 7 before Guided demos, Six notations, Debug dumps)
+    assert len(at.get("page_link")) == 11   # every page but home (was 7 before Guided demos, Six notations, Debug dumps; 10 before Captured runs)
 
 
 def test_language_follows_every_page(at):
