@@ -79,6 +79,10 @@ class _ZipSource:
         if len(infos) > MAX_ZIP_MEMBERS:
             raise BadInput(f"{label} has {len(infos)} members; the limit is {MAX_ZIP_MEMBERS}")
         files = [i for i in infos if not i.is_dir()]
+        for i in files:
+            parts = i.filename.replace("\\", "/").split("/")
+            if i.filename.startswith(("/", "\\")) or ".." in parts or ":" in parts[0]:
+                raise BadInput(f"{label}: the member name {i.filename[:80]!r} leaves the run's folder")
         prefix = ""
         tops = {i.filename.split("/", 1)[0] for i in files if "/" in i.filename}
         if not any(i.filename == MANIFEST for i in files) and len(tops) == 1:

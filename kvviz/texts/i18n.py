@@ -12,7 +12,7 @@ LANGS = {"en": "English", "zh": "中文", "es": "Español"}
 DEFAULT_LANG = "en"
 # every module of kvviz/texts (``missing_translations(TEXT_MODULES)`` must be empty)
 TEXT_MODULES = ("app", "batch", "csr", "dcp_ranks", "demos", "downloads", "dumps", "events", "figures", "findings", "home",
-                "kernel_lab", "layout", "notations", "pcie", "prefixes", "scenarios", "step_through")
+                "kernel_lab", "layout", "notations", "pcie", "prefixes", "runs", "scenarios", "step_through")
 
 
 def _table(page: str) -> dict:

@@ -116,7 +116,7 @@ def test_hostile_zips_are_one_sentence(data, match):
 def test_names_outside_the_format_are_never_read(tmp_path):
     d = write_run(tmp_path / "a")
     manifest = (tmp_path / "a" / "manifest.json").read_bytes()
-    run = load_run_bytes(_zip({"manifest.json": manifest, "../../etc/evil": "x", "steps/../00000001.json": "{}",
+    run = load_run_bytes(_zip({"manifest.json": manifest, "notes.txt": "x", "steps/sub/00000001.json": "{}",
                                "steps/00000002.json.bak": "{}"}), "up.zip")
     assert run.steps == [] and set(run.source.members) == {"manifest.json"}
 
@@ -151,3 +151,9 @@ def test_diff_names_a_row_holding_another_request(tmp_path):
     assert res["first"] == {"step": 4, "group": None, "table": "req_ids", "row": 1,
                             "a": external_id(json.loads((tmp_path / "a" / "steps" / "00000004.json").read_text())["req_ids"][1]),
                             "b": "Z"}
+
+
+@pytest.mark.parametrize("name", ["../manifest.json", "/manifest.json", "run/../../x.json", "C:/manifest.json"])
+def test_a_member_name_that_leaves_the_folder_is_refused(name):
+    with pytest.raises(BadInput, match="leaves the run's folder"):
+        load_run_bytes(_zip({name: "{}"}), "up.zip")
