@@ -47,7 +47,8 @@ def engine_main(model: str, n: int, max_tokens: int) -> None:
 
 
 def _one(python: str, model: str, args, capture_dir: str | None) -> dict:
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1",
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "PYTHONPATH": root,       # this checkout's kvviz
            "VLLM_ENABLE_V1_MULTIPROCESSING": "1" if args.multiprocess else "0"}
     env.pop("KVVIZ_CAPTURE_DIR", None)
     if capture_dir:
