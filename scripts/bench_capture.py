@@ -47,8 +47,10 @@ def engine_main(model: str, n: int, max_tokens: int) -> None:
 
 
 def _one(python: str, model: str, args, capture_dir: str | None) -> dict:
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "PYTHONPATH": root,       # this checkout's kvviz
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from live_fuzz import checkout_kvviz_path
+
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "PYTHONPATH": checkout_kvviz_path(),   # the checkout's kvviz
            "VLLM_ENABLE_V1_MULTIPROCESSING": "1" if args.multiprocess else "0"}
     env.pop("KVVIZ_CAPTURE_DIR", None)
     if capture_dir:

@@ -53,11 +53,20 @@ def draw(seed: int) -> dict:
     return {"seed": seed, "engine": knobs, "requests": requests}
 
 
+def checkout_kvviz_path() -> str:
+    """A folder holding only a link to this checkout's ``kvviz`` package, to put on ``sys.path`` of an
+    engine venv: the checkout itself would also put its top-level ``kernels/`` there and shadow Hugging
+    Face's ``kernels`` package, which vLLM 0.28.0 imports."""
+    folder = tempfile.mkdtemp(prefix="kvviz-path-")
+    os.symlink(ROOT / "kvviz", os.path.join(folder, "kvviz"))
+    return folder
+
+
 def worker(spec_path: str, model: str, out: str, deadline: float) -> None:
     """In the engine venv: every scenario of the file, one engine each, until the deadline."""
     import gc
 
-    sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "engines")]     # this checkout's kvviz, not the venv's
+    sys.path[:0] = [checkout_kvviz_path(), str(ROOT / "tests" / "engines")]   # this checkout's kvviz
     import drive_vllm
 
     from kvviz.capture import plugin
@@ -71,8 +80,9 @@ def worker(spec_path: str, model: str, out: str, deadline: float) -> None:
         try:
             engine = drive_vllm.build_engine(model, scenario["engine"])
             drive_vllm.run_loop(engine, scenario["requests"], 5000)
-        except Exception as e:  # noqa: BLE001 - vLLM refusing a config is a result, not a crash
-            status = f"refused: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+        except Exception as e:  # noqa: BLE001 - vLLM refusing a config (a ValueError) is a result
+            kind = "refused" if isinstance(e, ValueError) else "error"
+            status = f"{kind}: {type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
         plugin.flush()
         del engine
         gc.collect()
@@ -129,14 +139,18 @@ def main() -> None:
                              "--deadline", str(deadline)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True, env=env, cwd=out)
     tally = {"vllm": args.vllm, "scenarios": 0, "refused": 0, "equal": 0, "steps": 0, "divergences": [],
-             "unreadable": []}
+             "unreadable": [], "errors": []}
     for line in proc.stdout:
         if not line.startswith(MARK):
             continue
         done = json.loads(line[len(MARK):])
         tally["scenarios"] += 1
-        if done["status"] != "ran":
+        if done["status"].startswith("refused"):
             tally["refused"] += 1
+            continue
+        if done["status"] != "ran":           # the engine failed for another reason: a defect to look at
+            tally["errors"].append({"seed": done["seed"], "why": done["status"]})
+            print(f"error: seed {done['seed']}: {done['status']}", flush=True)
             continue
         res = _replay(done["run"])
         if "unreadable" in res:
