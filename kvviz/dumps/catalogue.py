@@ -81,6 +81,11 @@ CHECK_LIST = [
               "at the null block 0; a stale id there lets a dummy request read or write a real block. "
               "In current vLLM every row past num_reqs must also count 0 blocks: remove_request and "
               "condense's move_row clear the row they vacate."),
+    CheckInfo("stale-tail", "Entry past a row's count is not 0", "mirror", (),
+              "From v0.27.0 vLLM zeroes every entry a row stops counting (clear_row on removal, move_row's "
+              "source in condense), so entries past a row's count are 0. An old block id there is a row that "
+              "was reused or moved without clearing its tail (vllm#39589): a reader of the whole row, such as "
+              "a page copy that trusts another length, hands another request's blocks to the kernel."),
     CheckInfo("csr-indptr", "FlashInfer indptr is wrong", "flashinfer-csr", ("paged_kv_indptr", "seq_lens"),
               "paged_kv_indptr must start at 0 and grow by ceil(seq_len / page_size) per row."),
     CheckInfo("csr-indices", "FlashInfer page indices are wrong", "flashinfer-csr",

@@ -40,6 +40,7 @@ CHECK_FUNCTIONS = {
     "slot-mismatch": checks_step.slot_mismatch,
     "pad-slot": checks_step.pad_slot,
     "pad-row": checks_step.pad_row,
+    "stale-tail": checks_rows.stale_tail,
     "csr-indptr": checks_step.csr_indptr,
     "csr-indices": checks_step.csr_indices,
     "csr-last-page-len": checks_step.csr_last_page_len,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.dumps.catalogue import Msg, more_clause
-from kvviz.dumps.context import CheckRun
+from kvviz.dumps.context import CheckRun, clears_vacated_rows
 
 
 def mirror_stale(run: CheckRun) -> None:
@@ -111,3 +111,24 @@ def too_few_blocks(run: CheckRun) -> None:
                                "need": int(blocks[r]),
                                "kernel": Msg("too-few-blocks.kernel", {"n": int(need[r])})
                                if run.bpk > 1 else ""}))
+
+
+def stale_tail(run: CheckRun) -> None:
+    """stale-tail: an entry of the CPU table past its row's count that is not the null block, under a
+    release that zeroes what a row stops counting (clear_row #37728, v0.19.0; move_row's source
+    #49757, v0.27.0): a row reused or moved kept its old occupant's ids (the vllm#39589 mechanism)."""
+    d = run.d
+    if d.is_v2 or run.state or not clears_vacated_rows(run.profile):
+        return
+    counts = d.num_blocks_per_row.astype(np.int64)
+    rows = min(d.block_table.shape[0], counts.shape[0])
+    past = np.arange(run.W)[None, :] >= counts[:rows, None]
+    past[run.n: d.padded_reqs] = False           # padded rows: pad-row's (they must be all 0)
+    bad_r, bad_c = np.nonzero(past & (d.block_table[:rows] != 0))
+    if not bad_r.size:
+        return
+    first = np.r_[True, bad_r[1:] != bad_r[:-1]]
+    r_first, c_first = bad_r[first], bad_c[first]
+    k = np.diff(np.r_[np.flatnonzero(first), bad_r.size])
+    run.add("stale-tail", r_first, c_first, k, lambda r, c, n: Msg("stale-tail", {
+        "r": r, "c": c, "b": int(d.block_table[r, c]), "n": int(counts[r]), "more": more_clause(n)}))

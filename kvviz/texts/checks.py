@@ -262,6 +262,21 @@ CHECK_STRINGS = {
         "zh": "最后一个真实 token 之后的 slot 必须为 -1，KV 写入才会跳过它们；其他任何值都会让填充 token 覆盖真实 slot。",
         "es": "Los slots tras el último token real deben ser -1 para que la escritura de KV los omita; cualquier "
               "otro valor hace que un token de relleno sobrescriba un slot real."},
+    "check.stale-tail": {"en": "Entry past a row's count is not 0", "zh": "行计数之外的条目不为 0",
+                         "es": "Una entrada tras la cuenta de la fila no es 0"},
+    "explain.stale-tail": {
+        "en": "From v0.27.0 vLLM zeroes every entry a row stops counting (clear_row on removal, move_row's source "
+              "in condense), so entries past a row's count are 0. An old block id there is a row that was reused "
+              "or moved without clearing its tail (vllm#39589): a reader of the whole row, such as a page copy "
+              "that trusts another length, hands another request's blocks to the kernel.",
+        "zh": "自 v0.27.0 起，vLLM 会把一行不再计入的每个条目清零（移除请求时的 clear_row，condense 中 move_row 的源行），"
+              "所以行计数之外的条目都是 0。那里若留有旧的块 id，说明这一行被复用或移动时没有清空尾部（vllm#39589）："
+              "任何读取整行的代码（例如相信另一个长度的页复制）都会把别的请求的块交给 kernel。",
+        "es": "Desde v0.27.0 vLLM pone a 0 cada entrada que una fila deja de contar (clear_row al quitar una "
+              "petición, la fila de origen de move_row en condense), así que las entradas tras la cuenta de una "
+              "fila son 0. Un id antiguo ahí es una fila reutilizada o movida sin limpiar su cola (vllm#39589): "
+              "quien lea la fila entera, como una copia de páginas que confía en otra longitud, entrega al kernel "
+              "los bloques de otra petición."},
     "check.pad-row": {"en": "Padded row is not all 0", "zh": "填充行不全为 0", "es": "La fila de relleno no es todo 0"},
     "explain.pad-row": {
         "en": "Rows from num_reqs to num_reqs_padded are read by CUDA-graph replays and must point only at the "

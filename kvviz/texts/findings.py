@@ -253,6 +253,15 @@ STRINGS = {
         "es": "La fila de relleno {r} todavía cuenta {n} bloque(s) en la tabla de la CPU (bloque {b} en la "
               "columna {c}); la fila que se vació no se limpió, y un commit de las filas de relleno (como hace "
               "una ejecución dummy) entrega esos ids al kernel."},
+    "stale-tail": {
+        "en": "Row {r} counts {n} block(s) but holds block {b} at column {c}, past its count{more}; this release "
+              "zeroes what a row stops counting, so the row was reused or moved without clearing its old "
+              "occupant's tail.",
+        "zh": "第 {r} 行计入 {n} 个块，却在计数之外的第 {c} 列存放了块 {b}{more}；这个版本会把一行不再计入的条目清零，"
+              "所以这一行被复用或移动时没有清空上一个请求留下的尾部。",
+        "es": "La fila {r} cuenta {n} bloque(s) pero guarda el bloque {b} en la columna {c}, tras su cuenta{more}; "
+              "esta versión pone a 0 lo que una fila deja de contar, así que la fila se reutilizó o movió sin "
+              "limpiar la cola de su ocupante anterior."},
     "pad-row.vacated": {
         "en": "Row {r} is not live (num_reqs is {live}) but still counts {n} block(s) in the CPU table (block {b} "
               "at column {c}); current vLLM clears every row it vacates (clear_row, move_row), and a later "

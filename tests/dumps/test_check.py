@@ -41,7 +41,7 @@ def test_clean_dump_has_no_findings(run_checks):
 
 
 def test_every_check_names_a_known_concept():
-    assert len(CHECKS) == 19
+    assert len(CHECKS) == 20
     assert all(c.concept in CONCEPTS and c.explanation for c in CHECKS.values())
 
 
@@ -258,6 +258,9 @@ def _extra_dumps():
     dev = m["block_table_device"]
     dev[0, :3] = [7, 8, 9]
     out["mirror-3-stale"] = base_dump(block_table_device=dev)
+    m = base_mapping()
+    m["block_table"][1, 2:4] = [9, 10]            # an old occupant's ids past live row 1's count (2)
+    out["stale-tail-two"] = base_dump(block_table=m["block_table"])
     out["slots-2-wrong"] = base_dump(slot_mapping=np.array([4, 5, 20, -1]))
     out["slot-outside"] = base_dump(positions=np.array([8, 9, 40, 0]))
     out["pad-slot-many"] = base_dump(slot_mapping=np.array([12, 13, 20, 5, 6, 7]))
@@ -428,3 +431,14 @@ def test_finding_texts_in_every_language():
 
 
 # record the English messages (before changing them): KVVIZ_RECORD_FINDINGS=1 pytest tests/dumps/test_check.py
+
+
+def test_stale_tail_only_where_the_release_zeroes_what_a_row_stops_counting():
+    """From v0.27.0 (move_row clears its source, #49757; clear_row on removal since v0.19.0, #37728)
+    entries past a row's count are 0; before, an old id there is what the release itself leaves."""
+    m = base_mapping()
+    m["block_table"][1, 2:4] = [9, 10]
+    dump = base_dump(block_table=m["block_table"])
+    hits = {p: [f.row for f in check.run_checks(dump, profile=p) if f.check == "stale-tail"]
+            for p in ("v0.26.0", "v0.27.0", "v0.32.0", "v0.18.0")}
+    assert hits == {"v0.26.0": [], "v0.27.0": [1], "v0.32.0": [1], "v0.18.0": []}
