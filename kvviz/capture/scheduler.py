@@ -48,6 +48,7 @@ class SchedulerSide:
     def __init__(self, session, directory: str):
         self.session, self.config, self.directory = session, session.config, directory
         self.step = 0
+        self.aborts = 0                      # aborts seen: their order within a step decides the free queue
         self.writer: RunWriter | None = None
         self.pool_skipped = False
 
@@ -67,8 +68,12 @@ class SchedulerSide:
             return
         if finished is None:              # releases whose finish_requests returns nothing
             finished = [request_ids] if isinstance(request_ids, str) else list(request_ids or ())
-        self._emit([{"kind": "abort", "req_id": str(getattr(r, "request_id", r)), "step": self.step}
-                    for r in finished])
+        events = []
+        for r in finished:
+            events.append({"kind": "abort", "req_id": str(getattr(r, "request_id", r)), "step": self.step,
+                           "order": self.aborts})
+            self.aborts += 1
+        self._emit(events)
 
     def on_schedule(self, scheduler, out) -> None:
         if int(getattr(out, "total_num_scheduled_tokens", 0) or 0) <= 0:

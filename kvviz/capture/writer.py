@@ -233,6 +233,7 @@ class RunWriter:
             rec["output_token_ids"].extend(int(t) for t in ev.get("tokens", ()))
         elif kind == "abort":
             rec["aborted_step"] = ev.get("step")
+            rec["aborted_order"] = ev.get("order")
         elif kind == "finish":
             rec["finished_step"] = ev.get("step")
             rec["finish_reason"] = ev.get("reason")

