@@ -198,34 +198,45 @@ def _wrap_execute(cls) -> None:
     cls.execute_model = execute_model
 
 
+def _wrap_step_point(cls, name: str, what: str, capture) -> None:
+    """Wraps ``cls.name`` (a runner's point where the step's tables are final): its first call inside
+    ``execute_model`` captures the step after it returns, ``capture(runner, scheduler_output, args,
+    kwargs, result)``; its result and exceptions pass through unchanged. Marks ``cls`` as wrapped."""
+    orig = getattr(cls, name)
+
+    def wrapper(self, *args, **kwargs):
+        result = orig(self, *args, **kwargs)
+        out = getattr(self, "_kvviz_output", None)
+        if out is not None and _SESSION is not None and _SESSION.on:
+            self._kvviz_output = None                  # one capture per step
+            try:
+                capture(self, out, args, kwargs, result)
+            except Exception as e:  # noqa: BLE001 - one line, capture off, the engine goes on
+                _SESSION.fail(what, e)
+        return result
+
+    wrapper.__wrapped__ = orig
+    setattr(cls, name, wrapper)
+    _wrap_execute(cls)
+    cls._kvviz_patched = True
+
+
 def _patch_v1(module) -> None:
     cls = module.GPUModelRunner
     if getattr(cls, "_kvviz_patched", False):
         return
     if not (_known(cls, "_build_attention_metadata", V1_PARAMS) and _known(cls, "execute_model", ("scheduler_output",))):
         return _refuse("the V1 model runner's _build_attention_metadata / execute_model")
-    orig = cls._build_attention_metadata
-    sig = inspect.signature(orig)
+    sig = inspect.signature(cls._build_attention_metadata)
 
-    def _build_attention_metadata(self, *args, **kwargs):
-        result = orig(self, *args, **kwargs)
-        out = getattr(self, "_kvviz_output", None)
-        if out is not None and _SESSION is not None and _SESSION.on:
-            self._kvviz_output = None                  # one capture per step
-            try:
-                bound = sig.bind(self, *args, **kwargs)
-                bound.apply_defaults()
-                from kvviz.capture.steps import capture_v1
+    def capture(runner, out, args, kwargs, result):
+        from kvviz.capture.steps import capture_v1
 
-                capture_v1(_SESSION, self, out, bound.arguments)
-            except Exception as e:  # noqa: BLE001
-                _SESSION.fail("the V1 step capture", e)
-        return result
+        bound = sig.bind(runner, *args, **kwargs)
+        bound.apply_defaults()
+        capture_v1(_SESSION, runner, out, bound.arguments)
 
-    _build_attention_metadata.__wrapped__ = orig
-    cls._build_attention_metadata = _build_attention_metadata
-    _wrap_execute(cls)
-    cls._kvviz_patched = True
+    _wrap_step_point(cls, "_build_attention_metadata", "the V1 step capture", capture)
 
 
 def _patch_v2(module) -> None:
@@ -234,25 +245,13 @@ def _patch_v2(module) -> None:
         return
     if not (_known(cls, "prepare_attn", V2_PARAMS) and _known(cls, "execute_model", ("scheduler_output",))):
         return _refuse("Model Runner V2's prepare_attn / execute_model")
-    orig = cls.prepare_attn
 
-    def prepare_attn(self, input_batch, *args, **kwargs):
-        result = orig(self, input_batch, *args, **kwargs)
-        out = getattr(self, "_kvviz_output", None)
-        if out is not None and _SESSION is not None and _SESSION.on:
-            self._kvviz_output = None
-            try:
-                from kvviz.capture.steps import capture_v2
+    def capture(runner, out, args, kwargs, result):
+        from kvviz.capture.steps import capture_v2
 
-                capture_v2(_SESSION, self, out, input_batch, result)
-            except Exception as e:  # noqa: BLE001
-                _SESSION.fail("the Model Runner V2 step capture", e)
-        return result
+        capture_v2(_SESSION, runner, out, args[0] if args else kwargs["input_batch"], result)
 
-    prepare_attn.__wrapped__ = orig
-    cls.prepare_attn = prepare_attn
-    _wrap_execute(cls)
-    cls._kvviz_patched = True
+    _wrap_step_point(cls, "prepare_attn", "the Model Runner V2 step capture", capture)
 
 
 def _patch_scheduler(module) -> None:
