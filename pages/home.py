@@ -7,10 +7,14 @@ ui.ensure_app_shell()
 from kvviz.core.versions import MAIN_COMMIT, NEWEST, RELEASES  # noqa: E402
 
 tr = ui.texts("home")
+# scripts/live_fuzz.py on this machine, 2026-12-06 (BENCHMARKS.md, "The simulator held against real vLLM")
+FUZZ = {"r1": "0.32.0", "n1": "511", "s1": "42,848", "r2": "0.28.0", "n2": "699", "s2": "57,060"}
 st.title(tr("title"))
 st.markdown(tr("intro"))
 ui.shows(what="shows_home", oldest=RELEASES[0], newest=NEWEST, main=MAIN_COMMIT)
 st.info(tr("chain"), icon=":material/link:")
+with st.expander(tr("fidelity_title"), icon=":material/verified:"):
+    st.markdown(tr("fidelity", r1="0.32.0", r2="0.28.0", fuzz=tr("fidelity_fuzz", **FUZZ)))
 
 left, right = st.columns([3, 2], gap="large")
 with left:

