@@ -47,21 +47,19 @@ SCENARIOS = {
     "mixed": mixed_scenario,
     "preemption": lambda: preempting_scenario(n_requests=3, blocks=8),
     "one_seq": one_seq_scenario,
-    "shared": shared_prefix_scenario,
-    "staggered": staggered_scenario,
     "staggered_nopc": lambda: staggered_scenario(enable_prefix_caching=False),
 }
 # run name -> (release, scenario, multiprocess, fault)
 RUNS = {f"{s}-{v}": (v, s, False, None) for v in ("0.32.0", "0.28.0") for s in ("mixed", "preemption", "one_seq")}
 RUNS.update({f"mixed-mp-{v}": (v, "mixed", True, None) for v in ("0.32.0", "0.28.0")})
-RUNS.update({f"{s}-0.32.0": ("0.32.0", s, False, None) for s in ("shared", "staggered", "staggered_nopc")})
+RUNS.update({f"{s}-0.32.0": ("0.32.0", s, False, None) for s in ("staggered_nopc",)})
 # fault -> (scenario, expected check id or None where any check (or replay) may catch it)
 FAULTS = {
-    "drop_append_row:7": ("shared", None),
+    "drop_append_row:7": ("mixed", None),
     "wrong_slot:3": ("staggered_nopc", None),
     "free_while_held:3": ("staggered_nopc", None),
     "preempt_not_from_zero": ("preemption", None),
-    "move_row_keeps_tail": ("staggered", "stale-tail"),
+    "move_row_keeps_tail": ("mixed", "stale-tail"),
 }
 RUNS.update({f"fault-{f}": ("0.32.0", s, False, f) for f, (s, _) in FAULTS.items()})
 CLEAN = [name for name, spec in RUNS.items() if spec[3] is None]
