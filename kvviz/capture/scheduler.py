@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from kvviz.capture.writer import RunWriter, log
+from kvviz.dumps.capture import _pool_state as read_pool
+from kvviz.errors import BadInput
 
 
 def _ints(xs) -> list[int]:
@@ -31,15 +33,13 @@ def _sampling(request) -> dict:
 
 
 def pool_state(block_pool) -> tuple[np.ndarray, np.ndarray] | None:
-    """(ref counts by block id, free queue front first) of vLLM's BlockPool, or None when its
-    shape is not the known one."""
-    blocks = getattr(block_pool, "blocks", None)
-    queue = getattr(block_pool, "free_block_queue", None)
-    if blocks is None or queue is None or not hasattr(queue, "get_all_free_blocks"):
+    """(ref counts by block id, free queue front first) of vLLM's BlockPool (read as
+    ``kvviz.dumps.capture`` reads it for a dump), or None when its shape is not the known one."""
+    try:
+        _, ref, free = read_pool(block_pool)
+    except BadInput:
         return None
-    ref = np.fromiter((b.ref_cnt for b in blocks), dtype=np.int32, count=len(blocks))
-    free = np.array([b.block_id for b in queue.get_all_free_blocks()], dtype=np.int32)
-    return ref, free
+    return None if free is None else (ref, free)
 
 
 class SchedulerSide:
