@@ -1,4 +1,4 @@
-"""Regenerate README's table of rules by release from kvviz.core.versions.RULES (the README test checks
+"""Regenerate the table of rules (docs/releases.md) by release from kvviz.core.versions.RULES (the README test checks
 the two agree): `python scripts/readme_rules_table.py` rewrites the table in place. Rows whose field,
 value and PR already stand in the table keep their text (some carry a hand-written note)."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from kvviz.core.versions import RULES
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = Path(__file__).resolve().parents[1] / "docs" / "releases.md"
 HEADER = "| rule (`kvviz/core/versions.py`) | what changed | PR | merged | first release |"
 
 

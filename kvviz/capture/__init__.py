@@ -1,7 +1,7 @@
 """Capturing a running vLLM: the ``vllm.general_plugins`` entry point and the captured-run format.
 
 ``pip install kvviz`` beside vLLM, set ``KVVIZ_CAPTURE_DIR=DIR`` and run vLLM unchanged: every
-engine step's tables land in DIR as a *captured run* (a public contract, README "Captured runs"):
+engine step's tables land in DIR as a *captured run* (a public contract, docs/captured-runs.md):
 
     DIR/manifest.json            once per run: release, runner, backend, block sizes, groups, knobs
     DIR/requests.json            every request seen: prompt ids, limits, arrival / abort / finish

@@ -15,7 +15,7 @@ PROFILE_SOURCE = {"option": "--vllm", "dump": "the dump's own key",
 def register(sub) -> None:
     p = sub.add_parser(
         "check", help="check a dump (.npz or .json) of one step's tables",
-        description="Load a dump (format: README.md, section Table dumps) and run every check its tables allow: "
+        description="Load a dump (format: docs/dumps.md) and run every check its tables allow: "
         + ", ".join(CHECKS) + ". Findings are ordered by row, so the first one names the first wrong "
         "row. Exit 0 when clean, 1 with findings, 2 when the file cannot be read.")
     p.add_argument("dump", metavar="DUMP", help="a dump, or a captured run (a directory holding manifest.json, or a "

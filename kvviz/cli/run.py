@@ -22,7 +22,7 @@ def register(sub) -> None:
         "run", help="replay a scenario step by step",
         description="Replay a scenario deterministically and print each step's scheduled requests, "
         "block tables (CPU and device mirror), slot mapping, FlashInfer CSR arrays and events. "
-        "See README.md (the scenario format) and kvviz/core/scenario.py; unknown keys and mistyped values are refused (exit 2).")
+        "See docs/cli.md (the scenario format) and kvviz/core/scenario.py; unknown keys and mistyped values are refused (exit 2).")
     p.add_argument("scenario", metavar="SCENARIO.json")
     p.add_argument("--json", action="store_true", help="one JSON object: {scenario, steps: [...]}")
     p.add_argument("--max-steps", type=int, default=1000)

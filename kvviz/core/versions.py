@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-# What the releases v0.28.0 .. v0.34.0 changed that kvviz does not model (README, "not modelled"): the
+# What the releases v0.28.0 .. v0.34.0 changed that kvviz does not model (docs/releases.md, "not modelled"): the
 # prefix-cache retention interval default (v0.29.0, #52216: kvviz looks up no prefix hits for
 # sliding-window or Mamba groups), the two waiting queues (v0.31.0, #58947: a kvviz waiting request
 # never holds blocks and is never skipped, so no order changes), lookahead block hashes (v0.33.0:

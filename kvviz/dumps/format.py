@@ -1,7 +1,7 @@
 """Dumps: the tables of one step of a (possibly broken) run, in a file.
 
 Format v1 is a ``.npz`` (read with pickling off) or a ``.json`` object with the
-same keys; README.md, section Table dumps describes every key. Loading is defensive: a
+same keys; docs/dumps.md describes every key. Loading is defensive: a
 file that is too big, truncated, corrupt, pickled, of the wrong dtype or shape,
 or with impossible dimensions is refused with one ``BadInput`` sentence, and
 nothing is half-loaded.

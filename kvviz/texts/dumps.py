@@ -10,17 +10,17 @@ _PAGE = {
                     "FlashInfer page table, ref counts and the free queue. The checker tests every invariant "
                     "and names the **first wrong row**. Capture one from a broken run (`kvviz.dumps.capture`, "
                     "`python -m kvviz check`), or inject a classic bug into the simulator, and compare it "
-                    "with a healthy one. Format: README.md, section `Table dumps`.",
+                    "with a healthy one. Format: docs/dumps.md in the kvviz repository.",
               "zh": "一个转储保存某一步的全部表：block_table 及其设备镜像、slot_mapping、FlashInfer 页表、"
                     "引用计数和空闲队列。检查器逐条检验不变量，并指出**第一个出错的行**。可以从出错的运行中"
                     "采集转储（`kvviz.dumps.capture`、`python -m kvviz check`），也可以向模拟器注入经典 bug，"
-                    "再与正常的转储对比。格式见 README.md 的 `Table dumps` 一节。",
+                    "再与正常的转储对比。格式见 kvviz 仓库的 docs/dumps.md。",
               "es": "Un volcado guarda las tablas de un paso: block_table, su copia en el dispositivo, "
                     "slot_mapping, la tabla de páginas de FlashInfer, los contadores de referencias y la cola "
                     "libre. El verificador comprueba cada invariante y señala la **primera fila errónea**. "
                     "Captura uno de una ejecución defectuosa (`kvviz.dumps.capture`, `python -m kvviz check`) o "
                     "inyecta un error clásico en el simulador, y compáralo con uno sano. Formato: "
-                    "README.md, sección `Table dumps`."},
+                    "docs/dumps.md del repositorio de kvviz."},
     "source": {"en": "Where the dumps come from", "zh": "转储来源", "es": "Origen de los volcados"},
     "src.bug": {"en": "Inject a bug", "zh": "注入 bug", "es": "Inyectar un error"},
     "src.sim": {"en": "Two simulator steps", "zh": "两个模拟器步骤", "es": "Dos pasos del simulador"},

@@ -34,7 +34,7 @@ def offset_help() -> str:
 
 @pytest.fixture(scope="module")
 def readme() -> str:
-    return _flat((ROOT / "README.md").read_text())
+    return _flat(" ".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]))
 
 
 def _page_text(strings: dict, lang: str) -> str:

@@ -245,8 +245,8 @@ def test_every_shipped_scenario_loads():
             pytest.fail(f"{name}: {e}")
 
 
-def test_the_readme_scenario_loads():
-    text = (ROOT / "README.md").read_text()
+def test_the_documented_scenario_loads():
+    text = (ROOT / "docs" / "cli.md").read_text()
     block = text.split("### `run` and the scenario format", 1)[1].split("```json", 1)[1].split("```", 1)[0]
     sc = parse_scenario(json.loads(block))
     assert [a.req for a in sc.actions] == ["A", "A", "B"]

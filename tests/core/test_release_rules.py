@@ -444,11 +444,11 @@ def test_every_release_replays_a_scenario_under_both_runners():
             assert (slots >= 4).all()
 
 
-def test_readme_table_lists_every_rule_with_its_pr_and_release():
-    """The README's table by release is RULES (each row's behaviour is pinned by the probes above)."""
+def test_releases_table_lists_every_rule_with_its_pr_and_release():
+    """The table by release (docs/releases.md) is RULES (each row's behaviour is pinned by the probes above)."""
     import re
     from pathlib import Path
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "releases.md").read_text()
     rows = set(re.findall(r"^\| `(\w+)` = `([^`]*)` \|.*\| (?:#(\d+)|—) \| (?:[\d-]+|—) \| (v[\d.]+|main) \|$",
                           text, re.M))
     want = {(r.field, str(r.value), str(r.pr) if r.pr else "", r.first_release) for r in RULES}

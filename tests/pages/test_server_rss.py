@@ -3,7 +3,7 @@ client, no browser) each paste two big dumps into Debug dumps, hold them, then s
 away (``ui.own_while_shown`` drops them) and disconnect; the RSS of ``streamlit run app.py`` and its
 parse worker must rise while the dumps are held and fall back near the warmed-up baseline after.
 
-Bounds (measured on the 2-core machine, see README's classroom paragraph): the held dumps add at
+Bounds (measured on the 2-core machine, see docs/app.md's classroom paragraph): the held dumps add at
 least HELD_MIN_MB, and after the first class the RSS is within RELEASED_MAX_MB of the baseline; a
 second class then adds at most ROUND_GROWTH_MAX_MB. Before issue 11's fix each class of 5 left +60 MB
 more, and the first +63 MB (see the end of the test)."""
