@@ -16,7 +16,8 @@ from functools import lru_cache
 from kvviz.core.engine import Engine
 from kvviz.core.records import StepRecord
 from kvviz.core.scenario import Scenario, parse_scenario
-from kvviz.core.versions import MAIN
+from kvviz.core.versions import MAIN, NEWEST, VERSIONS, rules_for
+from kvviz.errors import BadInput
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,12 @@ class Demo:
     focus_req: str | None = None   # request whose token the slot figures point at
 
 
-# Demos have no version picker: each teaches one fixed release, named in its scenario (and so in the page's
-# "Shows vLLM … · Model Runner …" caption and the scenario JSON it shows)
+# The narratives were written for, and are checked against (tests/views/test_demos.py), vLLM main of
+# 2026-08-18: the scenarios name it. The page plays a demo on any release kvviz knows (default: the
+# newest); where that release's step differs from the narrative's, the page says what differs.
 DEMO_RELEASE = MAIN
+NARRATIVE_RELEASE = MAIN
+DEFAULT_RELEASE = NEWEST
 
 
 def _sc(name, config, requests, actions=()):
@@ -170,21 +174,57 @@ class DemoRun:
         return len(self.history)
 
 
-def scenario_dict(demo: Demo, variant: Variant) -> dict:
+def scenario_dict(demo: Demo, variant: Variant, release: str = NARRATIVE_RELEASE) -> dict:
     d = copy.deepcopy(demo.scenario)
+    d["config"]["vllm"] = release
     for k, v in variant.overrides:
         d["config"][k] = v
     return d
 
 
-@lru_cache(maxsize=64)
-def play(key: str, variant_index: int = 0, max_steps: int = 64) -> DemoRun:
-    """Play a demo to its end (cached: demos are deterministic)."""
+def check_release(release) -> str:
+    """An untrusted release name (e.g. from a link) as one kvviz knows, else ``BadInput``."""
+    if str(release) not in VERSIONS:
+        raise BadInput(f"unknown vLLM release {str(release)[:40]!r}")
+    return str(release)
+
+
+def missing_runner(key: str, release: str) -> str | None:
+    """Why demo ``key`` cannot play on ``release``: "v1" (a run needs the V1 model runner, which the
+    release no longer has), "v2" (a run needs Model Runner V2, which it does not have yet), else None."""
+    rules = rules_for(release)
+    for variant in DEMOS[key].variants:
+        runner = dict(variant.overrides).get("runner", DEMOS[key].scenario["config"].get("runner"))
+        if runner == "v1" and not rules.has_runner_v1:
+            return "v1"
+        if runner == "v2" and not rules.has_runner_v2:
+            return "v2"
+    return None
+
+
+def playable_releases(key: str) -> list[str]:
+    """The releases (oldest first) demo ``key`` can play on."""
+    return [v for v in VERSIONS if missing_runner(key, v) is None]
+
+
+def nearest_playable(key: str, release: str) -> str | None:
+    """The playable release closest to ``release`` in release order (the newer one on a tie)."""
+    ok = playable_releases(key)
+    if not ok:
+        return None
+    at = VERSIONS.index(release)
+    return min(ok, key=lambda v: (abs(VERSIONS.index(v) - at), -VERSIONS.index(v)))
+
+
+@lru_cache(maxsize=256)
+def play(key: str, variant_index: int = 0, max_steps: int = 64, release: str = NARRATIVE_RELEASE) -> DemoRun:
+    """Play a demo to its end on vLLM ``release`` (cached: demos are deterministic). A demo that cannot
+    happen on that release (``missing_runner``) raises ``BadInput``."""
     if key not in DEMOS:
         raise KeyError(f"unknown demo {key!r}")
     demo = DEMOS[key]
     variant = demo.variants[variant_index]
-    sc = parse_scenario(scenario_dict(demo, variant))
+    sc = parse_scenario(scenario_dict(demo, variant, check_release(release)))
     eng = Engine(sc, faults=set(variant.faults))
     if variant.fault_steps:
         history = _run_with_fault_steps(eng, variant, max_steps)
@@ -214,7 +254,40 @@ def _run_with_fault_steps(eng: Engine, variant: Variant, max_steps: int) -> list
 
 
 def num_steps(key: str) -> int:
+    """Steps of demo ``key``: the same on every release it plays on (tests/views/test_demos.py)."""
     return play(key).num_steps
+
+
+ASPECTS = ("runner", "batch", "blocks", "tables", "slots", "pool")
+
+
+def _facts(rec: StepRecord) -> dict:
+    """What a narrative can speak of in one step, aspect by aspect (``ASPECTS``), as plain values."""
+    return {
+        "runner": rec.runner,
+        "batch": ([(s.req_id, s.num_tokens, s.kind, s.seq_len) for s in rec.scheduled],
+                  rec.num_reqs_padded, rec.num_tokens_padded),
+        "blocks": {rid: [list(map(int, b)) for b in r["blocks"]] for rid, r in rec.requests.items()},
+        "tables": ([t.tolist() for t in rec.cpu_tables], [t.tolist() for t in rec.device_tables]),
+        "slots": [None if getattr(i, "slot_mapping", None) is None else i.slot_mapping.tolist() for i in rec.inputs],
+        "pool": (list(rec.free_queue_after or rec.free_queue), list(rec.ref_counts_after or rec.ref_counts),
+                 sorted(rec.cached_blocks)),
+    }
+
+
+@lru_cache(maxsize=1024)
+def differs(key: str, step: int, release: str) -> tuple[str, ...]:
+    """The aspects (``ASPECTS``, in that order) in which step ``step`` of demo ``key`` on ``release``
+    differs from the same step on the narrative's release: what the narrative may get wrong there.
+    Empty on the narrative's release, or where every run of the step is the same."""
+    if release == NARRATIVE_RELEASE:
+        return ()
+    out = set()
+    for vi in range(len(DEMOS[key].variants)):
+        a = _facts(play(key, vi).history[step])
+        b = _facts(play(key, vi, release=release).history[step])
+        out |= {k for k in ASPECTS if a[k] != b[k]}
+    return tuple(k for k in ASPECTS if k in out)
 
 
 def nav_step(key: str, current: int, to: str) -> int:
