@@ -233,8 +233,8 @@ STRINGS = {
     "pad-row.fill_device": {
         "en": "Padded row {r} holds {b} at column {c} of the device table; under vLLM {profile} padded rows are "
               "filled with {f} on the device every step (vLLM #28579), so a padded row must be all {f}.",
-        "zh": "填充行 {r} 在设备表的第 {c} 列存放了 {b}；在 vLLM {profile} 下,设备端每步都用 {f} 填充填充行"
-              "(vLLM #28579),所以填充行必须全为 {f}。",
+        "zh": "填充行 {r} 在设备表的第 {c} 列存放了 {b}；在 vLLM {profile} 下，设备端每步都用 {f} 填充填充行"
+              "（vLLM #28579），所以填充行必须全为 {f}。",
         "es": "La fila de relleno {r} contiene {b} en la columna {c} de la tabla del dispositivo; en vLLM {profile} "
               "las filas de relleno se llenan con {f} en el dispositivo en cada paso (vLLM #28579), así que una "
               "fila de relleno debe ser todo {f}."},

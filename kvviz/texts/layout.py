@@ -90,7 +90,7 @@ STRINGS = {
                                      "`[B, N, 2, H, D]` — inside a block, each token's K for every head, then its V. "
                                      "NHD only: Flex ignores HND.",
                                "zh": "**flex_interleaved** 是 vLLM Flex 后端在 v0.23.0 至 v0.25.x 的布局：逻辑形状 "
-                                     "`[B, 2, N, H, D]` 按步长顺序 (0, 2, 1, 3, 4) 分配，因此内存中为 `[B, N, 2, H, D]`"
+                                     "`[B, 2, N, H, D]` 按步长顺序（0, 2, 1, 3, 4）分配，因此内存中为 `[B, N, 2, H, D]`"
                                      "——块内每个 token 先存所有头的 K，再存所有头的 V。仅 NHD：Flex 忽略 HND。",
                                "es": "**flex_interleaved** es el backend Flex de vLLM de v0.23.0 a v0.25.x: forma lógica "
                                      "`[B, 2, N, H, D]` reservada en el orden de pasos (0, 2, 1, 3, 4), así que en memoria "
@@ -149,14 +149,14 @@ STRINGS = {
                       "right after the same row's K (flashinfer_packed), or right after the same token's K of "
                       "every head (flex_interleaved). Pick one to read real vLLM bytes: the same (block, offset, head, dim) has a different address in each.",
                 "zh": "- 相同：槽位、块表、槽位映射、缓存大小。\n"
-                      "- 不同：步长，因此 (K/V, 块, 偏移, 头, 维) 的字节地址不同。\n"
+                      "- 不同：步长，因此（K/V，块，偏移，头，维）的字节地址不同。\n"
                       "- NHD：一个 token 所有头的 K 是连续的 heads × dim 个元素——写入一个 token 的 KV 是一次连续写"
                       "（打包布局族中是 heads × 2·dim，每个头的 K 和 V 交错）。\n"
                       "- HND：一个头在块内所有 token 的 K 是连续的 block_size × dim 个元素——正是读取单个头的注意力内核"
                       "所需要的（FlashInfer 在某些 GPU 上要求 HND；打包布局族中一个头的每行长 2·dim，先 K 后 V）。\n"
                       "- 布局族决定 V 的位置：相隔整个平面（flash_attn）、相隔半个块（flashinfer），紧跟同一行的 K"
                       "（flashinfer_packed），或紧跟同一 token 所有头的 K（flex_interleaved）。"
-                      "读取真实 vLLM 字节时请选对布局族：同一 (块, 偏移, 头, 维) 在各族中的地址不同。",
+                      "读取真实 vLLM 字节时请选对布局族：同一（块，偏移，头，维）在各族中的地址不同。",
                 "es": "- Igual: el slot, la tabla de bloques, el mapeo de slots, el tamaño de la caché.\n"
                       "- Distinto: los pasos, y por tanto la dirección de (K/V, bloque, desplazamiento, cabeza, dim).\n"
                       "- NHD: la K de un token para todas las cabezas es un tramo contiguo de heads × dim elementos: "

@@ -67,9 +67,12 @@ def _vllm(f: nt.VllmForm, i, pos, T):
     if len(f.slot_mapping):
         df, m = _strip("slot_mapping", f.slot_mapping, t, [(T("v.positions"), f.positions)])
         out.append((f"slot_mapping  [{len(f.slot_mapping)}] int64", df, m))
-    lens = pd.DataFrame({"seq_lens": f.seq_lens.astype(int), "query_start_loc": f.query_start_loc[:-1].astype(int)},
-                        index=[T("v.row_n", r=r) for r in range(len(f.req_ids))]).T
-    out.append(("seq_lens, query_start_loc", lens, [("seq_lens", T("v.row_n", r=i))]))
+    df, m = _strip("seq_lens", f.seq_lens, i)
+    out.append((f"seq_lens  [{len(f.seq_lens)}] int32", df, m))
+    # whole: B + 1 entries, the last the batch's token count; the request's tokens are [i, i + 1)
+    df, _ = _strip("query_start_loc", f.query_start_loc, i)
+    out.append((f"query_start_loc  [{len(f.query_start_loc)}] int32", df,
+                [("query_start_loc", str(i)), ("query_start_loc", str(i + 1))]))
     return out
 
 

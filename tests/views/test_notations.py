@@ -345,3 +345,18 @@ def test_llamacpp_views_follow_the_layout(lang):
     blob = forms_json({"llamacpp": streams})["llamacpp"]
     assert blob["kv_unified"] is False and len(blob["stream_pos"]) == 3 and "_index" not in blob
     assert forms_json({"llamacpp": unified})["llamacpp"]["kv_unified"] is True
+
+
+def test_vllm_query_start_loc_is_shown_whole():
+    """query_start_loc has B + 1 entries, the last the batch's token count (55 here): all shown, the
+    request's two bounds marked; seq_lens B entries, the request's marked."""
+    from kvviz.views.notations import tables
+
+    c = nt.example_batch()
+    f = nt.convert(c, "vllm", 16)
+    shown = {label.split()[0]: (df, marks) for label, df, marks in tables("vllm", f, 1, 255, "en")}
+    qsl, marks = shown["query_start_loc"]
+    assert qsl.loc["query_start_loc"].tolist() == f.query_start_loc.tolist() == [0, 1, 15, 55]
+    assert marks == [("query_start_loc", "1"), ("query_start_loc", "2")]
+    lens, marks = shown["seq_lens"]
+    assert lens.loc["seq_lens"].tolist() == f.seq_lens.tolist() and marks == [("seq_lens", "1")]
