@@ -7,11 +7,13 @@ import ui
 ui.ensure_app_shell()
 from kvviz.views.report import event_line
 from kvviz.views import links as share
+from ui import links
 from kvviz.views import scenarios as stepper
 from kvviz.core.capacity import capacity_check
 from kvviz.core.versions import rules_for
 from kvviz.errors import BadInput
 from kvviz.views.report import step_to_json
+from kvviz.texts.scenarios import STRINGS as SCENARIO_TEXTS
 
 tr = ui.texts("step_through")
 S = st.session_state
@@ -45,6 +47,8 @@ def unload_custom():
 
 
 ui.restore_scenario_link("step", stepper.NAMES, stepper.NAMES[0], 0)
+links.read("step_through", share.scenario_view_fields("step"))   # and the pool's moment, before / after (ui/links.py)
+links.warnings("step_through")
 
 st.title(tr("title"))
 intro = st.empty()
@@ -77,7 +81,8 @@ ui.runner_note(choice, records[0].runner, v1_only=stepper.is_v1_only(scenario))
 if v2:
     intro.markdown(tr("intro_v2"))
 if scenario.description == stepper.SCENARIOS.get(S["step.sc"], {}).get("description"):   # built in: translated
-    st.caption(ui.texts("scenarios")("desc." + S["step.sc"]))
+    desc = "desc." + S["step.sc"]    # the text true for the runner shown (V2 has no condense)
+    st.caption(ui.texts("scenarios")(desc + ".v2" if v2 and desc + ".v2" in SCENARIO_TEXTS else desc))
 else:   # a user's scenario: its own text, as text
     st.caption(ui.plain(scenario.description))
 
@@ -101,19 +106,19 @@ def steps(source, scenario, records, v2):
                   disabled=S["step.idx"] == 0, use_container_width=True)
     nav[1].button(tr("next"), icon=":material/skip_next:", on_click=move, args=(1,), key="step.next",
                   disabled=S["step.idx"] >= len(records) - 1, use_container_width=True)
-    if len(records) > 1:
-        nav[2].slider(tr("step"), 0, len(records) - 1, key="step.idx")
+    if len(records) > 1:    # steps are shown counted from 1 (the link's step= and step.idx count from 0)
+        nav[2].select_slider(tr("step"), list(range(len(records))), key="step.idx", format_func=lambda i: str(i + 1))
     rec = records[S["step.idx"]]
     ui.keep("step.sc", "step.idx")
     cfg = scenario.config
-    st.info(tr("summary_v2" if v2 else "summary", i=rec.index, n=len(records), reqs=rec.num_reqs, tok=rec.num_tokens,
+    st.info(tr("summary_v2" if v2 else "summary", i=S["step.idx"] + 1, n=len(records), reqs=rec.num_reqs, tok=rec.num_tokens,
                rpad=rec.num_reqs_padded, tpad=rec.num_tokens_padded, rows=rec.commit_rows, bytes=rec.commit_bytes),
             icon=":material/info:")
 
     left, right = st.columns([3, 2], gap="large")
     with left:   # the toggle above the two tables: its label has the left column's whole width
-        after = st.toggle(tr("show_after_v2" if v2 else "show_after"), key="step.after_v2" if v2 else "step.after",
-                          value=v2)
+        S.setdefault("step.after_v2" if v2 else "step.after", v2)   # (a link may have set it)
+        after = st.toggle(tr("show_after_v2" if v2 else "show_after"), key="step.after_v2" if v2 else "step.after")
         t1, t2 = st.columns(2)
 
     def figures_of(part, option):    # a built-in scenario's: built once for every session (ui.step_figures)
@@ -173,9 +178,8 @@ def steps(source, scenario, records, v2):
     ui.prefetch_step_figures(source, S["step.vllm"], S["step.runner"], S["step.idx"] + 1, ui.lang(), after, when,
                              scenario, records)
     if "step.custom" not in S:
-        params = {**share.encode_scenario(S["step.sc"], S["step.idx"], S["step.vllm"], S["step.runner"]),
-                  "lang": ui.lang()}
-        st.query_params.from_dict(params)
+        params = links.write(share.scenario_view_fields("step"),
+                             share.encode_scenario(S["step.sc"], S["step.idx"], S["step.vllm"], S["step.runner"]))
         st.caption(tr("link"))
         st.code(share.query_string(params), language=None)
     else:  # the address must not name the built-in scenario that is no longer shown

@@ -9,6 +9,14 @@ STRINGS = {
         "es": "Llegadas, prefill, decode, un final que deja un hueco (la compactación mueve una fila), una "
               "expulsión cuando el pool se agota y una bifurcación.",
     },
+    "desc.lifecycle.v2": {
+        "en": "Arrivals, prefill, decode, a finish that frees its request-state row (Model Runner V2 has no condense: "
+              "rows stay where their state index puts them), a preemption when the pool runs dry, and a fork.",
+        "zh": "到达、预填充、解码、一次释放其请求状态行的结束（Model Runner V2 没有压缩：各行留在其状态索引所在的位置）、"
+              "池耗尽时的一次抢占，以及一次分叉。",
+        "es": "Llegadas, prefill, decode, un final que libera su fila de estado (Model Runner V2 no compacta: cada fila "
+              "queda donde la pone su índice de estado), una expulsión cuando el pool se agota y una bifurcación.",
+    },
     "desc.prefixes": {
         "en": "Three requests with one system prompt. A and B share its full blocks; B forks (copy-on-write of the "
               "partial last block). B and its fork finish: the prompt's blocks stay cached in the free queue, freed "

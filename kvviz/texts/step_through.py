@@ -24,11 +24,11 @@ STRINGS = {
     "back": {"en": "Back", "zh": "上一步", "es": "Atrás"},
     "next": {"en": "Next", "zh": "下一步", "es": "Siguiente"},
     "step": {"en": "Step", "zh": "步", "es": "Paso"},
-    "summary": {"en": "Step {i} of {n} (counted from 0): {reqs} request(s), {tok} token(s), padded to {rpad} rows and {tpad} tokens; "
+    "summary": {"en": "Step {i} of {n}: {reqs} request(s), {tok} token(s), padded to {rpad} rows and {tpad} tokens; "
                       "commit copied rows [0, {rows}) = {bytes} bytes.",
-                "zh": "第 {i} 步（共 {n} 步，从 0 开始计）：{reqs} 个请求，{tok} 个 token，填充到 {rpad} 行、{tpad} 个 token；"
+                "zh": "第 {i} 步（共 {n} 步）：{reqs} 个请求，{tok} 个 token，填充到 {rpad} 行、{tpad} 个 token；"
                       "提交复制了第 [0, {rows}) 行 = {bytes} 字节。",
-                "es": "Paso {i} de {n} (contando desde 0): {reqs} petición(es), {tok} token(s), relleno a {rpad} filas y {tpad} "
+                "es": "Paso {i} de {n}: {reqs} petición(es), {tok} token(s), relleno a {rpad} filas y {tpad} "
                       "tokens; la confirmación copió las filas [0, {rows}) = {bytes} bytes."},
     "events": {"en": "What happened in this step", "zh": "本步发生了什么", "es": "Qué pasó en este paso"},
     "cpu": {"en": "CPU block table (after the row operations)", "zh": "CPU 块表（行操作之后）",
@@ -120,12 +120,12 @@ STRINGS = {
                        "los escribe en la tabla de bloques de estado; luego las peticiones planificadas se ponen en orden "
                        "de lote y **gather** copia la fila de estado de cada una (vía `idx_mapping`) a la tabla de "
                        "bloques de entrada que leen los kernels."},
-    "summary_v2": {"en": "Step {i} of {n} (counted from 0): {reqs} request(s), {tok} token(s), padded to {rpad} rows and {tpad} tokens; "
+    "summary_v2": {"en": "Step {i} of {n}: {reqs} request(s), {tok} token(s), padded to {rpad} rows and {tpad} tokens; "
                          "apply_staged_writes wrote {rows} state row(s) = {bytes} bytes; gather copied {reqs} row(s) "
                          "in batch order.",
-                   "zh": "第 {i} 步（共 {n} 步，从 0 开始计）：{reqs} 个请求，{tok} 个 token，填充到 {rpad} 行、{tpad} 个 token；"
+                   "zh": "第 {i} 步（共 {n} 步）：{reqs} 个请求，{tok} 个 token，填充到 {rpad} 行、{tpad} 个 token；"
                          "apply_staged_writes 写入 {rows} 个状态行 = {bytes} 字节；gather 按批次顺序拷贝了 {reqs} 行。",
-                   "es": "Paso {i} de {n} (contando desde 0): {reqs} petición(es), {tok} token(s), relleno a {rpad} filas y {tpad} tokens; "
+                   "es": "Paso {i} de {n}: {reqs} petición(es), {tok} token(s), relleno a {rpad} filas y {tpad} tokens; "
                          "apply_staged_writes escribió {rows} fila(s) de estado = {bytes} bytes; gather copió {reqs} "
                          "fila(s) en orden de lote."},
     "state_table": {"en": "Request-state block table (rows by state index)", "zh": "请求状态块表（按状态索引排列的行）",

@@ -27,7 +27,7 @@ SCENARIOS = {
         "description": "Arrivals, prefill, decode, a finish that leaves a hole (condense moves a row), "
                        "a preemption when the pool runs dry, and a fork.",
         "config": {"num_blocks": 14, "block_size": 4, "max_num_reqs": 4, "max_num_batched_tokens": 32,
-                   "max_model_len": 64, "enable_prefix_caching": True, "cudagraph_capture_sizes": [1, 2, 4, 8]},
+                   "max_model_len": 48, "enable_prefix_caching": True, "cudagraph_capture_sizes": [1, 2, 4, 8]},
         "requests": [{"id": "A", "arrival": 0, "prompt_len": 6, "max_tokens": 3},
                      {"id": "B", "arrival": 0, "prompt_len": 9, "max_tokens": 8},
                      {"id": "C", "arrival": 1, "prompt_len": 5, "max_tokens": 7},
@@ -43,7 +43,7 @@ SCENARIOS = {
                        "evicts a cached block; then C arrives and hits the system prompt's blocks that the finished "
                        "requests left free but cached (and evicts one more to allocate its own).",
         "config": {"num_blocks": 13, "block_size": 4, "max_num_reqs": 6, "max_num_batched_tokens": 64,
-                   "max_model_len": 64, "enable_prefix_caching": True},
+                   "max_model_len": 48, "enable_prefix_caching": True},
         "requests": [{"id": "A", "arrival": 0, "prompt_len": 10, "prefix_group": "sys", "prefix_len": 8,
                       "max_tokens": 2},
                      {"id": "B", "arrival": 1, "prompt_len": 11, "prefix_group": "sys", "prefix_len": 8,

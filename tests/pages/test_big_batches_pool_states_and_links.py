@@ -90,7 +90,7 @@ def test_step_through_last_step_pool_agrees_with_events(at):
     last = recs[-1]
     _open(at, "step_through")
     at.selectbox(key="step.sc").set_value("prefixes").run()
-    at.slider(key="step.idx").set_value(len(recs) - 1).run()
+    at.select_slider(key="step.idx").set_value(len(recs) - 1).run()
     assert not at.exception
     events = [line for m in at.markdown for line in m.value.splitlines() if line.startswith("- `")]
     assert any(e.startswith("- `finish`") for e in events)
@@ -144,12 +144,12 @@ def test_prefixes_chain_lists_every_cached_block(at):
 
 def test_step_through_custom_scenario_clears_link(at):
     _open(at, "step_through")
-    at.slider(key="step.idx").set_value(2).run()
+    at.select_slider(key="step.idx").set_value(2).run()
     assert at.query_params["sc"] in ("lifecycle", ["lifecycle"])
     at.text_area(key="step.custom_text").set_value(
         '{"config": {"num_blocks": 8, "block_size": 4}, "requests": [{"id": "Z", "prompt_len": 6, "max_tokens": 2}]}').run()
     at.button(key="step.load").click().run()
-    assert not at.exception and "Step 0 of 2" in at.info[0].value
+    assert not at.exception and "Step 1 of 2" in at.info[0].value
     assert "sc" not in at.query_params and "step" not in at.query_params
     assert any("can't be shared by link" in c.value for c in at.caption)
     at.button(key="step.unload").click().run()

@@ -61,7 +61,7 @@ def test_step_through(server, page):
     for _ in range(3):
         page.get_by_role("button", name="Next").click()
         wait_idle(page)
-    expect(page.get_by_text("Step 3 of 8")).to_be_visible()
+    expect(page.get_by_text("Step 4 of 8")).to_be_visible()
     no_exception(page)
     shot(page, "05_step_through_step3")
 
@@ -87,7 +87,7 @@ def test_step_through_runner_v2(server, page):
     for _ in range(3):
         page.get_by_role("button", name="Next").click()
         wait_idle(page)
-    expect(page.get_by_text("Step 3 of 8")).to_be_visible()
+    expect(page.get_by_text("Step 4 of 8")).to_be_visible()
     expect(page.get_by_text("Request-state block table (rows by state index)")).to_be_visible()
     expect(page.get_by_text("Input block table (gathered, batch order)")).to_be_visible()
     expect(page.get_by_text("idx_mapping (batch position → request-state index)")).to_be_visible()

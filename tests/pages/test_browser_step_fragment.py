@@ -16,16 +16,16 @@ def test_next_in_the_fragment_updates_the_address_and_link(server, page):
     for _ in range(3):
         page.get_by_role("button", name="Next").click()
         wait_idle(page)
-    expect(page.get_by_text("Step 3 of 8")).to_be_visible()
+    expect(page.get_by_text("Step 4 of 8")).to_be_visible()
     assert "step=3" in page.url and "sc=lifecycle" in page.url, page.url
     expect(page.get_by_test_id("stCode").filter(has_text="step=3")).to_be_visible()
     page.get_by_role("button", name="Back").click()
     wait_idle(page)
-    expect(page.get_by_text("Step 2 of 8")).to_be_visible()
+    expect(page.get_by_text("Step 3 of 8")).to_be_visible()
     assert "step=2" in page.url, page.url
     no_exception(page)
     # a reload of that address opens the same step (the link is the state)
     page.goto(page.url)
     wait_idle(page)
-    expect(page.get_by_text("Step 2 of 8")).to_be_visible()
+    expect(page.get_by_text("Step 3 of 8")).to_be_visible()
     no_exception(page)

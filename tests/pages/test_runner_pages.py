@@ -118,7 +118,7 @@ def test_step_through_v2_events_stale_tails_and_gather_toggle():
     at = _page("step_through", "en")
     seen = set()
     for i in range(8):
-        at.slider(key="step.idx").set_value(i).run()
+        at.select_slider(key="step.idx").set_value(i).run()
         assert not at.exception
         kinds = {line.split("`")[1] for m in at.markdown for line in m.value.splitlines() if line.startswith("- `")}
         seen |= kinds
