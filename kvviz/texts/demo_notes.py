@@ -54,10 +54,11 @@ STRINGS = {
 
     # --- each figure's own sentence ------------------------------------------------------------------
     "note.none": {"en": "no request", "zh": "没有请求", "es": "ninguna petición"},
+    "note.nothing": {"en": "none", "zh": "无", "es": "ninguno"},
     "note.table_cpu": {
-        "en": "The CPU block table, row by row: {rows}. It is the truth; the device mirror is a copy the commit makes.",
-        "zh": "CPU 块表，逐行：{rows}。它是权威副本；设备镜像是提交拷过去的副本。",
-        "es": "La tabla de bloques en CPU, fila a fila: {rows}. Es la verdad; el espejo del dispositivo es una copia que hace el commit.",
+        "en": "The CPU block table, the truth the commit copies to the device, row by row: {rows}.",
+        "zh": "CPU 块表，即提交拷到设备上的权威副本，逐行：{rows}。",
+        "es": "La tabla de bloques en CPU, la verdad que el commit copia al dispositivo, fila a fila: {rows}.",
     },
     "note.table_mirror": {
         "en": "The device mirror, what the kernel reads in its first {n} row(s): {rows}.",
@@ -65,9 +66,9 @@ STRINGS = {
         "es": "El espejo en el dispositivo, lo que lee el kernel en sus primeras {n} fila(s): {rows}.",
     },
     "note.table_state": {
-        "en": "Model Runner V2's request-state rows, by state index: {rows}. A request keeps its state row for its whole life.",
-        "zh": "Model Runner V2 的请求状态行，按状态索引：{rows}。请求一生都待在同一个状态行里。",
-        "es": "Las filas de estado de Model Runner V2, por índice de estado: {rows}. Una petición conserva su fila toda su vida.",
+        "en": "Model Runner V2's request-state rows, one per request for its whole life, by state index: {rows}.",
+        "zh": "Model Runner V2 的请求状态行，每个请求一生占一行，按状态索引：{rows}。",
+        "es": "Las filas de estado de Model Runner V2, una por petición durante toda su vida, por índice de estado: {rows}.",
     },
     "note.table_input": {
         "en": "The input block table gathered for this step, by batch position: {rows}.",
@@ -79,7 +80,7 @@ STRINGS = {
         "zh": "注意力读取的表：前 {n} 行，补齐行指向块 0（null block）。",
         "es": "Lo que lee la atención: las primeras {n} fila(s), con las filas de relleno apuntando al bloque 0, el bloque nulo.",
     },
-    "note.stale": {"en": " Red outline: row(s) {rows}.", "zh": "红框：第 {rows} 行。", "es": " Borde rojo: fila(s) {rows}."},
+    "note.stale": {"en": "Red outline: row(s) {rows}.", "zh": "红框：第 {rows} 行。", "es": "Borde rojo: fila(s) {rows}."},
     "note.colour_table": {
         "en": "Colour: each cell's block id (scale at the right); the dotted outline is the part of a row that is read.",
         "zh": "颜色：每格的块号（右侧色标）；虚线框是一行中会被读的部分。",

@@ -19,7 +19,8 @@ from kvviz.texts.demos import STRINGS as DEMO_TEXTS
 from kvviz.texts.i18n import t
 from kvviz.views import figures as F
 from kvviz.views.batch import token_frame
-from kvviz.views.demo_catalogue import DEMOS, PCIE_TABLE, DemoRun, pcie_rate, play
+from kvviz.views import demo_notes as N
+from kvviz.views.demo_catalogue import DEMOS, NARRATIVE_RELEASE, PCIE_TABLE, DemoRun, pcie_rate, play
 from kvviz.views.report import describe_event
 from kvviz.views.scenarios import table_sizes
 
@@ -30,6 +31,8 @@ class Screen:
     title: str
     charts: list = field(default_factory=list)   # [(caption, plotly figure)]
     columns: int = 0              # >0: one column per run, charts listed column by column
+    notes: list = field(default_factory=list)    # each chart's own sentence (kvviz.views.demo_notes)
+    runs: list = field(default_factory=list)     # a comparison: each column's run, named
 
 
 def bands(screen: Screen) -> list[list[list[tuple]]]:
@@ -72,6 +75,9 @@ PRESENTER_CSS = """<style>
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] > :has(> .st-key-demos_presenter_fig) {flex: 1 1 0;
   min-height: 12rem;}
 .st-key-demos_presenter_fig {height: 100%; min-height: 0;}
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] > :has(> .st-key-demos_story) {flex: 1 1 0; min-height: 0;}
+.st-key-demos_story {height: 100%; min-height: 0; overflow-y: auto;}
+[data-testid="stMain"] [data-testid="stButtonGroup"] button p {font-size: clamp(0.95rem, 2vh, 1.3rem);}
 .st-key-demos_presenter_fig [data-testid="stElementContainer"] {height: 100%;}
 </style>"""
 
@@ -102,13 +108,17 @@ def presenter_screens(screens: list[Screen], lang: str = "en") -> list[Screen]:
     out = []
     for s in screens:
         k = 0
+        column = 0
         for band in bands(s):
             for c, col in enumerate(band):
                 where = ""
-                if s.columns > 1 and len(band) == 2:
-                    where = " — " + T("ui.col_left" if c == 0 else "ui.col_right")
+                if s.columns > 1 and len(band) >= 2:
+                    where = " — " + (s.runs[column] if column < len(s.runs) and s.runs[column]
+                                     else T("ui.col_left" if c == 0 else "ui.col_right"))
+                column += 1
                 for chart in col:
-                    out.append(Screen(f"{s.key}#{k}", s.title + where, [chart]))
+                    note = s.notes[k] if k < len(s.notes) else ""
+                    out.append(Screen(f"{s.key}#{k}", s.title + where, [chart], notes=[note]))
                     k += 1
     return out
 
@@ -127,8 +137,8 @@ def group_label(g, lang: str) -> str:
     return g.label
 
 
-def runs_of(key: str) -> list[DemoRun]:
-    return [play(key, i) for i in range(len(DEMOS[key].variants))]
+def runs_of(key: str, release: str = NARRATIVE_RELEASE) -> list[DemoRun]:
+    return [play(key, i, release=release) for i in range(len(DEMOS[key].variants))]
 
 
 def _used_cols(run: DemoRun, gid: int) -> int:
@@ -152,37 +162,42 @@ def runner_label(run: DemoRun, lang: str) -> str:
     return f"vLLM {run.scenario.config.vllm} · {_T(lang)('runner.' + run.history[0].runner)}"
 
 
-def release_runs(key: str) -> list[tuple[str, str]]:
+def release_runs(key: str, release: str = NARRATIVE_RELEASE) -> list[tuple[str, str]]:
     """(vLLM release, model runner) of each run of demo ``key``, in run order: what its caption names."""
-    return [(run.scenario.config.vllm, run.history[0].runner) for run in runs_of(key)]
+    return [(run.scenario.config.vllm, run.history[0].runner) for run in runs_of(key, release)]
 
 
-def v1_note(key: str, lang: str) -> str | None:
+def v1_note(key: str, lang: str, release: str = NARRATIVE_RELEASE) -> str | None:
     """For a demo of V1's mechanics, the releases that have them (V1 ships up to v0.33.0); else None."""
     from kvviz.core.versions import LAST_V1_RELEASE
 
-    return _T(lang)("ui.v1_releases", last=LAST_V1_RELEASE) if "v1" in runners_of(runs_of(key)) else None
+    return _T(lang)("ui.v1_releases", last=LAST_V1_RELEASE) if "v1" in runners_of(runs_of(key, release)) else None
 
 
-def runner_caption(key: str, lang: str) -> str:
+def runner_caption(key: str, lang: str, release: str = NARRATIVE_RELEASE) -> str:
     """What the page says a demo shows: each distinct release and runner of its runs, in run order,
     then, for a demo of V1's mechanics, the releases that have them (V1 ships up to v0.33.0)."""
     from kvviz.core.versions import LAST_V1_RELEASE
 
     seen: list[str] = []
-    for run in runs_of(key):
+    for run in runs_of(key, release):
         label = runner_label(run, lang)
         if label not in seen:
             seen.append(label)
     text = " | ".join(seen)
-    if "v1" in runners_of(runs_of(key)):
+    if "v1" in runners_of(runs_of(key, release)):
         text += " " + _T(lang)("ui.v1_releases", last=LAST_V1_RELEASE)
     return text
 
 
 def _kernel_ids(run: DemoRun, g, ids) -> list[int]:
+    """A request's blocks as its table rows hold them: kernel block ids, or (vLLM v0.32.0+, whose rows
+    keep KV-manager ids and expand them in the kernel) the manager's own ids."""
+    from kvviz.core.versions import rules_for
+
     geo = run.scenario.config.group_geometry(g)
-    return [int(b) for b in (geo.kernel_blocks(ids) if geo.blocks_per_kv_block > 1 else ids)]
+    split = geo.blocks_per_kv_block > 1 and not rules_for(run.scenario.config.vllm).kernel_block_table_per_group
+    return [int(b) for b in (geo.kernel_blocks(ids) if split else ids)]
 
 
 def stale_rows_v2(run: DemoRun, step: int, gid: int) -> tuple[list[int], list[int]]:
@@ -201,43 +216,54 @@ def stale_rows_v2(run: DemoRun, step: int, gid: int) -> tuple[list[int], list[in
     return bad_state, bad_input
 
 
+def _table_views(run: DemoRun, runner: str, step: int, gid: int, T) -> list[tuple]:
+    """The tables one run shows for a group: (name, table, counts, marked rows, real rows, y-axis
+    title, note kind, row names)."""
+    rec = run.history[step]
+    cpu, dev = rec.cpu_tables[gid], rec.device_tables[gid]
+    batch = [s.req_id for s in rec.scheduled]
+    if runner == "v2":
+        # rows by request-state index above, the gathered input (rows by batch position) below
+        bad_state, bad_input = stale_rows_v2(run, step, gid)
+        nb = rec.num_blocks_per_row[gid]
+        state_counts = np.array([nb[s] if rid is not None else 0 for s, rid in enumerate(rec.state_rows)])
+        input_counts = np.zeros(dev.shape[0], dtype=np.int64)
+        for b, s in enumerate(rec.idx_mapping):
+            input_counts[b] = nb[s]
+        views = [(T("ui.state"), cpu, state_counts, bad_state, cpu.shape[0], T("ui.axis_state"), "state",
+                  list(rec.state_rows)),
+                 (T("ui.input"), dev, input_counts, bad_input, dev.shape[0], T("ui.axis_batch"), "input", batch)]
+    else:
+        stale = [int(r) for r in np.nonzero((cpu != dev).any(axis=1))[0]]
+        views = [(T("ui.cpu"), cpu, rec.num_blocks_per_row[gid], stale, cpu.shape[0], None, "cpu", list(rec.rows)),
+                 (T("ui.device"), dev, None, stale, dev.shape[0], None, "mirror",
+                  [rid if r < rec.num_reqs else None for r, rid in enumerate(rec.rows)])]
+    inp = rec.inputs[gid]
+    if rec.num_reqs_padded > rec.num_reqs and inp is not None:
+        # what attention reads: the first rows, padded rows pointing at block 0
+        views.append((T("ui.attn_input"), inp.block_table, None, (), rec.num_reqs,
+                      T("ui.axis_batch") if runner == "v2" else None, "attn", []))
+    return views
+
+
 def block_table_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
     T = _T(lang)
     c0 = runs[0].scenario.config
     runners = runners_of(runs)
     kind = "fig.block_table" if set(runners) == {"v1"} else (
         "fig.block_table_v2" if set(runners) == {"v2"} else "fig.block_table_both")
+    labels = [T(f"variant.{run.variant.key}") if len(runs) > 1 else "" for run in runs]
     out = []
     for gid, g in enumerate(c0.groups):
-        charts = []
-        for run, runner in zip(runs, runners):
+        charts, notes = [], []
+        for run, runner, label in zip(runs, runners, labels):
             rec = run.history[step]
             sizes = table_sizes(run.scenario.config, g)
             cols = _used_cols(run, gid)
-            cpu, dev = rec.cpu_tables[gid], rec.device_tables[gid]
-            label = T(f"variant.{run.variant.key}") if len(runs) > 1 else ""
-            width = cpu.shape[1]
+            width = rec.cpu_tables[gid].shape[1]
             more = "" if cols >= width else " — " + T("ui.cols", shown=cols, width=f"{width:,}")
-            if runner == "v2":
-                # rows by request-state index above, the gathered input (rows by batch position) below
-                bad_state, bad_input = stale_rows_v2(run, step, gid)
-                nb = rec.num_blocks_per_row[gid]
-                state_counts = np.array([nb[s] if rid is not None else 0 for s, rid in enumerate(rec.state_rows)])
-                input_counts = np.zeros(dev.shape[0], dtype=np.int64)
-                for b, s in enumerate(rec.idx_mapping):
-                    input_counts[b] = nb[s]
-                views = [(T("ui.state"), cpu, state_counts, bad_state, cpu.shape[0], T("ui.axis_state")),
-                         (T("ui.input"), dev, input_counts, bad_input, dev.shape[0], T("ui.axis_batch"))]
-            else:
-                stale = [int(r) for r in np.nonzero((cpu != dev).any(axis=1))[0]]
-                views = [(T("ui.cpu"), cpu, rec.num_blocks_per_row[gid], stale, cpu.shape[0], None),
-                         (T("ui.device"), dev, None, stale, dev.shape[0], None)]
-            inp = rec.inputs[gid]
-            if rec.num_reqs_padded > rec.num_reqs and inp is not None:
-                # what attention reads: the first rows, padded rows pointing at block 0
-                views.append((T("ui.attn_input"), inp.block_table, None, (), rec.num_reqs,
-                              T("ui.axis_batch") if runner == "v2" else None))
-            for name, table, counts, marked, real, axis in views:
+            mirror_counts = rec.num_blocks_per_row[gid]
+            for name, table, counts, marked, real, axis, note, names in _table_views(run, runner, step, gid, T):
                 # the run first (it names the column), on a line of its own so the title fits
                 title = f"{label + ' — ' if label else ''}{name}{more}"
                 fig = F.block_table_heatmap(table, num_reqs=real, **sizes, counts=counts, stale_rows=marked,
@@ -248,8 +274,10 @@ def block_table_screens(runs: list[DemoRun], step: int, lang: str) -> list[Scree
                 if label:
                     fig.update_layout(margin=dict(t=84))
                 charts.append((title, fig))
+                notes.append(N.table_note(note, table, names, counts if counts is not None else mirror_counts,
+                                          lang, n=rec.num_reqs, stale=marked))
         title = T(kind) + (f" — {group_label(g, lang)}" if len(c0.groups) > 1 else "")
-        out.append(Screen(f"block_table:g{gid}", title, charts, columns=len(runs)))
+        out.append(Screen(f"block_table:g{gid}", title, charts, columns=len(runs), notes=notes, runs=labels))
     return out
 
 
@@ -260,10 +288,22 @@ def pool_screen(runs: list[DemoRun], step: int, lang: str) -> Screen:
     refs = getattr(rec, "ref_counts_after", None) or rec.ref_counts
     queue = getattr(rec, "free_queue_after", None)
     queue = rec.free_queue if queue is None else queue
-    charts = [("ref", F.ref_count_figure(refs, queue, rec.cached_blocks, title="ref_cnt", lang=lang)),
+    charts = [("ref", F.ref_count_figure(refs, queue, rec.cached_blocks, title=T("fig.ref_title"), lang=lang)),
               ("queue", F.free_queue_figure(queue, rec.cached_blocks, title=T("ui.free_queue"),
                                             lang=lang))]
-    return Screen("pool", T("fig.pool"), charts)
+    return Screen("pool", T("fig.pool"), charts, notes=list(N.pool_notes(refs, queue, rec.cached_blocks, lang)))
+
+
+def _integer_axes(fig: go.Figure, frame) -> None:
+    """Token index and slot are integers: integer ticks, and a range that never reads 19.5 or -1."""
+    n = len(frame)
+    if n <= 40:
+        fig.update_xaxes(dtick=1, range=[-0.5, n - 0.5])
+    slots = frame["slot"].to_numpy()
+    lo, hi = int(slots.min()), int(slots.max())
+    if hi - lo <= 12:
+        fig.update_yaxes(dtick=1, range=[lo - 0.5, hi + 0.5])
+    fig.update_yaxes(tickformat="d")
 
 
 def slots_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
@@ -273,12 +313,12 @@ def slots_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
     for gid, g in enumerate(c0.groups):
         if g.kind == "state":
             continue
-        charts = []
+        charts, notes, labels = [], [], []
         for run in runs:
             rec = run.history[step]
             inp = rec.inputs[gid]
             label = T(f"variant.{run.variant.key}") if len(runs) > 1 else ""
-            title = "slot_mapping" + (f": {label}" if label else "")
+            title = label or T("fig.slot_title")
             if len(set(runners_of(runs))) > 1:   # the runners order the batch differently
                 title += " — " + T("ui.batch_order", v=" ".join(s.req_id for s in rec.scheduled))
             if inp.dcp_world_size > 1:  # attention on a DCP rank sees only the tokens it stores
@@ -292,23 +332,25 @@ def slots_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
                                         title=title.replace(" — ", "<br>", 1) if ordered else title)
             if ordered:
                 fig.update_layout(margin=dict(t=84))
-            if len(frame) <= 40:
-                fig.update_xaxes(dtick=1)
+            _integer_axes(fig, frame)
             charts.append((title, fig))
+            notes.append(N.slots_note(frame, [s.req_id for s in rec.scheduled], lang))
+            labels.append(label)
         title = T("fig.slots") + (f" — {group_label(g, lang)}" if len(c0.groups) > 1 else "")
-        out.append(Screen(f"slots:g{gid}", title, charts, columns=len(charts)))
+        out.append(Screen(f"slots:g{gid}", title, charts, columns=len(charts), notes=notes, runs=labels))
     return out
 
 
 def csr_screen(runs: list[DemoRun], step: int, lang: str) -> Screen:
     T = _T(lang)
     inp = runs[0].history[step].inputs[0]
-    charts = []
+    charts, notes = [], []
     if inp.paged_kv_indptr is not None:
         charts.append(("csr", F.csr_figure(inp.paged_kv_indptr, inp.paged_kv_indices,
                                            inp.paged_kv_last_page_len, page_size=inp.kernel_block_size,
-                                           title=f"seq_lens = {inp.seq_lens.tolist()}", lang=lang)))
-    return Screen("csr", T("fig.csr"), charts)
+                                           title=T("fig.csr_title", v=inp.seq_lens.tolist()), lang=lang)))
+        notes.append(N.csr_note(inp.paged_kv_indptr, inp.paged_kv_indices, inp.paged_kv_last_page_len, lang))
+    return Screen("csr", T("fig.csr"), charts, notes=notes)
 
 
 def traffic_figure(lang: str) -> go.Figure:
@@ -326,9 +368,9 @@ def traffic_figure(lang: str) -> go.Figure:
 
 def bytes_figure(run: DemoRun, step: int, lang: str) -> go.Figure:
     T = _T(lang)
-    x = [r.index for r in run.history]
+    x = [r.index + 1 for r in run.history]     # steps counted from 1, as the page shows them
     y = [r.commit_bytes for r in run.history]
-    colors = ["#d62728" if i == step else "#9ecae1" for i in x]
+    colors = ["#d62728" if i == step + 1 else "#9ecae1" for i in x]
     fig = go.Figure(go.Bar(x=x, y=y, marker_color=colors, text=[f"{b / 1024:,.0f} KiB" for b in y],
                            textposition="outside", textfont=dict(size=F.FONT)))
     fig.update_xaxes(title=T("ui.step"), dtick=1)
@@ -336,9 +378,9 @@ def bytes_figure(run: DemoRun, step: int, lang: str) -> go.Figure:
     return F.base_layout(fig, T("fig.bytes"), 360)
 
 
-def screens_for(key: str, step: int, lang: str) -> list[Screen]:
-    """Every screen of one demo step, in the demo's figure order."""
-    runs = runs_of(key)
+def screens_for(key: str, step: int, lang: str, release: str = NARRATIVE_RELEASE) -> list[Screen]:
+    """Every screen of one demo step on vLLM ``release``, in the demo's figure order."""
+    runs = runs_of(key, release)
     T = _T(lang)
     out: list[Screen] = []
     for name in DEMOS[key].figures:
@@ -351,39 +393,43 @@ def screens_for(key: str, step: int, lang: str) -> list[Screen]:
         elif name == "csr":
             out.append(csr_screen(runs, step, lang))
         elif name == "traffic":
-            out.append(Screen("traffic", T("fig.traffic"), [("traffic", traffic_figure(lang))]))
+            fig = traffic_figure(lang)
+            out.append(Screen("traffic", T("fig.traffic"), [("traffic", fig)],
+                              notes=[N.traffic_note(list(fig.data[0].text), lang)]))
         elif name == "bytes":
-            out.append(Screen("bytes", T("fig.bytes"), [("bytes", bytes_figure(runs[0], step, lang))]))
+            out.append(Screen("bytes", T("fig.bytes"), [("bytes", bytes_figure(runs[0], step, lang))],
+                              notes=[N.bytes_note(runs[0].history[step].commit_bytes, lang)]))
     return [s for s in out if s.charts]
 
 
-def events_text(key: str, step: int, lang: str = "en") -> list[str]:
+def events_text(key: str, step: int, lang: str = "en", release: str = NARRATIVE_RELEASE) -> list[str]:
     """The step's engine events, one sentence each in ``lang``."""
-    return [describe_event(e, lang) for e in runs_of(key)[0].history[step].events]
+    return [describe_event(e, lang) for e in runs_of(key, release)[0].history[step].events]
 
 
-def events_by_run(key: str, step: int, lang: str = "en") -> list[tuple[str, list[str]]]:
+def events_by_run(key: str, step: int, lang: str = "en",
+                  release: str = NARRATIVE_RELEASE) -> list[tuple[str, list[str]]]:
     """The step's engine events of each run, labelled, where a demo compares runners (their events
     differ: rows and a commit under V1, request states, staged writes and a gather under V2);
     otherwise the first run's events, unlabelled."""
-    runs = runs_of(key)
+    runs = runs_of(key, release)
     if len(set(runners_of(runs))) < 2:
-        return [("", events_text(key, step, lang))]
+        return [("", events_text(key, step, lang, release))]
     T = _T(lang)
     return [(T(f"variant.{run.variant.key}"), [describe_event(e, lang) for e in run.history[step].events])
             for run in runs]
 
 
-def padded_line(key: str, step: int, lang: str) -> str:
-    rec = runs_of(key)[0].history[step]
+def padded_line(key: str, step: int, lang: str, release: str = NARRATIVE_RELEASE) -> str:
+    rec = runs_of(key, release)[0].history[step]
     return t("demos", "ui.padded", lang, r=rec.num_reqs, t=rec.num_tokens, rp=rec.num_reqs_padded,
              tp=rec.num_tokens_padded)
 
 
-def scheduled_frame(key: str, step: int, lang: str = "en") -> pd.DataFrame:
+def scheduled_frame(key: str, step: int, lang: str = "en", release: str = NARRATIVE_RELEASE) -> pd.DataFrame:
     """What the step scheduled, one request a row; ``kind`` in ``lang`` (column names are keys
     ``col.<name>`` of the demos texts)."""
-    rec = runs_of(key)[0].history[step]
+    rec = runs_of(key, release)[0].history[step]
     T = _T(lang)
     kind = lambda k: T(f"kind.{k}") if f"kind.{k}" in DEMO_TEXTS else k  # noqa: E731
     return pd.DataFrame([{"row": s.row, "req": s.req_id, "kind": kind(s.kind), "tokens": s.num_tokens,

@@ -7,7 +7,7 @@ Batch page:  ?bs=4&nb=48&kbs=4&len=64&dcp=1&rank=0&cg=0&heads=2&hdim=8&dtype=flo
              &reqs=10.0.10.sys,13.0.13.sys,7.7.1&tok=3
              one request = prompt_len.computed.new_tokens[.prefix_group]
 Scenario pages: ?sc=<built-in scenario name>&step=<index>[&vllm=<version>][&runner=auto|v1|v2]
-Demos page:  ?demo=<demo key>&step=<index>&lang=<code>&presenter=0|1
+Demos page:  ?demo=<demo key>&step=<index>&lang=<code>&presenter=0|1&vllm=<release>&fig=<figure>
 """
 from __future__ import annotations
 
@@ -215,14 +215,25 @@ def query_string(params: dict) -> str:
     return "?" + "&".join(f"{k}={v}" for k, v in params.items())
 
 
-def encode_demo(key: str, step: int, lang: str, presenter: bool) -> dict[str, str]:
-    return {"demo": key, "step": str(step), "lang": lang, "presenter": "1" if presenter else "0"}
+def encode_demo(key: str, step: int, lang: str, presenter: bool, release: str | None = None,
+                fig: int = 0) -> dict[str, str]:
+    """A demos link; ``release`` (``vllm=``) and, in presenter mode, the figure shown (``fig=``, 0 =
+    the step's own screen) when given."""
+    out = {"demo": key, "step": str(step), "lang": lang, "presenter": "1" if presenter else "0"}
+    if release is not None:
+        out["vllm"] = release
+    if presenter and fig:
+        out["fig"] = str(fig)
+    return out
 
 
-def decode_demo(params) -> tuple[str, int, bool, str]:
+def decode_demo(params, with_release: bool = False) -> tuple:
     """(demo key, step, presenter mode, what was refused) from a demos link: an unknown demo is
     the first one, the step is clamped into the demo, and ``bad`` lists (cut short) every value
-    that was not taken as it stands, comma-separated ("" when the link was good)."""
+    that was not taken as it stands, comma-separated ("" when the link was good).
+    ``with_release``: (demo key, step, presenter mode, release, figure, bad), the release a vLLM
+    version kvviz lists (default, and for a link of before releases were in it: the newest), the
+    figure a number from 0 (the page clamps it to the step's figures)."""
     bad = []
     key = params.get("demo", demos.DEMO_KEYS[0])
     if key not in demos.DEMOS:
@@ -235,4 +246,15 @@ def decode_demo(params) -> tuple[str, int, bool, str]:
     raw_lang = params.get("lang")
     if raw_lang is not None and raw_lang not in LANGS:
         bad.append(f"lang={str(raw_lang)[:20]}")
-    return key, step, str(params.get("presenter", "0")).lower() in TRUE, ", ".join(bad)
+    presenter = str(params.get("presenter", "0")).lower() in TRUE
+    if not with_release:
+        return key, step, presenter, ", ".join(bad)
+    release = str(params.get("vllm", demos.DEFAULT_RELEASE))
+    if release not in demos.VERSIONS:
+        bad.append(f"vllm={release[:20]}")
+        release = demos.DEFAULT_RELEASE
+    raw_fig = str(params.get("fig", "0")).strip()
+    fig = int(raw_fig) if raw_fig.isdigit() and len(raw_fig) <= 3 else 0
+    if raw_fig != str(fig):
+        bad.append(f"fig={raw_fig[:20]}")
+    return key, step, presenter, release, fig, ", ".join(bad)
