@@ -248,10 +248,12 @@ def follow_token(eb, cfg, rows, choice):
     p[1].number_input(tr("head"), 0, cfg.num_kv_heads - 1, key="batch.head")
     p[2].number_input(tr("dim"), 0, cfg.head_dim - 1, key="batch.dim")
     p[3].segmented_control(tr("kv"), ["k", "v"], key="batch.kv")
-    # the option is the family's name (fits the box); what each one is, in the tooltip and the caption below
+    # the option is the family's name (fits the box); what each one is, in the tooltip and the caption below;
+    # "auto" names what the release allocates (LBNHC from v0.29.0), sent again on every run (ui.labels_follow)
+    auto_label = tr("fam_auto", version=release_layout.version, family=release_layout.release_family)
+    ui.labels_follow("batch.family")
     p[4].selectbox(tr("family"), offsets.FAMILY_CHOICES, key="batch.family",
-                   format_func=lambda f: tr("fam_auto", version=release_layout.version, family=release_layout.release_family)
-                   if f == offsets.AUTO else f,
+                   format_func=lambda f: auto_label if f == offsets.AUTO else f,
                    help="\n\n".join(f"- {tr('fam_' + f)}" for f in CACHE_LAYOUTS))
     family = S["batch.family"]
     layout = offsets.offset_layout(choice.version, family)

@@ -7,7 +7,7 @@ import ui
 ui.ensure_app_shell()
 from kvviz.gpu.bench import goals, results
 from kvviz.gpu.bench.run import run_bench
-from kvviz.views import figures, frames, fused_timeline
+from kvviz.views import bench_goals, figures, frames, fused_timeline
 from kvviz.errors import BadInput
 
 tr = ui.texts("kernel_lab")
@@ -16,11 +16,6 @@ COLS = {k: st.column_config.Column(tr("col." + k)) for k in
         ("kernel", "variant", "shape", "us", "x_empty", "graph_us", "dev_us", "dev_warm_us", "gbps", "picked", "bytes",
          "x_bytes", "graph_x_empty", "dev_x_empty", "dev_warm_x_empty", "host_us", "of_copy_bw")}
 
-
-def recorded(text) -> str:
-    """A text a bench file carries (its note, its goals: English, as recorded) as a code span: shown
-    as it is, never read as markdown, and marked as the file's words rather than the page's."""
-    return "`" + " ".join(str(text).split()).replace("`", "'") + "`" if str(text).strip() else ""
 S = st.session_state
 label = ui.backend_label()
 # on a CPU the page opens on the recorded H200 run (the interpreter's timings say little); on a GPU, on Run
@@ -89,9 +84,10 @@ else:
 
 df = pd.DataFrame(res["rows"])
 st.success(tr("done", n=len(df), dev=ui.device_text(res["label"]), date=ui.plain(res["date"])), icon=":material/check_circle:")
-if ui.lang() != "en":
+note, known = bench_goals.note_text(res["note"], ui.lang())
+if ui.lang() != "en" and not known:
     st.caption(tr("as_recorded"))
-st.caption(recorded(res["note"]))
+st.caption(note)
 st.caption(tr("floors", e=res["floors"]["empty_us"], c=res["floors"]["copy_gbps"]))
 if res["floors"].get("empty_dev_us"):
     st.caption(tr("floors_more", g=res["floors"].get("empty_graph_us"), d=res["floors"]["empty_dev_us"],
@@ -152,11 +148,24 @@ if tl_res:
                                             title=tr("tl_fig", shape=shape, g=groups, runner=tr(f"runner_{runner}")))
     ui.plot(tl_fig, "lab.tl_fig", "step_timeline")
 
-if res.get("goals"):   # one line a goal, wrapped: nothing cut off (the text comes from the file: plain)
+# the speed goals, in the page's language: a GPU run's results (a summary, the list folded: targets, not
+# errors), or, for the CPU interpreter, the goals as not measured here (its µs are Python emulation)
+gpu_run = bench_goals.on_gpu(res)
+goal_rows = bench_goals.goal_rows(res, ui.lang(), None if gpu_run else results.load_example_run(results.example_runs()[0]))
+if goal_rows:
     st.subheader(tr("goals"))
-    for g in res["goals"]:
-        mark = f":green[**{tr('goal_met')}**]" if g.get("met") else f":red[**{tr('goal_not_met')}**]"
-        st.markdown(f"{mark} · {recorded(g.get('goal', ''))} — {recorded(g.get('figure', ''))}")
+    if gpu_run:
+        met = sum(g["status"] == "met" for g in goal_rows)
+        st.info(tr("goals_summary", met=met, n=len(goal_rows), dev=ui.device_text(res["label"]),
+                   date=ui.plain(res["date"])), icon=":material/flag:")
+        st.caption(tr("goals_about"))
+    else:
+        st.info(tr("goals_cpu"), icon=":material/info:")
+    marks = {"met": f":green[**{tr('goal_met')}**]", "not_met": f":orange[**{tr('goal_not_met')}**]",
+             "not_measured": f":gray[{tr('goal_not_measured')}]"}
+    with st.expander(tr("goals_all", n=len(goal_rows)), expanded=False):   # one line a goal, wrapped
+        for g in goal_rows:
+            st.markdown(f"{marks[g['status']]} · {g['goal']}" + (f" — {g['figure']}" if g["figure"] else ""))
 d = st.columns(3)
 with d[0]:
     ui.download_csv(df, "bench", "lab.dl_csv")

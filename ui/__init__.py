@@ -402,7 +402,11 @@ def _live_chart():
 
 
 def chart_config(name: str) -> dict:
-    return {"displaylogo": False, "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
+    """Every chart's plotly config: a PNG button named ``name``; no plotly logo, and no "Share chart"
+    (plotly.js offers to upload the chart to Plotly Cloud unless told not to) or Chart Studio button."""
+    return {"displaylogo": False, "showSendToCloud": False, "showEditInChartStudio": False,
+            "modeBarButtonsToRemove": ["sendChartToCloud", "sendDataToCloud"],
+            "toImageButtonOptions": {"format": "png", "filename": name, "scale": 2}}
 
 
 def plot(fig, key: str, name: str, on_select=None, height: str | None = None, overlay: dict | None = None):
@@ -470,7 +474,7 @@ def _figure_html(fig) -> str:
         from kvviz.views.live_chart import payload_figure
 
         fig = go.Figure(payload_figure(fig))
-    return fig.to_html(include_plotlyjs=True)
+    return fig.to_html(include_plotlyjs=True, config=chart_config("figure"))
 
 
 def lazy_expander(label: str, key: str, **kwargs):
@@ -600,11 +604,24 @@ def version_runner(prefix: str, cols=None):
     choice = rv.pick_runner(S[vkey], S[rkey])
     a, b = cols if cols is not None else st.columns(2)
     version_select(a, tr("vllm"), rv.VERSION_CHOICES, vkey)
+    auto = tr("runner_auto", runner=choice.auto_runner.upper())     # "auto → V1": what this version picks
+    labels_follow(rkey)
     b.selectbox(tr("runner"), options, key=rkey, help=tr("runner_help"),
-                format_func=lambda r: tr("runner_auto", runner=choice.auto_runner.upper()) if r == rv.AUTO
-                else tr("runner_" + r))
+                format_func=lambda r: auto if r == rv.AUTO else tr("runner_" + r))
     keep(vkey, rkey)
     return choice
+
+
+def labels_follow(*keys: str) -> None:
+    """Call just before drawing the keyed pickers ``keys`` whose labels can change while their value
+    does not ("auto → V2" becomes "auto → V1" when the release changes; a label in another language).
+    A browser picker holds its choice as the label it was sent, and Streamlit sends a value only when
+    it changed: the old label stayed on screen under a caption that said otherwise (issue 33, item 1).
+    Writing the value back marks it changed, so this run sends the label the value has now."""
+    S = st.session_state
+    for key in keys:
+        if key in S:
+            S[key] = S[key]
 
 
 def version_select(where, label: str, options, key: str, *, format_func=None, help: str | None = None, **kwargs):
@@ -616,6 +633,7 @@ def version_select(where, label: str, options, key: str, *, format_func=None, he
     code = lang()
     fmt = format_func or (lambda v: rv.version_option(v, code))
     helps = "\n\n".join(h for h in (help, rv.picker_help(code)) if h)
+    labels_follow(key)
     return where.selectbox(label, options, key=key, format_func=fmt, help=helps, filter_mode="prefix", **kwargs)
 
 
