@@ -99,7 +99,7 @@ STRINGS = {
     "tl_shape": {"en": "Batch (requests × tokens each)", "zh": "批次（请求数 × 每个请求的 token 数）",
                  "es": "Lote (peticiones × tokens de cada una)"},
     "tl_groups": {"en": "KV-cache groups", "zh": "KV 缓存组数", "es": "Grupos de caché KV"},
-    "tl_runner": {"en": "Model runner", "zh": "模型运行器", "es": "Model runner"},
+    "tl_runner": {"en": "Model runner", "zh": "模型运行器", "es": "Ejecutor del modelo"},
     "runner_v1": {"en": "V1", "zh": "V1", "es": "V1"},
     "runner_v2": {"en": "V2 (Model Runner V2)", "zh": "V2（Model Runner V2）", "es": "V2 (Model Runner V2)"},
     "tl_fig": {"en": "{shape}, {g} group(s), {runner}: µs per step", "zh": "{shape}，{g} 个组，{runner}：每步 µs",
@@ -161,9 +161,17 @@ STRINGS = {
                          "43 µs allí. Los diseños Triton son un único lanzamiento cada uno."},
     "table_of": {"en": "{kernel}: the main columns; the rest below.", "zh": "{kernel}：主要的列；其余在下面。",
                  "es": "{kernel}: las columnas principales; el resto, abajo."},
-    "as_recorded": {"en": "The note and the goals are the file's own text, shown as recorded.",
-                    "zh": "说明与目标是文件自带的文字，按记录原样显示（英文）。",
-                    "es": "La nota y los objetivos son el texto del propio archivo, tal como se grabó (en inglés)."},
+    "as_recorded": {"en": "The note is the file's own text, shown as recorded.",
+                    "zh": "说明是文件自带的文字，按记录原样显示（英文）。",
+                    "es": "La nota es el texto del propio archivo, tal como se grabó (en inglés)."},
+    "note.gpu": {"en": "Compiled on the GPU; µs are medians of CUDA-event-timed calls with a cold L2.",
+                 "zh": "在 GPU 上编译运行；µs 是以 CUDA 事件计时、冷 L2 下多次调用的中位数。",
+                 "es": "Compilado en la GPU; los µs son medianas de llamadas cronometradas con eventos CUDA y la L2 fría."},
+    "note.cpu": {"en": "Triton interpreter on the CPU: µs are Python emulation wall times, not kernel speeds; shapes "
+                       "are scaled down.",
+                 "zh": "CPU 上的 Triton 解释器：µs 是 Python 模拟的实际耗时，不是内核速度；形状已缩小。",
+                 "es": "Intérprete de Triton en la CPU: los µs son tiempos de emulación en Python, no velocidades de "
+                       "kernel; las formas están reducidas."},
     # --- the kernels' check details (kvviz.gpu.kernel_results.detail_text; the CLI and JSON keep English) ---
     "detail.identical": {"en": "{what}: {n} entries identical", "zh": "{what}：{n} 项完全一致",
                          "es": "{what}: {n} entradas idénticas"},
@@ -198,3 +206,86 @@ STRINGS = {
                          "zh": "{r} 个请求 × {h} 个头，覆盖 {t} 个缓存 token",
                          "es": "{r} peticiones x {h} cabezas sobre {t} tokens en caché"},
 }
+
+# the speed goals in the page's language (kvviz.views.bench_goals reads the recorded English sentences back)
+STRINGS.update({
+    "goals_summary": {"en": "{met} of {n} speed goals met on {dev} ({date}).",
+                      "zh": "{dev} 上 {n} 个速度目标达成 {met} 个（{date}）。",
+                      "es": "{met} de {n} objetivos de velocidad cumplidos en {dev} ({date})."},
+    "goals_about": {"en": "The goals are the project's targets against the cost of an empty kernel launch (a few µs): "
+                          "\"not met\" means slower than that target, not wrong. Every kernel's output is checked "
+                          "against the reference on its own page.",
+                    "zh": "这些目标是项目相对于一次空内核启动（几微秒）的开销设定的指标：“未达成”表示比该指标慢，"
+                          "而不是结果错误。每个内核的输出都在各自的页面上与参考实现核对。",
+                    "es": "Los objetivos son metas del proyecto frente al coste de un lanzamiento vacío (unos pocos µs): "
+                          "\"no cumplido\" significa más lento que esa meta, no erróneo. La salida de cada kernel se "
+                          "comprueba frente a la referencia en su propia página."},
+    "goals_all": {"en": "All {n} goals, with the figures that decide them", "zh": "全部 {n} 个目标及其判定数据",
+                  "es": "Los {n} objetivos, con las cifras que los deciden"},
+    "goals_cpu": {"en": "Speed goals are judged only on a GPU: here the Triton interpreter runs the kernels on the CPU, "
+                        "so its µs are Python emulation times, not kernel speeds. The goals below are not measured "
+                        "here; the recorded GPU runs (source \"Recorded\") hold their results.",
+                  "zh": "速度目标只在 GPU 上评判：这里由 Triton 解释器在 CPU 上运行内核，其 µs 是 Python 模拟的耗时，"
+                        "不是内核速度。下面的目标在此未测量；已记录的 GPU 运行（来源“已记录”）里有它们的结果。",
+                  "es": "Los objetivos de velocidad solo se juzgan en una GPU: aquí el intérprete de Triton ejecuta los "
+                        "kernels en la CPU, así que sus µs son tiempos de emulación en Python, no velocidades de kernel. "
+                        "Los objetivos de abajo no se miden aquí; las ejecuciones GPU grabadas (fuente \"Grabada\") "
+                        "tienen sus resultados."},
+    "goal_not_measured": {"en": "not measured here", "zh": "此处未测量", "es": "no medido aquí"},
+    # goal sentences (kvviz.gpu.bench.goals writes them in English)
+    "g.slot_x": {"en": "slot mapping ({d}): within {x}× an empty launch, every shape",
+                 "zh": "槽位映射（{d}）：每种形状都不超过空启动的 {x} 倍",
+                 "es": "mapeo de slots ({d}): como mucho {x}× un lanzamiento vacío, en todas las formas"},
+    "g.slot_torch": {"en": "slot mapping ({d}): at least {x}× faster than torch indexing",
+                     "zh": "槽位映射（{d}）：比 torch 索引至少快 {x} 倍",
+                     "es": "mapeo de slots ({d}): al menos {x}× más rápido que la indexación de torch"},
+    "g.slot_best": {"en": "slot mapping, the fastest design per shape: within {x}× an empty launch, every shape",
+                    "zh": "槽位映射，每种形状取最快的设计：每种形状都不超过空启动的 {x} 倍",
+                    "es": "mapeo de slots, el diseño más rápido por forma: como mucho {x}× un lanzamiento vacío, en "
+                          "todas las formas"},
+    "g.csr": {"en": "CSR repack: within {x}× an empty launch ({r} × {p} pages)",
+              "zh": "CSR 重排：不超过空启动的 {x} 倍（{r} × {p} 页）",
+              "es": "reempaquetado CSR: como mucho {x}× un lanzamiento vacío ({r} × {p} páginas)"},
+    "g.kv": {"en": "KV write: at least {p}% of the device copy bandwidth at ≥ {k}K tokens",
+             "zh": "KV 写入：在 ≥ {k}K 个 token 时达到设备复制带宽的 {p}% 以上",
+             "es": "escritura KV: al menos el {p}% del ancho de banda de copia del dispositivo con ≥ {k}K tokens"},
+    "g.fused_dev": {"en": "fused step, 1 group: at most {x}× an empty launch, host hidden, cold L2",
+                    "zh": "融合步骤，1 个组：不超过空启动的 {x} 倍（隐藏主机，冷 L2）",
+                    "es": "paso fusionado, 1 grupo: como mucho {x}× un lanzamiento vacío, host oculto, L2 fría"},
+    "g.fused_graph": {"en": "fused step, 1 group: at most {x} µs per step in a CUDA graph",
+                      "zh": "融合步骤，1 个组：在 CUDA 图中每步不超过 {x} µs",
+                      "es": "paso fusionado, 1 grupo: como mucho {x} µs por paso en un grafo CUDA"},
+    "g.fused_g4": {"en": "fused step: 4 groups at most {x}× 1 group, in a CUDA graph",
+                   "zh": "融合步骤：4 个组不超过 1 个组的 {x} 倍（CUDA 图中）",
+                   "es": "paso fusionado: 4 grupos como mucho {x}× 1 grupo, en un grafo CUDA"},
+    "g.fused_sep": {"en": "fused step: at most {x}× the separate launches, in a CUDA graph",
+                    "zh": "融合步骤：不超过单独启动的 {x} 倍（CUDA 图中）",
+                    "es": "paso fusionado: como mucho {x}× los lanzamientos separados, en un grafo CUDA"},
+    "g.fused_vllm": {"en": "fused step: at most {x}× vLLM's own step kernels, every shape, both runners, in a CUDA graph",
+                     "zh": "融合步骤：不超过 vLLM 自身步骤内核的 {x} 倍（每种形状、两种运行器，CUDA 图中）",
+                     "es": "paso fusionado: como mucho {x}× los kernels de paso de vLLM, en todas las formas, con "
+                           "ambos runners, en un grafo CUDA"},
+    "g.how_graph": {"en": ", in a CUDA graph (device time per launch)", "zh": "，CUDA 图中（每次启动的设备时间）",
+                    "es": ", en un grafo CUDA (tiempo de dispositivo por lanzamiento)"},
+    "g.how_cold": {"en": ", device-timed with the host hidden (cold L2)", "zh": "，隐藏主机的设备计时（冷 L2）",
+                   "es": ", tiempo de dispositivo con el host oculto (L2 fría)"},
+    "g.how_warm": {"en": ", device-timed with the host hidden (warm L2: inputs where the last call left them)",
+                   "zh": "，隐藏主机的设备计时（热 L2：输入仍在上次调用留下的位置）",
+                   "es": ", tiempo de dispositivo con el host oculto (L2 caliente: las entradas donde las dejó la "
+                         "última llamada)"},
+    # their figures
+    "f.worst_vs": {"en": "worst {x}× at {s} ({us} µs against {f} µs)", "zh": "最差 {x} 倍，形状 {s}（{us} µs 对比 {f} µs）",
+                   "es": "peor {x}× en {s} ({us} µs frente a {f} µs)"},
+    "f.within": {"en": "; {n} of {m} shapes within", "zh": "；{m} 种形状中 {n} 种达标",
+                 "es": "; {n} de {m} formas dentro"},
+    "f.worst_best": {"en": "worst {x}× at {s}; best {b}×", "zh": "最差 {x} 倍，形状 {s}；最好 {b} 倍",
+                     "es": "peor {x}× en {s}; mejor {b}×"},
+    "f.worst_pick": {"en": "worst {x}× at {s} ({v}, {us} µs); fastest design per shape: {picks}",
+                     "zh": "最差 {x} 倍，形状 {s}（{v}，{us} µs）；每种形状最快的设计：{picks}",
+                     "es": "peor {x}× en {s} ({v}, {us} µs); diseño más rápido por forma: {picks}"},
+    "f.us_x": {"en": "{us} µs = {x}×", "zh": "{us} µs = {x} 倍", "es": "{us} µs = {x}×"},
+    "f.kv": {"en": "worst {p}% ({gb} GB/s, {what}) of {c} GB/s", "zh": "最差 {p}%（{gb} GB/s，{what}），复制带宽 {c} GB/s",
+             "es": "peor {p}% ({gb} GB/s, {what}) de {c} GB/s"},
+    "f.n_worst": {"en": "{n} of {m}; worst {w}", "zh": "{m} 个中 {n} 个达标；最差 {w}", "es": "{n} de {m}; peor {w}"},
+    "f.missed": {"en": "; missed: {miss}", "zh": "；未达标：{miss}", "es": "; no cumplidos: {miss}"},
+})

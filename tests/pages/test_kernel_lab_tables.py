@@ -1,6 +1,6 @@
 """Kernel lab's results tables (issue 12): the picked kernel's main columns in one table that fits
-the page, its other measured columns in a second one on demand; the file's own note and goals shown
-as code spans (its words, not the page's, never read as markdown)."""
+the page, its other measured columns in a second one on demand; the file's goals and kvviz's own
+notes in the page's language."""
 import json
 from pathlib import Path
 
@@ -24,11 +24,16 @@ def test_main_and_other_columns_of_the_picked_kernel():
     measured = {k for r in rows for k, v in r.items() if v is not None}
     assert set(main2.columns) | set(rest.columns) == measured - {"kernel"}
     assert set(rest.columns) & set(main2.columns) == {"variant", "shape"}
-    # the file's goals: one line each, the recorded English in code spans, marked met / not met in Spanish
-    goals = [m.value for m in at.markdown if m.value.startswith((":green[**cumplido**]", ":red[**no cumplido**]"))]
+    # the file's goals: one line each, read back into Spanish, marked met / not met (orange: a target, not an error)
+    from kvviz.texts.i18n import t
+    from kvviz.views.bench_goals import figure_text, goal_text
+
+    goals = [m.value for m in at.markdown if m.value.startswith((":green[**cumplido**]", ":orange[**no cumplido**]"))]
     assert len(goals) == len(rec["goals"])
-    assert all(f"`{g['goal']}`" in m and f"`{g['figure']}`" in m for g, m in zip(rec["goals"], goals))
-    assert any(c.value == f"`{rec['note']}`" for c in at.caption)
+    assert all(m == (":green[**cumplido**]" if g["met"] else ":orange[**no cumplido**]") + " · "
+               + goal_text(g["goal"], "es") + " — " + figure_text(g["figure"], "es") for g, m in zip(rec["goals"], goals))
+    assert not any(g["goal"] in m for g, m in zip(rec["goals"], goals))            # no recorded English left
+    assert t("kernel_lab", "note.gpu", "es") in [c.value for c in at.caption]      # kvviz's own note, translated
 
 
 
