@@ -9,17 +9,19 @@ from kvviz.views import figures
 from kvviz.views import layout as lay_vm
 from kvviz.views import layout5 as lay5
 from kvviz.views import links as share
+from ui import links
 from kvviz.core import kv_cache_layout as std
 
 tr = ui.texts("layout")
 S = st.session_state
-DECODED = {"kv": "K/V", "block": tr("d_block"), "offset_in_block": tr("d_offset"), "byte_in_element": tr("d_byte")}
+DECODED = {"kv": "K/V", "block": tr("d_block"), "offset_in_block": tr("d_offset"), "slot": tr("d_slot"),
+           "head": tr("d_head"), "dim": tr("d_dim"), "byte_in_element": tr("d_byte")}
 DEFAULTS = {"lay.blocks": 2, "lay.bs": 4, "lay.heads": 2, "lay.dim": 4, "lay.dtype": "float16", "lay.kv": "k",
             "lay.block": 1, "lay.off": 2, "lay.head": 1, "lay.d": 0, "lay.byte": "0", "lay.as": "NHD",
             "lay.vllm": lay_vm.DEFAULT_VERSION, "lay.backend": lay_vm.DEFAULT_BACKEND, "lay.family": lay_vm.AUTO,
             "lay.order": "LBNHC", "lay.layers": 2, "lay.layer": 0, "lay.sm10x": False}
 ui.restore(DEFAULTS)
-ui.restore_version_link("lay")       # ?vllm=: the release whose allocation the offsets follow
+links.sync("layout", share.layout_fields())   # the whole page in its link (ui/links.py); ?vllm= as before
 S["lay.byte"] = str(S["lay.byte"])  # a text input (decimal or 0x-hex)
 for key, choices in (("lay.vllm", lay_vm.VERSION_CHOICES), ("lay.backend", lay_vm.BACKEND_CHOICES),
                      ("lay.family", lay_vm.FAMILY_CHOICES)):
@@ -37,7 +39,6 @@ g[3].number_input(tr("dim"), 1, 256, key="lay.dim")
 g[4].selectbox(tr("dtype"), ["float16", "bfloat16", "float32", "fp8"], key="lay.dtype")
 f = st.columns([1, 1, 2])
 ui.version_select(f[0], tr("vllm"), lay_vm.VERSION_CHOICES, "lay.vllm")
-st.query_params.from_dict({**share.encode_version_runner(S["lay.vllm"]), "lang": ui.lang()})
 f[1].selectbox(tr("backend"), lay_vm.BACKEND_CHOICES, key="lay.backend")
 choice = lay_vm.pick_family(S["lay.vllm"], S["lay.backend"], S["lay.family"])
 f[2].selectbox(tr("family"), lay_vm.FAMILY_CHOICES, key="lay.family",
@@ -62,7 +63,7 @@ def standardized(choice) -> None:
     orders = std.supported_layouts(choice.version, choice.backend, bool(S["lay.sm10x"]) and choice.backend == "flashinfer")
     if S["lay.order"] not in orders:
         S["lay.order"] = orders[0]
-    s[0].selectbox(tr("order"), orders, key="lay.order", help=tr("order_help"))
+    s[0].selectbox(tr("order_pick"), orders, key="lay.order", help=tr("order_help"))
     s[1].number_input(tr("layers"), 1, 16, key="lay.layers")
     S["lay.layer"] = min(int(S["lay.layer"]), int(S["lay.layers"]) - 1)
     s[2].number_input(tr("layer"), 0, int(S["lay.layers"]) - 1, key="lay.layer")
@@ -92,7 +93,7 @@ def standardized(choice) -> None:
     st.text_input(tr("byte"), key="lay.byte", max_chars=lay_vm.MAX_BYTE_CHARS, help=tr("byte_help"))
     if S["lay.byte"].strip():
         try:
-            dec = g5.decode(lay_vm.parse_byte(S["lay.byte"], ui.lang()))
+            dec = lay_vm.decode_byte(g5, lay_vm.parse_byte(S["lay.byte"], ui.lang()), ui.lang())
             ui.table([dec], {"layer": tr("d_layer"), **DECODED})
         except ValueError as e:
             st.error(tr("bad_byte", msg=ui.plain(e)), icon=":material/error:")
@@ -159,7 +160,7 @@ def decoder(geo: dict, family: str):
             st.error(ui.plain(e), icon=":material/error:")
     if byte is not None:
         try:
-            dec = geo[as_layout].decode(byte)
+            dec = lay_vm.decode_byte(geo[as_layout], byte, ui.lang())
             st.caption(tr("byte_read", dec=byte, hex=hex(byte), family=family, layout=as_layout))
             # the decoded coordinates, one line, short headers: all seven columns show at once
             ui.table([dec], DECODED)
@@ -181,9 +182,9 @@ if geo["NHD"].total_elements <= lay_vm.MAX_PICTURE:
     per_line = lay_vm.picture_line(geo["NHD"])
     for col, (lay, gm) in zip(cols, geo.items()):
         with col:
-            order = tr("order", family=family, layout=lay, shape_text=gm.shape_text, n=per_line * gm.itemsize)
-            st.markdown(f"**{order}**")
-            fig = figures.memory_order_figure(gm, picked_byte=picked[lay], lang=ui.lang(), per_line=per_line)
+            st.caption(tr("order", family=family, layout=lay, shape_text=gm.shape_text, n=per_line * gm.itemsize))
+            fig = figures.memory_order_figure(gm, picked_byte=picked[lay], lang=ui.lang(), per_line=per_line,
+                                              title=tr("order_title", family=family, layout=lay, shape_text=gm.shape_text))
             ui.plot(fig, f"lay.fig_{lay}", f"memory_{lay}")
             ui.download_fig(fig, f"memory_{lay}", f"lay.dl_{lay}", f"{lay} HTML")
 else:

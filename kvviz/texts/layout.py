@@ -103,6 +103,9 @@ STRINGS = {
                      "zh": "不是字节地址：{text!r}——请写一个整数，十进制（416）或带 0x 的十六进制（0x1a0）。",
                      "es": "No es una dirección en bytes: {text!r}; escribe un número entero, decimal (416) o "
                            "hexadecimal con 0x (0x1a0)."},
+    "byte_outside": {"en": "byte {byte} is past the end of this cache (0 .. {last}).",
+                     "zh": "字节 {byte} 超出了该缓存的末尾（0 .. {last}）。",
+                     "es": "el byte {byte} está más allá del final de esta caché (0 .. {last})."},
     "byte_negative": {"en": "A byte address cannot be negative ({value}).", "zh": "字节地址不能为负数（{value}）。",
                       "es": "Una dirección en bytes no puede ser negativa ({value})."},
     "byte_read": {"en": "byte {dec} = {hex} in the {family} layout, read as {layout}",
@@ -126,12 +129,13 @@ STRINGS = {
     "strides": {"en": "{family} {layout}: {shape_text} = shape {shape}, element strides {strides}",
                 "zh": "{family} {layout}：{shape_text} = 形状 {shape}，元素步长 {strides}",
                 "es": "{family} {layout}: {shape_text} = forma {shape}, pasos por elemento {strides}"},
-    "order": {"en": "Memory order, {family} {layout} {shape_text} (colour = slot, K and V apart; label = K/V and "
-                    "head; one line = {n} bytes)",
-              "zh": "内存顺序，{family} {layout} {shape_text}（颜色 = 槽位，K 与 V 不同色；标签 = K/V 与头；"
-                    "每行 = {n} 字节）",
-              "es": "Orden en memoria, {family} {layout} {shape_text} (color = slot, K y V distintos; etiqueta = "
-                    "K/V y cabeza; una línea = {n} bytes)"},
+    "order": {"en": "Memory order of {family} {layout} {shape_text}: colour = slot (a token; its K and V share the "
+                    "colour, the label says K or V and the head), black lines = block boundaries, one line = {n} bytes.",
+              "zh": "{family} {layout} {shape_text} 的内存顺序：颜色 = 槽位（一个 token；其 K 与 V 同色，标签写明 K 或 V 及头），"
+                    "黑线 = 块边界，每行 = {n} 字节。",
+              "es": "Orden en memoria de {family} {layout} {shape_text}: color = slot (un token; su K y su V comparten el "
+                    "color, la etiqueta dice K o V y la cabeza), líneas negras = límites de bloque, una línea = {n} bytes."},
+    "order_title": {"en": "{layout} {shape_text}", "zh": "{layout} {shape_text}", "es": "{layout} {shape_text}"},
     "too_big": {"en": "The picture is drawn for caches of up to {n} elements; shrink the cache to see it.",
                 "zh": "只为不超过 {n} 个元素的缓存绘图；请缩小缓存。",
                 "es": "El dibujo se hace para cachés de hasta {n} elementos; reduce la caché para verlo."},
@@ -183,8 +187,11 @@ STRINGS = {
     "d_block": {"en": "block", "zh": "块", "es": "bloque"},
     "d_offset": {"en": "offset", "zh": "块内偏移", "es": "despl."},
     "d_byte": {"en": "byte in element", "zh": "元素内字节", "es": "byte del elemento"},
+    "d_slot": {"en": "slot", "zh": "槽位", "es": "slot"},
+    "d_head": {"en": "head", "zh": "头", "es": "cabeza"},
+    "d_dim": {"en": "dim", "zh": "维", "es": "dimensión"},
     # --- vLLM v0.29.0+: the standardized [L, B, H, N, C] cache ---
-    "order": {"en": "physical order", "zh": "物理顺序", "es": "orden físico"},
+    "order_pick": {"en": "physical order", "zh": "物理顺序", "es": "orden físico"},
     "order_help": {"en": "The order in memory of the five axes L (layer), B (block), H (KV head), N (token in block), "
                          "C (K then V bytes of one head and token); only the orders this backend accepts are listed, "
                          "its default first.",
@@ -231,9 +238,10 @@ STRINGS = {
                    "zh": "KV 缓存组从第 0 字节起互相别名：每个组的第 l 层共用这些字节（一个块号同一时刻只属于一个组）。",
                    "es": "Los grupos de caché KV se solapan desde el byte 0: la capa l de cada grupo comparte estos bytes "
                          "(un id de bloque pertenece a un solo grupo a la vez)."},
-    "std_picture": {"en": "Where each layer's blocks lie in the allocation ({order}); × = the picked element",
-                    "zh": "每层的块在分配中的位置（{order}）；× = 所选元素",
-                    "es": "Dónde están los bloques de cada capa en la reserva ({order}); × = el elemento elegido"},
+    "std_picture": {"en": "Where each layer's blocks lie in the allocation ({order}); colour = block, × = the picked element",
+                    "zh": "每层的块在分配中的位置（{order}）；颜色 = 块，× = 所选元素",
+                    "es": "Dónde están los bloques de cada capa en la reserva ({order}); color = bloque, × = el elemento "
+                          "elegido"},
     "std_too_big": {"en": "The picture is drawn for at most {n} bands (layers × blocks × heads).",
                     "zh": "图最多画 {n} 个条带（层 × 块 × 头）。", "es": "La imagen se dibuja con {n} bandas como máximo "
                     "(capas × bloques × cabezas)."},

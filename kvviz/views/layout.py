@@ -103,3 +103,11 @@ def parse_byte(text: str, lang: str = "en") -> int:
     if value < 0:
         raise ValueError(t("layout", "byte_negative", lang, value=value))
     return value
+
+
+def decode_byte(cache, byte: int, lang: str = "en") -> dict:
+    """``cache.decode(byte)`` (a CacheGeometry or the standardized KVCacheGeometry), a byte past the
+    end refused with a sentence in ``lang`` (the geometry's own message is English)."""
+    if byte >= cache.total_bytes:
+        raise ValueError(t("layout", "byte_outside", lang, byte=byte, last=cache.total_bytes - 1))
+    return cache.decode(byte)

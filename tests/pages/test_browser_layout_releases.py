@@ -38,7 +38,7 @@ def test_layout_page_under_v0_34_0(server, tab, lang):
     _pick(tab, t("layout", "vllm", lang), "v0.34.0", lang)
     main = tab.get_by_test_id("stMain")
     text = main.inner_text()
-    for key in ("order", "layers", "layer"):
+    for key in ("order_pick", "layers", "layer"):
         assert t("layout", key, lang) in text, (lang, key)
     assert "LBNHC" in text                              # the release's default order for FlashAttention
     assert tab.locator('[data-testid="stException"]').count() == 0

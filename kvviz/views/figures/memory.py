@@ -78,11 +78,31 @@ def csr_figure(indptr, indices, last_page_len, *, page_size: int, title: str = "
 
 # --- memory layout ---------------------------------------------------------------------------------
 
+def _boundaries(block) -> tuple[list, list]:
+    """The segments between neighbouring cells of two different blocks (``block``: lines × per_line
+    block ids, -1 past the end), as one polyline with gaps (x, y lists, None between segments)."""
+    xs, ys = [], []
+    lines, per_line = block.shape
+    for r in range(lines):
+        for c in range(per_line):
+            b = block[r, c]
+            if b < 0:
+                continue
+            if c + 1 < per_line and block[r, c + 1] >= 0 and block[r, c + 1] != b:   # right edge
+                xs += [c + 0.5, c + 0.5, None]
+                ys += [r - 0.5, r + 0.5, None]
+            if r + 1 < lines and block[r + 1, c] >= 0 and block[r + 1, c] != b:      # bottom edge
+                xs += [c - 0.5, c + 0.5, None]
+                ys += [r + 0.5, r + 0.5, None]
+    return xs, ys
+
+
 def memory_order_figure(geom, *, picked_byte: int | None = None, title: str = "", lang: str = "en",
                         per_line: int | None = None) -> go.Figure:
-    """Every element of a small cache in memory order (left to right, top to bottom),
-    coloured by slot (V slots in other colours than K), labelled K/V and head: the cache layout
-    family and NHD/HND decide what is contiguous."""
+    """Every element of a small cache in memory order (left to right, top to bottom), coloured by
+    slot (a token: its K and V share the colour, the label says K or V and the head; a colour bar
+    of the slots is the legend), black lines between blocks: the cache layout
+    family and NHD/HND decide what is contiguous. ``title`` names the family and layout."""
     tr = _tr(lang)
     total = geom.total_elements
     per_line = per_line or geom.head_dim * geom.num_kv_heads
@@ -92,18 +112,31 @@ def memory_order_figure(geom, *, picked_byte: int | None = None, title: str = ""
     # the geometry decodes (its cache layout family and NHD/HND decide the order)
     plane, block, off, head, dim = geom.decode_elements(np.where(valid, e, 0))
     slot = block * geom.block_size + off
-    z = np.where(valid, slot + plane * geom.num_slots, np.nan).reshape(lines, per_line)
+    n_slots = geom.num_slots
+    z = np.where(valid, slot, np.nan).reshape(lines, per_line)
     kv = np.where(plane == 0, "K", "V")
     label = np.where(valid, np.char.add(kv, head.astype(str)), "").reshape(lines, per_line)
     custom = np.stack([e * geom.itemsize, kv, block, off, slot, head, dim], axis=-1).reshape(lines, per_line, 7)
-    fig = go.Figure(go.Heatmap(
+    heat = go.Heatmap(
         z=z, text=label, texttemplate="%{text}" if total <= 1200 else None, textfont=dict(size=FONT - 5),
-        customdata=custom, colorscale="Turbo", showscale=False, xgap=1, ygap=1, hoverongaps=False,
-        hovertemplate=tr("hover_memory") + "<extra></extra>"))
+        customdata=custom, colorscale=row_colorscale(n_slots), zmin=-0.5, zmax=max(n_slots, 1) - 0.5,
+        showscale=True, xgap=1, ygap=1, hoverongaps=False, hovertemplate=tr("hover_memory") + "<extra></extra>",
+        # the colour legend: a bar of the slots, each slot's colour at its number
+        colorbar=dict(title=dict(text=tr("slot"), side="top"), thickness=14, len=1, lenmode="fraction",
+                      **(dict(tickmode="linear", tick0=0, dtick=1) if n_slots <= 16 else dict(tickformat="d"))))
+    data = [heat]
+    bx, by = _boundaries(np.where(valid, block, -1).reshape(lines, per_line))
+    if bx:
+        data.append(go.Scatter(x=bx, y=by, mode="lines", name=tr("block_boundary"), hoverinfo="skip",
+                               line=dict(color="black", width=4), showlegend=False))
+    fig = go.Figure(data)
     if picked_byte is not None:
         el = picked_byte // geom.itemsize
         r, c = divmod(el, per_line)
         _cell_box(fig, c, r)
-    fig.update_yaxes(autorange="reversed", title=bracket_below(tr("memory_line", n=per_line * geom.itemsize)), automargin=True)
-    fig.update_xaxes(title=tr("element_in_line"))
-    return base_layout(fig, title, int(min(1100, max(260, 60 + 22 * lines))))
+    fig.update_yaxes(autorange="reversed", title=bracket_below(tr("memory_line", n=per_line * geom.itemsize)),
+                     automargin=True, dtick=1 if lines <= 24 else None, showgrid=False, zeroline=False)
+    fig.update_xaxes(title=tr("element_in_line"), showgrid=False, zeroline=False,
+                     dtick=1 if per_line <= 8 else 2 if per_line <= 16 else None)
+    fig.update_layout(showlegend=False)
+    return base_layout(fig, title, int(min(1100, max(300, 90 + 28 * lines))), wrap=28)
