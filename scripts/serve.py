@@ -110,6 +110,7 @@ class Hall:
         self.restarts = {f"r{i}": 0 for i in range(1, args.replicas + 1)}
         self.ready = {name: False for name in self.restarts}
         self.haproxy: subprocess.Popen | None = None
+        self.serving = False          # the balancer answers: state.json says so
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.env = {**os.environ, "STREAMLIT_SERVER_COOKIE_SECRET": secrets.token_hex(32)}
@@ -171,7 +172,8 @@ class Hall:
 
     def write_state(self) -> None:
         with self.lock:
-            state = {"url": f"http://127.0.0.1:{self.args.port}", "port": self.args.port, "launcher_pid": os.getpid(),
+            state = {"url": f"http://127.0.0.1:{self.args.port}", "port": self.args.port, "serving": self.serving,
+                     "launcher_pid": os.getpid(),
                      "haproxy_pid": self.haproxy.pid if self.haproxy else None, "run_dir": str(self.run_dir),
                      "replicas": [{"name": n, "port": self.ports[int(n[1:]) - 1], "pid": p.pid,
                                    "restarts": self.restarts[n], "ready": self.ready[n]}
@@ -192,6 +194,12 @@ class Hall:
         if self.stopping.is_set():
             return
         self.start_haproxy()
+        from warm import wait_healthy
+
+        local = "127.0.0.1" if self.args.bind in ("0.0.0.0", "::", "") else self.args.bind
+        if not wait_healthy(f"http://{local}:{self.args.port}", 30):
+            raise SystemExit(f"the balancer does not answer on port {self.args.port} (its log: {self.run_dir}/haproxy.log)")
+        self.serving = True
         self.write_state()
         self.log(f"serving http://{self.args.bind}:{self.args.port} with {len(self.ports)} replicas "
                  f"(ports {self.ports[0]}-{self.ports[-1]}); run dir {self.run_dir}")
