@@ -15,7 +15,7 @@ import os
 import stat
 import tempfile
 
-from kvviz.errors import BadInput
+from kvviz.errors import BadInput, size_text
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
@@ -53,13 +53,13 @@ def read_bounded(path: str, max_bytes: int, *, name: str | None = None) -> bytes
     with open_regular(path) as f:
         size = os.fstat(f.fileno()).st_size
         if size > max_bytes:
-            raise BadInput(f"{name or path} is {size} bytes; the limit is {max_bytes}")
+            raise BadInput(f"{name or path} is {size_text(size)}; the limit is {size_text(max_bytes)}")
         try:
             data = f.read(max_bytes + 1)
         except OSError as e:
             raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
     if len(data) > max_bytes:   # it grew while being read
-        raise BadInput(f"{name or path} is more than {max_bytes} bytes; the limit is {max_bytes}")
+        raise BadInput(f"{name or path} is more than {size_text(max_bytes)}; the limit is {size_text(max_bytes)}")
     return data
 
 

@@ -22,7 +22,8 @@ ui.restore({f"dumps.{k}": default for k, default in WIDGETS.items()})  # widgets
 
 # Parsed uploads (and their digests, names, errors) live in this session's state only while the
 # page shows them: leaving the "upload" source or this page drops them (at most two per session).
-UPLOAD_STATE = [f"dumps.{k}_{s}" for k in ("up_dump", "up_name", "digest", "err", "pasted", "cleared") for s in "ab"]
+UPLOAD_STATE = [f"dumps.{k}_{s}" for k in ("up_dump", "up_name", "digest", "err", "err_name", "pasted", "cleared")
+                for s in "ab"]
 
 
 def keep():
@@ -55,8 +56,8 @@ def load_side(side: str, data: bytes, name: str) -> None:
         if error is None:
             S[f"dumps.up_dump_{s}"], S[f"dumps.up_name_{s}"] = dump, name
             S.pop(f"dumps.err_{s}", None)
-        else:   # the previous dump stays
-            S[f"dumps.err_{s}"] = error
+        else:   # the previous dump stays (its results say so); the error names the refused file
+            S[f"dumps.err_{s}"], S[f"dumps.err_name_{s}"] = error, name
         S[f"dumps.digest_{s}"] = digest   # parsed (or refused) once per content
 
 
@@ -64,11 +65,20 @@ def side_notes(side: str) -> None:
     """What the side's last input left: its error (the dump loaded before stays), a cleared paste."""
     s = side.lower()
     if f"dumps.err_{s}" in S:
-        st.error(tr("bad_input", side=side, msg=ui.plain(S[f"dumps.err_{s}"])), icon=":material/error:")
+        st.error(view.refusal_text(side, S.get(f"dumps.err_name_{s}", ""), S[f"dumps.err_{s}"], lang),
+                 icon=":material/error:")
         if S.get(f"dumps.up_dump_{s}") is not None:
             st.caption(tr("kept_previous", name=ui.plain(S[f"dumps.up_name_{s}"])))
     if S.get(f"dumps.cleared_{s}"):
         st.caption(tr("paste_cleared", mb=f"{S[f'dumps.cleared_{s}'] / 1e6:.1f}"))
+
+
+def heading(side: str, name: str) -> None:
+    """A dump's name over its results; an upload shown while a newer one was refused says so."""
+    st.markdown(f"**{side}: {ui.plain(name)}**")
+    s = side.lower()
+    if S.get("dumps.source") == "upload" and f"dumps.err_{s}" in S:
+        st.caption(tr("results_of", name=ui.plain(name), refused=ui.plain(S.get(f"dumps.err_name_{s}", ""))))
 
 
 st.title(tr("title"))
@@ -161,7 +171,7 @@ found = {side: view.check_dump(d, S["dumps.profile"]) for side, _, d in dumps}
 st.subheader(tr("findings"))
 for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
     with col:
-        st.markdown(f"**{side}: {ui.plain(name)}**")
+        heading(side, name)
         st.caption(tr("checked_under", profile=profiles[side].name))
         f = found[side]
         if not f:
@@ -205,7 +215,7 @@ if size[0] > view.WINDOW_ROWS or size[1] > view.WINDOW_COLS:
 for col, (side, name, d) in zip(st.columns(len(dumps)), dumps):
     frame = view.table_frame(d, table, view.first_wrong_row(found[side]), size)
     with col:
-        st.markdown(f"**{side}: {ui.plain(name)}**")
+        heading(side, name)
         st.caption(tr("rows_caption", live=d.num_reqs, rows=d.rows, padded=d.padded_reqs, width=d.width))
         if frame is None:
             st.write(tr("no_table"))

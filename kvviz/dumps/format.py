@@ -25,7 +25,7 @@ from kvviz.dumps.fields import (  # noqa: F401 - the vocabulary and limits, hand
     int_array, nondecreasing, scalar_field, text_field, text_to_npz)
 from kvviz.dumps.npz import read_npz, short_error
 from kvviz.files import atomic_writer, open_regular, read_bounded
-from kvviz.errors import BadInput, parse_json
+from kvviz.errors import BadInput, ScenarioNotDump, parse_json, size_text
 
 
 
@@ -221,6 +221,9 @@ def _check_keys(m) -> None:
     """The mapping is an object holding every required key."""
     if not isinstance(m, dict):
         raise BadInput("a dump must be a JSON object (or an .npz archive) of named arrays")
+    if "requests" in m and "block_table" not in m and "kvviz_dump_version" not in m:
+        raise ScenarioNotDump("this is a kvviz scenario, not a table dump: open it on the Step through page "
+                              "(Your own scenario) or replay it with `kvviz run`")
     missing = [k for k in REQUIRED_KEYS if k not in m and k != "num_blocks_per_row"]   # see _v2_tables
     if missing:
         raise BadInput(f"the dump lacks the required key{'s' if len(missing) > 1 else ''} "
@@ -355,7 +358,7 @@ def load_dump_bytes(data: bytes, name: str = "the upload", *, max_bytes: int = M
                     max_json_bytes: int = MAX_JSON_BYTES) -> Dump:
     """A dump from the bytes of an .npz or .json file (an upload)."""
     if len(data) > max_bytes:
-        raise BadInput(f"{name} is {len(data)} bytes; the limit is {max_bytes}")
+        raise BadInput(f"{name} is {size_text(len(data))}; the limit is {size_text(max_bytes)}")
     return _from_source(data[:8], len(data), lambda: io.BytesIO(data), lambda: data, name,
                         max_bytes, max_json_bytes)
 
@@ -373,7 +376,7 @@ def load_dump(path: str, *, max_bytes: int = MAX_DUMP_BYTES, max_json_bytes: int
         except OSError as e:
             raise BadInput(f"cannot read {path}: {e.strerror or e}") from None
     if size > max_bytes:
-        raise BadInput(f"{name} is {size} bytes; the limit is {max_bytes}")
+        raise BadInput(f"{name} is {size_text(size)}; the limit is {size_text(max_bytes)}")
 
     return _from_source(head, size, lambda: path, lambda: read_bounded(path, max_bytes, name=name), name,
                         max_bytes, max_json_bytes, runner)
@@ -394,7 +397,7 @@ def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max
         raise BadInput(f"{name} is a single .npy array; a dump is an .npz archive or a JSON object")
     else:
         if size > max_json_bytes:
-            raise BadInput(f"{name} is {size} bytes of JSON; the limit is {max_json_bytes} "
+            raise BadInput(f"{name} is {size_text(size)} of JSON; the limit is {size_text(max_json_bytes)} "
                            "(use .npz for big tables)")
         mapping = _parse_json(read_all(), name)
     try:
@@ -405,7 +408,7 @@ def _from_source(head: bytes, size: int, zip_src, read_all, name, max_bytes, max
             mapping = {**mapping, "runner": runner}
         return dump_from_mapping(mapping)
     except BadInput as e:
-        raise BadInput(f"{name}: {e}") from None
+        raise type(e)(f"{name}: {e}") from None
     except MemoryError:
         raise BadInput(f"{name} is too large to load into memory") from None
 

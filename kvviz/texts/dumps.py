@@ -70,9 +70,19 @@ _PAGE = {
     "pasted": {"en": "the pasted JSON", "zh": "粘贴的 JSON", "es": "el JSON pegado"},
     "bad_input": {"en": "Dump {side} was not loaded: {msg}.", "zh": "转储 {side} 未能加载：{msg}。",
                   "es": "No se cargó el volcado {side}: {msg}."},
-    "kept_previous": {"en": "Still shown: the dump loaded before ({name}).",
-                      "zh": "仍显示之前加载的转储（{name}）。",
-                      "es": "Se sigue mostrando el volcado cargado antes ({name})."},
+    "kept_previous": {"en": "The results below are still those of {name}, loaded before.",
+                      "zh": "下面的结果仍是之前加载的 {name} 的结果。",
+                      "es": "Los resultados de abajo siguen siendo los de {name}, cargado antes."},
+    "results_of": {"en": "From {name}, loaded before: {refused} was not loaded.",
+                   "zh": "来自之前加载的 {name}：{refused} 未能加载。",
+                   "es": "De {name}, cargado antes: {refused} no se cargó."},
+    "is_scenario": {"en": "Dump {side} was not loaded: {name} is a kvviz scenario, not a table dump. Open it on the "
+                          "Step through page (Your own scenario), or replay it with `kvviz run`.",
+                    "zh": "转储 {side} 未能加载：{name} 是 kvviz 场景，不是表转储。请在“逐步执行场景”页（自定义场景）"
+                          "打开它，或用 `kvviz run` 重放。",
+                    "es": "No se cargó el volcado {side}: {name} es un escenario de kvviz, no un volcado de tablas. "
+                          "Ábrelo en la página Escenario paso a paso (Tu propio escenario) o reprodúcelo con "
+                          "`kvviz run`."},
     "big_wait": {"en": "Dump {side} is large: this tab reads large inputs at a limited pace, so that other "
                        "users stay fast. Reading it in {s} s.",
                  "zh": "转储 {side} 较大：为保证其他用户的速度，本标签页限制读取大输入的频率。"

@@ -29,6 +29,7 @@ from kvviz.dumps.diff import DiffResult, diff_dumps
 from kvviz.dumps.faults import BUGS, bug_pair
 from kvviz.dumps.format import Dump, dump_to_npz_bytes, load_dump, load_dump_bytes
 from kvviz.views.runners import VERSION_CHOICES, version_option
+from kvviz.views.dumps_refusal import SCENARIO_REFUSAL, refusal_text  # noqa: F401 - the page's
 from kvviz.errors import BadInput
 from kvviz.texts.i18n import DEFAULT_LANG, t
 

@@ -130,13 +130,28 @@ def test_npz_header_claims_huge_shape():
 
 def test_size_bounds(tmp_path):
     data = good_npz()
-    bad(data, "is \\d+ bytes; the limit is 100", max_bytes=100)
+    bad(data, "is [\\d.]+ (bytes|KiB); the limit is 100 bytes", max_bytes=100)
     js = json.dumps(base_dump().to_json()).encode()
-    bad(js, "bytes of JSON; the limit is 50", max_json_bytes=50)
+    bad(js, " of JSON; the limit is 50 bytes", max_json_bytes=50)
     p = tmp_path / "big.npz"
     p.write_bytes(data)
-    with pytest.raises(BadInput, match="big.npz is \\d+ bytes; the limit is 10"):
+    with pytest.raises(BadInput, match="big.npz is [\\d.]+ (bytes|KiB); the limit is 10 bytes"):
         load_dump(str(p), max_bytes=10)
+
+
+def test_sizes_in_human_units_and_a_scenario_recognised():
+    """Limits read in KiB/MiB (65.4 MiB, not 68601612); a kvviz scenario is named as one, with where
+    to open it, instead of "lacks the required keys"."""
+    from kvviz.errors import ScenarioNotDump, size_text
+
+    assert [size_text(n) for n in (101, 1536, 68601612, 67108864)] == ["101 bytes", "1.5 KiB", "65.4 MiB", "64 MiB"]
+    with pytest.raises(BadInput, match=r"^big\.npz is 65\.4 MiB; the limit is 64 MiB$"):
+        load_dump_bytes(b"PK\x03\x04" + b"\0" * (68601612 - 4), "big.npz", max_bytes=64 << 20)
+    scenario = json.dumps({"name": "s", "config": {"block_size": 4}, "requests": [{"id": "A", "prompt_len": 5}],
+                           "actions": []}).encode()
+    with pytest.raises(ScenarioNotDump, match=r"^s\.json: this is a kvviz scenario, not a table dump: open it on "
+                                              r"the Step through page"):
+        load_dump_bytes(scenario, "s.json")
 
 
 def test_not_a_dump_at_all():

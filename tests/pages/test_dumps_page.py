@@ -173,11 +173,32 @@ def test_bad_input_one_error(at, kind):
     assert not at.exception
     errors = [e.value for e in at.error if e.value.startswith("Dump A was not loaded")]
     assert len(errors) == 1, [e.value for e in at.error]
-    assert any("Still shown" in c.value for c in at.caption)
+    assert any("The results below are still those of the pasted JSON" in c.value for c in at.caption)
     assert len(findings(at)) == 1                          # the earlier dump is still checked
     at.run()                                               # a plain rerun: the same error, still once
     assert not at.exception
     assert len([e for e in at.error if e.value.startswith("Dump A was not loaded")]) == 1
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_refused_scenario_is_named_and_the_results_say_whose_they_are(at, lang):
+    """A scenario pasted as dump A is recognised as one (where to open it, not "lacks required keys");
+    the dump loaded before stays, and its results say they are that one's, not the refused input's."""
+    at.selectbox(key="lang.widget").set_value(lang).run()
+    at.radio(key="dumps.source").set_value("upload").run()
+    at.text_area(key="dumps.paste_a").input(json.dumps(make_dump("pad_swap").to_json())).run()
+    assert len(finding_tables(at, lang)) == 1 and not at.error[:0]
+    scenario = Path(APP).parent / "examples" / "scenarios" / "four_requests.json"
+    at.text_area(key="dumps.paste_a").input(scenario.read_text()).run()
+    assert not at.exception
+    name = t("dumps", "pasted", lang)
+    errors = [e.value for e in at.error if e.value.startswith(t("dumps", "is_scenario", lang, side="A", name=name)[:8])]
+    assert errors == [view.refusal_text("A", name, "x: this is a kvviz scenario, not a table dump", lang)]
+    assert "required key" not in errors[0] and "kvviz run" in errors[0]
+    captions = [c.value for c in at.caption]
+    assert t("dumps", "kept_previous", lang, name=name) in captions
+    assert captions.count(t("dumps", "results_of", lang, name=name, refused=name)) == 2   # findings and table
+    assert len(finding_tables(at, lang)) == 1                          # the earlier dump is still checked
 
 
 @pytest.mark.parametrize("lang", list(LANGS))
