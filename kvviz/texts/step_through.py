@@ -68,8 +68,8 @@ STRINGS = {
     # --- the vLLM version and model runner (shared by every page that shows tables) ---
     "vllm": {"en": "vLLM version", "zh": "vLLM 版本", "es": "Versión de vLLM"},
     "vllm_main": {"en": "main (08-18)", "zh": "main（08-18）", "es": "main (08-18)"},
-    "runner": {"en": "Model runner", "zh": "模型运行器", "es": "Model runner"},
-    "runner_auto": {"en": "auto → {runner}", "zh": "自动 → {runner}", "es": "auto → {runner}"},
+    "runner": {"en": "Model runner", "zh": "模型运行器", "es": "Ejecutor del modelo"},
+    "runner_auto": {"en": "auto → {runner}", "zh": "自动 → {runner}", "es": "automático → {runner}"},
     "runner_v1": {"en": "V1: persistent batch", "zh": "V1：持久批次", "es": "V1: lote persistente"},
     "runner_v2": {"en": "V2: request states + gather", "zh": "V2：请求状态 + gather",
                   "es": "V2: estados de petición + gather"},
@@ -79,7 +79,7 @@ STRINGS = {
                     "zh": "自动：跟随 vLLM 版本，从 v0.25.0（#44443）起稠密模型用 Model Runner V2，从 v0.29.0（#53183）起"
                           "所有模型都用 V2，之前用 V1。V2 首次（需手动开启）出现在 v0.12.0（#25266），因此更早的版本只提供 V1；"
                           "v0.34.0 删除了 V1，因此只提供 V2。",
-                    "es": "auto sigue la versión de vLLM: Model Runner V2 para modelos densos desde v0.25.0 (#44443), "
+                    "es": "automático sigue la versión de vLLM: Model Runner V2 para modelos densos desde v0.25.0 (#44443), "
                           "para todos los modelos desde v0.29.0 (#53183), V1 antes. V2 apareció (opcional) en v0.12.0 "
                           "(#25266), así que las versiones anteriores solo ofrecen V1; v0.34.0 eliminó V1, así que "
                           "solo ofrece V2."},
