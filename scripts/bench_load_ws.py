@@ -1,12 +1,17 @@
 """Classroom load without a browser: N websocket students speaking Streamlit's protocol (issue 11).
 
     .venv/bin/python scripts/bench_load_ws.py --sessions 30 --duration 90 [--period 5] [--ramp S] [--hostile]
-                                              [--url http://127.0.0.1:8501 --server-pid PID] [--json OUT]
+                                              [--url http://127.0.0.1:8501 --server-pids PID[,PID..]]
+                                              [--serve N] [--json OUT]
 
 The same classroom as ``scripts/bench_load.py``, but each student is one websocket to
 ``/_stcore/stream`` (subprotocol ``streamlit``) sending the BackMsgs a browser sends and reading the
 ForwardMsgs it would draw; no chromium, so on a small machine the figures are the server's. Starts
-``streamlit run app.py`` itself unless ``--url`` (then ``--server-pid`` for its RSS and CPU).
+``streamlit run app.py`` itself unless ``--url`` (then ``--server-pids`` for its RSS and CPU: each pid
+with its descendants, so the pid of ``scripts/serve.py`` measures a whole hall: every replica, their
+workers and the balancer). ``--serve N``: start the lecture hall itself (``scripts/serve.py --replicas
+N``, HAProxy in front, every page warmed) and send every student through the balancer; each student's
+websocket is its own connection there, so the balancer spreads them (leastconn) as it spreads browsers.
 
 A student (even: Guided demos, odd: Step through, each on its own demo / scenario in turn) opens
 its page (a ``rerun_script`` with the page name and the query string a shared link carries), learns
@@ -21,7 +26,8 @@ dumps page switches the source to Upload and pastes a large valid dump JSON into
 B, ... as fast as the page answers (new content each time, so the page parses it again); like a
 browser it sends both boxes' text with every rerun. The server's RSS (its process and children,
 from /proc) is sampled every 0.5 s. Prints p50/p95/max latency, errors/timeouts, RSS start/peak/end,
-the load average and the CPU shares (server, this client, the machine); ``--json OUT`` writes them
+the load average and the CPU shares (server, each of its processes by kind, this client, the
+machine); ``--json OUT`` writes them
 (atomically: a temp file, then os.replace).
 """
 from __future__ import annotations
@@ -31,7 +37,11 @@ import asyncio
 import json
 import os
 import random
+import signal
+import subprocess
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 from urllib.parse import urlencode, urlparse
@@ -40,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_load import (Sampler, _free_port, big_dump, start_server, cpu_seconds, machine_cpu, pct, rss_bytes,  # noqa: E402,F401
+from bench_load import (_free_port, big_dump, start_server, cpu_seconds, machine_cpu, pct, rss_bytes,  # noqa: E402,F401
                         tree, write_json)
 
 from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
@@ -164,6 +174,101 @@ class Session:
         return self.fragments.get(self.widget(key)[0], "") if self.use_fragments else ""
 
 
+# --- the servers measured -----------------------------------------------------------------------------------
+
+class Sampler(threading.Thread):
+    """RSS of the given pids and all their descendants (each process counted once), every 0.5 s."""
+
+    def __init__(self, pids, every: float = 0.5):
+        super().__init__(daemon=True)
+        self.pids, self.every, self.samples, self.stop = list(pids), every, [], threading.Event()
+
+    def run(self):
+        while not self.stop.is_set():
+            procs = {p for r in self.pids for p in tree(r)}
+            self.samples.append((time.time(), sum(rss_bytes_one(p) for p in procs)))
+            self.stop.wait(self.every)
+
+
+def rss_bytes_one(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return next((int(line.split()[1]) * 1024 for line in f if line.startswith("VmRSS:")), 0)
+    except OSError:
+        return 0
+
+
+def kind_of(pid: int) -> str:
+    """What a measured process is: the balancer, a replica (by port), a worker process, the launcher."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().decode(errors="replace").split("\0")
+    except OSError:
+        return "gone"
+    if any(a.endswith("haproxy") for a in argv[:1]):
+        return "haproxy"
+    if "--server.port" in argv:
+        return "streamlit:" + argv[argv.index("--server.port") + 1]
+    if any("multiprocessing" in a for a in argv):
+        return "workers"
+    if any(a.endswith("serve.py") for a in argv):
+        return "launcher"
+    return "other"
+
+
+def cpu_by_pid(roots) -> dict[int, tuple[float, str]]:
+    """{pid: (CPU seconds so far, kind)} of every process under ``roots``."""
+    return {p: (cpu_seconds([p]), kind_of(p)) for p in sorted({q for r in roots for q in tree(r)})}
+
+
+def cpu_by_kind(before: dict, after: dict, cpu_wall: float) -> dict[str, float]:
+    """Each kind's share of the machine (%) between two ``cpu_by_pid`` marks."""
+    out: dict[str, float] = {}
+    for p, (c, kind) in after.items():
+        out[kind] = out.get(kind, 0.0) + c - before.get(p, (0.0, ""))[0]
+    return {k: round(100 * v / cpu_wall, 1) for k, v in sorted(out.items())}
+
+
+def _free_run(n: int) -> int:
+    """A port P with P .. P+n-1 all free (the balancer, then one port per replica)."""
+    import socket
+
+    for _ in range(100):
+        p = _free_port()
+        try:
+            for q in range(p, p + n):
+                with socket.socket() as sk:
+                    sk.bind(("127.0.0.1", q))
+            return p
+        except OSError:
+            continue
+    raise SystemExit(f"no {n} consecutive free ports")
+
+
+def start_hall(replicas: int, opts=()) -> tuple[subprocess.Popen, str]:
+    """``scripts/serve.py --replicas N`` on free ports (every page warmed): (launcher, balancer url) once
+    it serves. ``opts`` (OPTION=VALUE) go to every replica's streamlit."""
+    port = _free_run(replicas + 1)
+    run_dir = tempfile.mkdtemp(prefix="kvviz-bench-hall-")
+    cmd = [sys.executable, str(ROOT / "scripts" / "serve.py"), "--replicas", str(replicas), "--port", str(port),
+           "--bind", "127.0.0.1", "--run-dir", run_dir]
+    cmd += [f"--streamlit-opt=--{o}" for o in opts]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state = Path(run_dir) / "state.json"
+    for _ in range(1800):
+        try:
+            if json.loads(state.read_text()).get("serving"):
+                print(f"  hall: {replicas} replicas behind HAProxy on port {port} ({run_dir})", file=sys.stderr)
+                return proc, f"http://127.0.0.1:{port}"
+        except (OSError, ValueError):
+            pass
+        if proc.poll() is not None:
+            raise SystemExit(f"scripts/serve.py exited with {proc.returncode}; logs in {run_dir}")
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    raise SystemExit(f"the hall did not start in 6 min; logs in {run_dir}")
+
+
 # --- the students ------------------------------------------------------------------------------------------
 
 async def student(i, url, args, t_end, out):
@@ -176,7 +281,7 @@ async def student(i, url, args, t_end, out):
         page, query, fwd, back = "demos", {"demo": what, "step": 0, "lang": "en"}, "demos_next", "demos_prev"
     else:
         what = stepper.NAMES[(i // 2) % len(stepper.NAMES)]
-        page, query, fwd, back = "step_through", {"scenario": what, "step": 0, "lang": "en"}, "step.next", "step.back"
+        page, query, fwd, back = "step_through", {"sc": what, "step": 0, "lang": "en"}, "step.next", "step.back"
     rec = {"student": i, "page": page, "what": what, "lat": [], "t": [], "errors": 0, "timeouts": 0}
     out.append(rec)
     s = Session(url, page, query, args.timeout)
@@ -292,7 +397,7 @@ async def warm_up(url, args):
 async def drive(url, args, texts):
     if not args.no_warmup:
         await warm_up(url, args)
-    marks = (os.times(), cpu_seconds(tree(args.server_pid)) if args.server_pid else 0.0, machine_cpu(), time.time())
+    marks = (os.times(), cpu_by_pid(args.server_pids), machine_cpu(), time.time())
     t_start = time.time()
     t_end = t_start + args.ramp + args.duration
     out: list[dict] = []
@@ -322,8 +427,11 @@ def main() -> None:
     ap.add_argument("--hostile-rows", type=int, default=256,
                     help="rows of the pasted dump's two tables (x 2048 ints; 256 rows: ~7 MB of JSON)")
     ap.add_argument("--only", choices=("demos", "step"), default=None, help="every student on one page")
-    ap.add_argument("--url", default=None, help="a running server (then --server-pid for its RSS)")
-    ap.add_argument("--server-pid", type=int, default=None)
+    ap.add_argument("--url", default=None, help="a running server (then --server-pids for its RSS and CPU)")
+    ap.add_argument("--server-pids", "--server-pid", default="", type=lambda v: [int(x) for x in v.split(",") if x],
+                    help="comma-separated pids measured with their descendants (e.g. scripts/serve.py's)")
+    ap.add_argument("--serve", type=int, default=0, metavar="N",
+                    help="start the lecture hall (scripts/serve.py, N replicas behind HAProxy) and use it")
     ap.add_argument("--server-opt", action="append", default=[], metavar="OPTION=VALUE",
                     help="for the server this script starts, e.g. server.fileWatcherType=none (repeatable)")
     ap.add_argument("--json", default=None)
@@ -333,19 +441,24 @@ def main() -> None:
         args.ramp = float(max(5, args.sessions))
     texts = [big_dump_json(seed, args.hostile_rows) for seed in range(6)] if args.hostile else []
     proc = None
+    load_before = [round(x, 2) for x in os.getloadavg()]
     if args.url:
-        url, pid = args.url.rstrip("/"), args.server_pid
+        url = args.url.rstrip("/")
+    elif args.serve:
+        proc, url = start_hall(args.serve, args.server_opt)
+        args.server_pids = [proc.pid]
     else:
         proc, url = start_server(args.server_opt)
-        pid = args.server_pid = proc.pid
+        args.server_pids = [proc.pid]
+    pids = args.server_pids
     try:
-        sampler = Sampler(pid) if pid else None
+        sampler = Sampler(pids) if pids else None
         if sampler:
             sampler.start()
             time.sleep(1.0)
         out, t_acting, marks = asyncio.run(drive(url, args, texts))
         me0, cpu0, mach0, t0 = marks
-        cpu1, mach1, t1 = cpu_seconds(tree(pid)) if pid else 0.0, machine_cpu(), time.time()
+        cpu1, mach1, t1 = cpu_by_pid(pids), machine_cpu(), time.time()
         me1 = os.times()
         load = os.getloadavg()
         if sampler:
@@ -353,8 +466,12 @@ def main() -> None:
             sampler.join()
     finally:
         if proc is not None:
-            proc.terminate()
-            proc.wait(timeout=30)
+            proc.send_signal(signal.SIGINT)            # scripts/serve.py stops its hall on Ctrl-C, streamlit too
+            try:
+                proc.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
     students = [r for r in out if r["student"] != "hostile"]
     lat = [x for r in students for x in r["lat"]]
     # steady state: the actions after every student has arrived (the ramp's first loads excluded)
@@ -381,9 +498,11 @@ def main() -> None:
         "rss_launch_mb": rss_before[0] / 2**20 if rss_before else None,
         "rss_start_mb": rss[0] / 2**20 if rss else None, "rss_peak_mb": max(rss) / 2**20 if rss else None,
         "rss_end_mb": rss[-1] / 2**20 if rss else None,
-        "loadavg_1_5_15": [round(x, 2) for x in load],
-        "machine_busy_pct": round(100 * busy, 1),
-        "server_cpu_pct_of_machine": round(100 * (cpu1 - cpu0) / (wall * ncpu), 1),
+        "loadavg_before_1_5_15": load_before, "loadavg_1_5_15": [round(x, 2) for x in load],
+        "machine_busy_pct": round(100 * busy, 1), "replicas": args.serve or None,
+        "server_cpu_pct_of_machine": round(100 * sum(c - cpu0.get(p, (0, ""))[0] for p, (c, _) in cpu1.items())
+                                           / (wall * ncpu), 1),
+        "server_cpu_pct_by_kind": cpu_by_kind(cpu0, cpu1, wall * ncpu),
         "client_cpu_pct_of_machine": round(100 * ((me1.user - me0.user) + (me1.system - me0.system)) / (wall * ncpu), 1),
         "errors_seen": [r["error"] for r in students if "error" in r][:3],
         "app_exceptions": [e for r in out for e in r.get("exceptions", [])][:3],
@@ -412,8 +531,10 @@ def main() -> None:
     if rss:
         print(f"  server RSS at launch {res['rss_launch_mb'] or 0:.0f} MB; from the class's start: start {res['rss_start_mb']:.0f} MB, peak {res['rss_peak_mb']:.0f} MB, "
               f"end {res['rss_end_mb']:.0f} MB")
-    print(f"  load average {res['loadavg_1_5_15']}, machine busy {res['machine_busy_pct']} %, "
-          f"server {res['server_cpu_pct_of_machine']} %, this client {res['client_cpu_pct_of_machine']} % of the machine")
+    print(f"  load average before {res['loadavg_before_1_5_15']}, after {res['loadavg_1_5_15']}, machine busy "
+          f"{res['machine_busy_pct']} %, server {res['server_cpu_pct_of_machine']} % "
+          f"({', '.join(f'{k} {v} %' for k, v in res['server_cpu_pct_by_kind'].items())}), "
+          f"this client {res['client_cpu_pct_of_machine']} % of the machine")
     if host:
         print(f"  hostile: {res['hostile_pastes']} pastes of ~{res['hostile_paste_mb']} MB ({res['hostile_mb_sent']} MB sent), "
               f"p50 {res['hostile_p50_s'] or 0:.2f} s, max {res['hostile_max_s'] or 0:.2f} s, {res['hostile_errors']} errors")

@@ -75,7 +75,15 @@ async def _warm(url: str, pages, langs, timeout: float) -> list[dict]:
 def warm(url: str, pages=None, langs=("en",), timeout: float = 180.0) -> list[dict]:
     """Open each page of ``pages`` (default: all) in each language once on the server at ``url``:
     [{page, lang, s, exceptions[, error]}]."""
-    return asyncio.run(_warm(url, page_names() if pages is None else pages, langs, timeout))
+    job = _warm(url, page_names() if pages is None else pages, langs, timeout)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:                  # no loop here (the usual case)
+        return asyncio.run(job)
+    from concurrent.futures import ThreadPoolExecutor   # a caller's loop runs (Playwright's sync API)
+
+    with ThreadPoolExecutor(1) as ex:
+        return ex.submit(asyncio.run, job).result()
 
 
 def main() -> int:
