@@ -15,7 +15,7 @@ tr = ui.texts("batch")
 figures_tr = ui.texts("figures")
 S = st.session_state
 WIDGETS = {"bs": 4, "kbs": 4, "nb": 48, "len": 64, "dcp": 1, "rank": 0, "cg": False,
-           "heads": 2, "hdim": 8, "dtype": "float16", "layout": "NHD", "tok": 0,
+           "heads": 2, "hdim": 8, "dtype": "float16", "layout": "NHD", "tok": ex.DEFAULT_TOKEN,
            "head": 0, "dim": 0, "kv": "k", "family": offsets.AUTO}
 
 
@@ -27,7 +27,7 @@ def load(rows, cfg, token=None):
     for key, val in (("bs", cfg.block_size), ("kbs", cfg.kernel_block_size), ("nb", cfg.num_blocks),
                      ("len", cfg.max_model_len), ("dcp", cfg.dcp_world_size), ("rank", cfg.dcp_rank),
                      ("cg", cfg.cudagraph), ("heads", cfg.num_kv_heads), ("hdim", cfg.head_dim),
-                     ("dtype", cfg.dtype), ("tok", token or 0)):
+                     ("dtype", cfg.dtype), ("tok", ex.DEFAULT_TOKEN if token is None else token)):
         S[f"batch.{key}"] = val
 
 

@@ -11,8 +11,6 @@ from kvviz.views import pcie as view
 from kvviz.gpu import traffic
 from kvviz.errors import BadInput
 
-SWEEP_TITLE_CHARS = 22   # a sweep chart is a third of the page: ~270 px at 1280, its title in lines
-
 tr = ui.texts("pcie")
 S = st.session_state
 
@@ -26,18 +24,24 @@ def _figures(shape: traffic.StepShape, lang: str, titles: tuple, names: tuple) -
     strategy, table = dict(names[0]), dict(names[1])
     parts = {strategy[s]: {table.get(k, k): v for k, v in traffic.step_bytes(shape, s).items()}
              for s in traffic.STRATEGIES}
+    if view.has_v2(shape):     # the release's Model Runner V2 beside V1's strategies
+        parts[strategy[view.V2]] = {table.get(k, k): v for k, v in view.v2_parts(shape).items()}
     stacked = figures.stacked_bytes(parts, title=titles[0], lang=lang)
     sweeps = []
     for (field, title, xt, here) in titles[1]:
-        df = traffic.sweep(shape, field, traffic.sweep_values(field, here))
+        values = traffic.sweep_values(field, here)
+        df = traffic.sweep(shape, field, values)
+        if view.has_v2(shape):
+            df[view.V2] = view.v2_sweep(shape, field, values)
         shown = df.rename(columns=strategy)
         sweeps.append((field, df, figures.bytes_lines(shown, x=field, title=title, x_title=xt, lang=lang,
-                                                      marker_x=here, wrap=SWEEP_TITLE_CHARS)))
+                                                      marker_x=here)))
     return stacked, sweeps
 
 
 # the strategies and tables in the page's language (the CSV downloads keep the English names)
 STRATEGY = dict(zip(traffic.STRATEGIES, (tr("s_full"), tr("s_prefix"), tr("s_dirty"), tr("s_dirty_prefix"))))
+SERIES = {**STRATEGY, view.V2: tr("s_v2")}    # the charts' series: V1's strategies, then MRV2
 TABLE = {"block table": tr("t_block_table"), "positions": tr("t_positions"), "total": tr("t_total"),
          "slot mapping": tr("t_slot_mapping")}
 # the parts of the chosen release's step (kvviz.core.step_bytes names them in English: the CSV's)
@@ -100,19 +104,17 @@ ui.download_csv(comp, "bytes_per_table", "pcie.dl_comp")
 sweeps = (("num_reqs", tr("vs_batch"), tr("num_reqs"), shape.num_reqs),
           ("context_len", tr("vs_context"), tr("context"), shape.context_len),
           ("block_size", tr("vs_block"), tr("block_size"), shape.block_size))
-fig_s, swept = _figures(shape, ui.lang(), (tr("stacked"), sweeps), (tuple(STRATEGY.items()), tuple(TABLE.items())))
+fig_s, swept = _figures(shape, ui.lang(), (tr("stacked"), sweeps), (tuple(SERIES.items()), tuple(PART.items())))
 ui.plot(fig_s, "pcie.stacked", "bytes_by_strategy")
 ui.download_fig(fig_s, "bytes_by_strategy", "pcie.dl_fig_stacked", ui.texts("downloads")("figure HTML"))
 
-cols = st.columns(3)
-for col, (field, df, fig) in zip(cols, swept):
-    with col:
-        ui.plot(fig, f"pcie.sweep_{field}", f"bytes_vs_{field}")
-        d = st.columns(2)
-        with d[0]:
-            ui.download_csv(df, f"bytes_vs_{field}", f"pcie.dl_{field}")
-        with d[1]:
-            ui.download_fig(fig, f"bytes_vs_{field}", f"pcie.dl_fig_{field}", ui.texts("downloads")("figure HTML"))
+# one what-if a row, at the page's width: three side by side were ~270 px each at 1280 px, their
+# titles wrapping to different heights (the plots misaligned), too small for a projector
+for field, df, fig in swept:
+    ui.plot(fig, f"pcie.sweep_{field}", f"bytes_vs_{field}")
+    with st.container(horizontal=True):
+        ui.download_csv(df, f"bytes_vs_{field}", f"pcie.dl_{field}")
+        ui.download_fig(fig, f"bytes_vs_{field}", f"pcie.dl_fig_{field}", ui.texts("downloads")("figure HTML"))
 
 st.subheader(tr("measured"))
 sizes = traffic.strategy_totals(shape)

@@ -150,6 +150,7 @@ def steps(source, scenario, records, v2):
         with left:
             st.caption(tr("stale", rows=", ".join(map(str, stale))) if stale else tr("no_stale"))
     with left:
+        st.caption(tr("colours"))      # every figure says what its colour encodes
         # the pool after this step's finishes (what the events end with), or as the kernels saw it
         when, _, _ = ui.pool_view("step", rec)
         pool = figures_of("pool", when)

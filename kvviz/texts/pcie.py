@@ -12,7 +12,7 @@ STRINGS = {
                     "**Model Runner V2** 只复制**变化的条目**（暂存写入），其余在**设备上**收集。下面先是所选版本的字节数，"
                     "然后是比 V1 提交更省的策略会传输多少。",
               "es": "En cada paso el host copia algunas tablas del paso a la GPU, y qué copia depende de la versión de vLLM y "
-                    "del model runner. **V1** confirma la tabla de bloques a **ancho completo** (una fila cubre la longitud "
+                    "del ejecutor de modelo (model runner). **V1** confirma la tabla de bloques a **ancho completo** (una fila cubre la longitud "
                     "máxima del modelo), todas las filas del lote, aunque una petición use pocas columnas y solo una fila de "
                     "cada block_size cambie por paso de decodificación. **Model Runner V2** copia solo las **entradas "
                     "cambiadas** (sus escrituras preparadas) y reúne el resto **en el dispositivo**. Abajo: los bytes de la "
@@ -55,7 +55,9 @@ STRINGS = {
                    "zh": "模型：{l} µs + 以 {g} GB/s 传输字节（锁页主机内存）。",
                    "es": "Modelo: {l} µs + bytes a {g} GB/s (memoria del host fijada)."},
     # the four strategies (traffic.STRATEGIES, in that order) and the tables' labels
-    "s_full": {"en": "full width (vLLM)", "zh": "整行宽度（vLLM）", "es": "ancho completo (vLLM)"},
+    "s_full": {"en": "full width (vLLM V1)", "zh": "整行宽度（vLLM V1）", "es": "ancho completo (vLLM V1)"},
+    "s_v2": {"en": "Model Runner V2 (changed entries)", "zh": "Model Runner V2（仅变化的表项）",
+             "es": "Model Runner V2 (solo entradas cambiadas)"},
     "s_prefix": {"en": "valid prefix only", "zh": "仅有效前缀", "es": "solo el prefijo válido"},
     "s_dirty": {"en": "dirty rows only", "zh": "仅变化的行", "es": "solo filas cambiadas"},
     "s_dirty_prefix": {"en": "dirty rows, valid prefix", "zh": "变化的行，有效前缀", "es": "filas cambiadas, prefijo válido"},
@@ -130,6 +132,6 @@ STRINGS = {
                            "the last release with V1; this release's step copies {b} B over PCIe (above).",
                      "zh": "vLLM {version} 没有 V1 模型运行器：下面的假设按最后一个带 V1 的版本 {last} 计算；"
                            "本版本这一步经 PCIe 复制 {b} B（见上）。",
-                     "es": "vLLM {version} no tiene el model runner V1: las hipótesis de abajo siguen a V1 tal como era "
+                     "es": "vLLM {version} no tiene el ejecutor de modelo V1: las hipótesis de abajo siguen a V1 tal como era "
                            "en {last}, la última versión con V1; el paso de esta versión copia {b} B por PCIe (arriba)."},
 }

@@ -30,6 +30,15 @@ STRINGS = {
                       "提交复制了第 [0, {rows}) 行 = {bytes} 字节。",
                 "es": "Paso {i} de {n}: {reqs} petición(es), {tok} token(s), relleno a {rpad} filas y {tpad} "
                       "tokens; la confirmación copió las filas [0, {rows}) = {bytes} bytes."},
+    "colours": {"en": "Colours: in the block tables a cell's colour is the physical block id written in it (gray = block 0, "
+                      "the null block); in the free queue gray = free and orange = free but still cached (a prefix-cache "
+                      "hit can take it back); the ref counts' colours are named in their legend.",
+                "zh": "颜色：块表中单元格的颜色是写在其中的物理块号（灰色 = 0 号块，即空块）；空闲队列中灰色 = 空闲，"
+                      "橙色 = 空闲但仍在缓存中（前缀缓存命中可将其取回）；引用计数的颜色见其图例。",
+                "es": "Colores: en las tablas de bloques el color de una celda es el id de bloque físico escrito en ella "
+                      "(gris = bloque 0, el bloque nulo); en la cola libre gris = libre y naranja = libre pero aún en caché "
+                      "(un acierto de la caché de prefijos puede recuperarlo); los colores de los contadores de "
+                      "referencias se nombran en su leyenda."},
     "events": {"en": "What happened in this step", "zh": "本步发生了什么", "es": "Qué pasó en este paso"},
     "cpu": {"en": "CPU block table (after the row operations)", "zh": "CPU 块表（行操作之后）",
             "es": "Tabla de bloques en CPU (tras las operaciones de fila)"},

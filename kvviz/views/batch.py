@@ -27,7 +27,7 @@ from kvviz.core.scenario import token_stream
 from kvviz.core.step import StepInputs, build_step
 # the editor's inputs live in batch_inputs; handed on here, where the pages and tests take them
 from kvviz.views.batch_inputs import (  # noqa: F401
-    COLUMNS, DEFAULT_ROWS, LIMITS, PRESETS, BatchConfig, RequestRow, _validate_rows, batch_key, big_rows,
+    COLUMNS, DEFAULT_ROWS, DEFAULT_TOKEN, LIMITS, PRESETS, BatchConfig, RequestRow, _validate_rows, batch_key, big_rows,
     default_rows, frame_to_rows, kernel_block_size_after, preset, rows_to_frame, validate_config)
 
 CUDAGRAPH_SIZES = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048]

@@ -59,6 +59,12 @@ DEFAULT_ROWS = [
 ]
 
 
+# the token a batch opens on: position 2 of row 0, offset 2 in its block, where NHD and HND put the
+# element at different bytes in every release's layout (token 0, offset 0 of head 0, is byte
+# block × page in both: the layout's point never showed)
+DEFAULT_TOKEN = 2
+
+
 def default_rows() -> list[RequestRow]:
     return [RequestRow(**asdict(r)) for r in DEFAULT_ROWS]
 

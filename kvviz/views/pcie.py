@@ -2,6 +2,8 @@
 sentences that explain them (text keys of kvviz/texts/pcie.py with their fields)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pandas as pd
 
 from kvviz.core import step_bytes as core
@@ -47,3 +49,32 @@ def whatif_note(shape: traffic.StepShape, runner: str, rb: core.StepBytes) -> tu
     if runner == "v2":
         return "whatif_v2", {"version": rules_for(shape.vllm).name, "b": rb.pcie}
     return None
+
+
+V2 = "Model Runner V2"    # the what-if charts' and the stacked bars' V2 series (the CSV's column name)
+
+
+def has_v2(shape: traffic.StepShape) -> bool:
+    """The shape's release has Model Runner V2 (v0.12.0 on)."""
+    return rules_for(shape.vllm).has_runner_v2
+
+
+def v2_parts(shape: traffic.StepShape) -> dict[str, int]:
+    """The host → device bytes of this step under Model Runner V2, by part (what it copies over PCIe)."""
+    return {p.name: p.nbytes for p in traffic.release_bytes(shape, "v2").parts if p.link == core.PCIE}
+
+
+def v2_sweep(shape: traffic.StepShape, field: str, values) -> list[int]:
+    """Model Runner V2's host → device bytes as ``field`` takes each of ``values``, the other sizes
+    adjusted as ``traffic.sweep`` adjusts them (V1's what-ifs, drawn beside this line)."""
+    out = []
+    for v in values:
+        x = replace(shape, **{field: int(v)})
+        if field == "context_len" and x.context_len > x.max_model_len:
+            x = replace(x, max_model_len=x.context_len)
+        if x.query_len > x.context_len:
+            x = replace(x, query_len=x.context_len)
+        if x.num_reqs > x.max_num_reqs:
+            x = replace(x, max_num_reqs=x.num_reqs)
+        out.append(traffic.release_bytes(x, "v2").pcie)
+    return out

@@ -2,6 +2,7 @@
 control, save full-page screenshots to artifacts/screenshots/."""
 import pytest
 
+from kvviz.texts.i18n import t
 from browser_support import (charts_drawn, needs_chromium, no_exception, page, server, shot,  # noqa: F401 - fixtures
                              wait_idle)
 
@@ -173,7 +174,8 @@ def test_pcie(server, page):
         assert [int(x) for x in total[1:5]] == list(want.values()), total
         assert int(next(r for r in rows if r and r[0] == "block table")[1]) == reqs * width * 4
         for name, nbytes in want.items():                             # model vs measured
-            row = next(r for r in rows if r and r[0] == name and len(r) == 4)
+            shown = t("pcie", "s_full") if name == "full width (vLLM)" else name    # the page names V1
+            row = next(r for r in rows if r and r[0] == shown and len(r) == 4)
             assert int(row[1]) == nbytes and row[2] == f"{8 + nbytes / 25e3:.1f}", row
     assert want["full width (vLLM)"] == 2_103_304        # 256 x 2048 x 4 B block table + 6152 B of the rest
     no_exception(page)

@@ -137,10 +137,16 @@ def _stale_tail_marks(bt: np.ndarray, stale_tails: dict, *, r0: int, r1: int, c0
                  hovertemplate=tr("hover_stale_tail") + "<extra></extra>")]
 
 
-def _table_axes(*, r0: int, r1: int, c0: int, c1: int, row_title: str | None, row_names, tr) -> dict:
-    """``block_table_heatmap``'s axes: rows down (named with ``row_names`` when few), columns across."""
+def _table_axes(*, r0: int, r1: int, c0: int, c1: int, row_title: str | None, row_names, tr,
+                title_cells: int | None = None) -> dict:
+    """``block_table_heatmap``'s axes: rows down (named with ``row_names`` when few), columns across;
+    ``title_cells``: the axis titles broken into lines of this many cells (a chart in a narrow
+    column: a long title was shrunk to fit, under 12 px)."""
     n_rows = r1 - r0
-    yaxis = dict(autorange="reversed", title=dict(text=row_title or tr("row")))
+    def wrap(text):
+        return wrap_label(text, title_cells) if title_cells else text
+
+    yaxis = dict(autorange="reversed", title=dict(text=wrap(row_title or tr("row"))), automargin=True)
     if n_rows <= 32:
         yaxis["dtick"] = 1
     if row_names is not None and n_rows <= 64:
@@ -148,7 +154,7 @@ def _table_axes(*, r0: int, r1: int, c0: int, c1: int, row_title: str | None, ro
         yaxis.update(tickmode="array", tickvals=ticks,
                      ticktext=[f"{r}: {_inert(row_names[r])}" if r < len(row_names) and row_names[r]
                                else str(r) for r in ticks])
-    xaxis = dict(title=dict(text=tr("column")))
+    xaxis = dict(title=dict(text=wrap(tr("column"))), automargin=True)
     if c1 - c0 <= 40:
         xaxis["dtick"] = 1
     return dict(xaxis=xaxis, yaxis=yaxis)
@@ -160,7 +166,7 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
                         showscale: bool = True, row_window: tuple[int, int] | None = None,
                         row_title: str | None = None, row_names=None, stale_tails: dict | None = None,
                         pad_until: int | None = None, col_window: tuple[int, int] | None = None,
-                        validate: bool = False) -> go.Figure:
+                        validate: bool = False, title_cells: int | None = None) -> go.Figure:
     """block_table[row, column] as a heatmap: value = physical (kernel) block id. ``row_window``
     (r0, r1) draws only rows r0..r1-1 (a huge table), labelled with their real row numbers.
     ``row_title`` names the y axis (default "request row"; V2's tables are by state index or batch
@@ -169,7 +175,8 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     tail (ids an earlier step left, never read: harmless). ``pad_until``: only rows [num_reqs,
     pad_until) are CUDA-graph padding; rows from ``pad_until`` on are outside this step's batch (V2's
     input table leaves them as they were). ``col_window`` (c0, c1): likewise only columns c0..c1-1
-    of the shown ones (a huge table; the row outlines are then left out).
+    of the shown ones (a huge table; the row outlines are then left out). ``title_cells``: the axis
+    titles wrapped to lines of that many cells (a chart a quarter of the page wide).
 
     Built from plain dicts without plotly's validators (:func:`figure_of`): its per-id colour
     scale (two stops per block id) went through a regular expression per colour, most of a new
@@ -190,7 +197,7 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     if stale_tails and z.size <= 20000:
         data += _stale_tail_marks(bt, stale_tails, **win, tr=tr)
     shapes += [dict(sh) for sh in table_selection(selected, rows=(r0, r1), cols=(c0, c1))["shapes"]]
-    layout = _table_axes(**win, row_title=row_title, row_names=row_names, tr=tr)
+    layout = _table_axes(**win, row_title=row_title, row_names=row_names, tr=tr, title_cells=title_cells)
     if keys:
         layout["showlegend"] = True
     if shapes:
@@ -198,6 +205,20 @@ def block_table_heatmap(bt: np.ndarray, *, num_reqs: int, num_blocks: int, geome
     h = int(min(900, max(320, 90 + 40 * (r1 - r0))))
     fig = figure_of(data, layout, title, h, legend_band=bool(keys))
     return go.Figure(fig.to_plotly_json()) if validate else fig
+
+
+def int_axis(values) -> dict:
+    """An axis of whole numbers: ``values``' range with a tick at each integer when it spans at
+    most 10 (one value: that value ± 1; plotly alone drew 19.5 and a token axis from −1 to 1),
+    else plotly's own ticks written as integers."""
+    v = np.asarray(values)
+    if v.size == 0:
+        return {}
+    lo, hi = int(v.min()), int(v.max())
+    if hi - lo > 10:
+        return dict(tickformat="d")
+    pad = 1 if hi == lo else 0.5
+    return dict(tickmode="linear", tick0=0, dtick=1, range=[lo - pad, hi + pad])
 
 
 def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, title: str = "",
@@ -239,8 +260,8 @@ def slot_mapping_figure(tokens, *, num_reqs: int, selected: int | None = None, t
             hovertemplate=tr("hover_pad") + "<extra></extra>"))
     sel = slot_selection(tokens, selected, lang)
     layout = dict(
-        xaxis=dict(title=dict(text=tr("token_index"))),
-        yaxis=dict(title=dict(text=tr("slot")), zeroline=True, zerolinecolor="#bbb", gridcolor="#eee"),
+        xaxis=dict(title=dict(text=tr("token_index")), **int_axis(tok)),
+        yaxis=dict(title=dict(text=tr("slot")), zeroline=True, zerolinecolor="#bbb", gridcolor="#eee", **int_axis(slot)),
         # a click on a marker selects its token (the batch page's on_select, through the live chart's
         # click event); drag pans, so a click is never taken for the start of a box selection
         clickmode="event+select", dragmode="pan")

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from kvviz.views.figures.style import LEGEND_BELOW, PALETTE, _tr, base_layout, bracket_below, legend_below, legend_px
+from kvviz.views.figures.style import (LEGEND_BELOW, LEGEND_LINE_PX, PALETTE, _tr, base_layout, bracket_below, legend_below,
+                                      legend_px)
 
 _BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
@@ -78,17 +79,20 @@ def stacked_bytes(parts: dict, *, title: str, lang: str = "en") -> go.Figure:
     """One horizontal bar per strategy, stacked by table (one dict, validated once)."""
     tr = _tr(lang)
     strategies = list(parts)
-    comps = list(next(iter(parts.values())))
-    data = [dict(type="bar", y=strategies, x=[parts[s][comp] for s in strategies], name=comp, orientation="h",
+    comps = list(dict.fromkeys(c for s in strategies for c in parts[s]))   # V2's parts beside V1's tables
+    data = [dict(type="bar", y=strategies, x=[parts[s].get(comp, 0) for s in strategies], name=comp, orientation="h",
                  marker=dict(color=PALETTE[i % len(PALETTE)]),
                  hovertemplate=f"{comp}<br>%{{y}}: %{{x:,}} B<extra></extra>") for i, comp in enumerate(comps)]
     totals = [sum(parts[s].values()) for s in strategies]
-    layout = dict(barmode="stack", legend=dict(LEGEND_BELOW),
+    # the legend one entry a line under the plot: long part names ("escrituras preparadas
+    # (apply_staged_writes)") beside the strategies' long labels left a plot too narrow for two a row,
+    # and plotly's own wrapping ran past the figure's height (the last entries scrolled out of sight)
+    layout = dict(barmode="stack", legend=dict(LEGEND_BELOW, orientation="v"),
                   xaxis=dict(title=dict(text=tr("bytes_per_step")), automargin=True,
                              **byte_ticks(1, max(totals + [1]), log=False)),
                   yaxis=dict(autorange="reversed"))
     return base_layout(go.Figure(dict(data=data, layout=layout)), title,
-                       100 + 60 * len(strategies) + legend_px(len(comps)))
+                       100 + 60 * len(strategies) + int(LEGEND_LINE_PX * 1.4 * len(comps)))
 
 
 def bench_figure(df, *, x: str, y: str, color: str, title: str, x_title: str, y_title: str,

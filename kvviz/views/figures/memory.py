@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from kvviz.views.figures.style import FONT, HILITE, _cell_box, _tr, base_layout, bracket_below, row_colorscale
+from kvviz.views.figures.style import (FONT, HILITE, NULL_GRAY, _cell_box, _tr, base_layout, bracket_below,
+                                      row_colorscale)
 
 def csr_figure(indptr, indices, last_page_len, *, page_size: int, title: str = "",
                lang: str = "en", selected_req: int | None = None, max_cells: int = 4096,
@@ -58,10 +59,18 @@ def csr_figure(indptr, indices, last_page_len, *, page_size: int, title: str = "
                                  customdata=[owner], colorscale=cs, zmin=-0.5, zmax=max(n, 1) - 0.5,
                                  showscale=False, xgap=2 if i1 - i0 <= 512 else 0,
                                  hovertemplate=tr("hover_indices") + "<extra></extra>"), row=2, col=1)
-    fig.add_trace(go.Heatmap(z=[np.arange(r0, r1)], x=np.arange(r0, r1), **cell_text(lpl[r0:r1]),
-                             colorscale=cs, zmin=-0.5, zmax=max(n, 1) - 0.5, showscale=False, xgap=2,
-                             customdata=[np.where(lpl[r0:r1] == page_size, 1, np.where(lpl[r0:r1] == 0, 2, 0))],
-                             hovertemplate=tr("hover_lpl", p=page_size) + "<extra></extra>"), row=3, col=1)
+    # one rule with the 2D table: an empty request (no pages: a padding row) is grey, the others their colour
+    empty = np.diff(indptr)[r0:r1] == 0
+    for part, scale in ((~empty, cs), (empty, [[0, NULL_GRAY], [1, NULL_GRAY]])):
+        if not part.any():
+            continue
+        z = np.where(part, np.arange(r0, r1), np.nan)
+        text = cell_text(lpl[r0:r1])
+        text["text"] = [np.where(part, lpl[r0:r1].astype(str), "")]
+        fig.add_trace(go.Heatmap(z=[z], x=np.arange(r0, r1), **text, colorscale=scale, zmin=-0.5,
+                                 zmax=max(n, 1) - 0.5, showscale=False, xgap=2, hoverongaps=False,
+                                 customdata=[np.where(lpl[r0:r1] == page_size, 1, np.where(lpl[r0:r1] == 0, 2, 0))],
+                                 hovertemplate=tr("hover_lpl", p=page_size) + "<extra></extra>"), row=3, col=1)
     if sel is not None:  # one outline per strip, however many pages the request holds
         fig.add_shape(type="rect", x0=sel - 0.5, x1=sel + 1.5, y0=-0.5, y1=0.5, line=HILITE, row=1, col=1)
         if b > a:
