@@ -25,6 +25,9 @@ from kvviz.texts.i18n import DEFAULT_LANG, LANGS, t  # noqa: E402
 from kvviz.texts.app import STRINGS as APP_STRINGS  # noqa: E402
 from ui import PAGES  # noqa: E402
 
+from ui.server_tuning import install as tune_server  # noqa: E402
+
+tune_server()   # once per process: Streamlit's theme message built once, not on every run (issue 33)
 st.set_page_config(page_title="kvviz", page_icon=":material/grid_view:", layout="wide")
 
 if "lang" not in st.session_state:
