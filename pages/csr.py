@@ -72,6 +72,7 @@ with right:
     fig_c = figures.csr_figure(indptr, indices, lpl, page_size=kbs, title=tr("csr"), lang=ui.lang(), selected_req=r,
                                window_title=tr("csr_window"))
     ui.plot(fig_c, "csr.csrfig", "csr")
+st.caption(tr("colours"))   # what each figure's colour encodes (one rule for empty rows: grey in both)
 per_req = csr_vm.requests_frame(local_seq, indptr, lpl, kbs)
 st.subheader(tr("per_req"))
 # the table in the page's language: words translated, identifiers (seq_len, indptr...) kept

@@ -53,6 +53,7 @@ if len(ans["sharers"]) > 1:
     notes.append(tr("shared", reqs=", ".join(ans["sharers"])))
 notes.append(tr("new_token") if ans["new"] else tr("old_token"))
 st.markdown("  \n".join(notes))
+st.caption(tr("marks"))   # what the tables' one colour encodes
 
 unified = nt.LLAMA_KV_UNIFIED_DEFAULT
 forms = nt.all_forms(c, page_size, kv_unified=unified)

@@ -293,9 +293,11 @@ def start_backend(fn, *args, **kwargs):
 
 
 def device_text(label: dict) -> str:
+    """The kernel backend in the page's language: the CPU's Triton interpreter, or a GPU's name."""
+    tr = texts("app")
     if label.get("mode") == "interpreter":
-        return "CPU, Triton interpreter"
-    return f"{label['device']} (compiled Triton)"
+        return tr("device_cpu")
+    return tr("device_gpu", device=label["device"])
 
 
 # --- widgets whose value survives leaving the page ------------------------------------------

@@ -57,4 +57,7 @@ STRINGS = {
                     "es": "La más nueva primero: la versión más nueva que kvviz conoce es {newest} (la más antigua "
                           "{oldest}); main es el main de vLLM en {main}, entre v0.27.1 y v0.28.0. Escribe el comienzo "
                           "de una versión para filtrar: v0.3 encuentra v0.30.0 … v0.34.0."},
+    # the kernel backend (ui.device_text)
+    "device_cpu": {"en": "CPU, Triton interpreter", "zh": "CPU，Triton 解释器", "es": "CPU, intérprete de Triton"},
+    "device_gpu": {"en": "{device} (compiled Triton)", "zh": "{device}（编译后的 Triton）", "es": "{device} (Triton compilado)"},
 }

@@ -88,4 +88,15 @@ STRINGS.update({
     "rule_full_page": {"en": "full page", "zh": "整页", "es": "página llena"},
     "rule_partial": {"en": "partial", "zh": "部分", "es": "parcial"},
     "dl_fig": {"en": "figure HTML", "zh": "图 HTML", "es": "figura HTML"},
+    "colours": {"en": "Colours. The 2D table: each cell's physical block id (grey: the null block 0, what a padding "
+                      "row holds). indices and last_page_len: the request each entry belongs to, one colour per "
+                      "request; grey: an empty request (no pages, e.g. a padding row), as in the table. indptr: no "
+                      "colour. Black outline: the highlighted request.",
+                "zh": "颜色。二维块表：每格按其物理块号着色（灰色：空块 0，即填充行所存的内容）。indices 与 "
+                      "last_page_len：按每一项所属的请求着色，每个请求一种颜色；灰色：空请求（没有页，例如填充行），"
+                      "与块表一致。indptr：不着色。黑色外框：高亮的请求。",
+                "es": "Colores. La tabla 2D: el id de bloque físico de cada celda (gris: el bloque nulo 0, lo que "
+                      "guarda una fila de relleno). indices y last_page_len: la petición a la que pertenece cada "
+                      "entrada, un color por petición; gris: una petición vacía (sin páginas, p. ej. una fila de "
+                      "relleno), como en la tabla. indptr: sin color. Contorno negro: la petición resaltada."},
 })

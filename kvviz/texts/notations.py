@@ -37,6 +37,11 @@ STRINGS = {
         "zh": "这个 token 是更早的步写入的：只有映射位置的表能找到它。",
         "es": "Este token se escribió en un paso anterior: solo lo encuentran las tablas que mapean posiciones.",
     },
+    "marks": {"en": "In each notation's arrays, the cells on a yellow ground are the ones it reads to find this token; "
+                    "the other cells carry no colour.",
+              "zh": "每种记法的数组里，黄底的格子是它找到这个 token 时读取的格子；其余格子不着色。",
+              "es": "En los arrays de cada notación, las celdas con fondo amarillo son las que lee para encontrar este "
+                    "token; las demás no llevan color."},
     "lookup": {"en": "How it finds the token", "zh": "如何找到这个 token", "es": "Cómo encuentra el token"},
     "not_representable": {
         "en": "Cannot be written in this notation: {why}",
