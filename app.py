@@ -23,6 +23,7 @@ import streamlit as st  # noqa: E402
 
 from kvviz.texts.i18n import DEFAULT_LANG, LANGS, t  # noqa: E402
 from kvviz.texts.app import STRINGS as APP_STRINGS  # noqa: E402
+import ui  # noqa: E402
 from ui import PAGES  # noqa: E402
 
 from ui.server_tuning import install as tune_server  # noqa: E402
@@ -37,7 +38,7 @@ if "lang" not in st.session_state:
 # early; the widget only mirrors it (its own state is dropped whenever a run does not draw it).
 st.session_state["lang.widget"] = st.session_state["lang"]
 st.sidebar.selectbox("Language · 语言 · Idioma", list(LANGS), format_func=LANGS.get, key="lang.widget",
-                     on_change=lambda: st.session_state.update(lang=st.session_state["lang.widget"]))
+                     on_change=ui.language_changed)   # every picker's label follows the language
 lang = st.session_state["lang"]
 
 

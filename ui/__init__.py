@@ -626,6 +626,21 @@ def labels_follow(*keys: str) -> None:
             S[key] = S[key]
 
 
+def language_changed() -> None:
+    """``on_change`` of the language picker (app.py's sidebar): the new language in the plain key
+    "lang", and every picker's value sent again on this run, so that each shows its label in the new
+    language (a picker's value does not change with the language, so Streamlit would not send it, and
+    the browser kept the old language's label: "Mixed batch" under a Chinese page). Only text values
+    are written back: every picker here has text options; a button, an upload or a table editor
+    (never text) refuses a value written to it."""
+    S = st.session_state
+    S["lang"] = S["lang.widget"]
+    for key in list(S.keys()):
+        value = S[key]
+        if isinstance(value, str):
+            S[key] = value
+
+
 def version_select(where, label: str, options, key: str, *, format_func=None, help: str | None = None, **kwargs):
     """Every vLLM version picker: ``options`` newest first, each label starting with its version (the
     newest marked), a prefix filter as the user types ("v0.3": v0.30.0 … v0.34.0, not v0.13.0), and a

@@ -23,6 +23,7 @@ from browser_support import SHOTS, browser, charts_drawn, needs_chromium, server
 from kvviz.texts.i18n import t
 from kvviz.views import batch_offsets as offsets
 from kvviz.views import runners as rv
+from kvviz.views.batch import PRESETS
 
 pytestmark = [pytest.mark.browser, needs_chromium()]
 
@@ -125,6 +126,27 @@ def test_runner_picker_caption_and_figures_agree(tab, server, name):
     tab.reload()
     wait_idle(tab)
     _check(tab, name, "v0.34.0", rv.AUTO)
+
+
+def test_pickers_follow_a_language_switch(tab, server):
+    """CSR in English, then Chinese from the sidebar: the source, version and runner pickers show their
+    Chinese labels (the source read "Mixed batch" on the Chinese page)."""
+    tab.goto(f"{server}/csr?vllm=v0.19.0")
+    wait_idle(tab)
+    lang_box = tab.get_by_test_id("stSelectbox").filter(has_text="Idioma").first
+    source = tab.get_by_test_id("stSelectbox").filter(has_text=t("csr", "source", "en")).first
+    shown = source.locator("input").input_value()
+    src = next(k for k in PRESETS if shown == t("batch", "p_" + k, "en"))
+    lang_box.click()
+    tab.get_by_role("option", name="中文").click()
+    wait_idle(tab)
+    source = tab.get_by_test_id("stSelectbox").filter(has_text=t("csr", "source", "zh")).first
+    assert source.locator("input").input_value() == t("batch", "p_" + src, "zh")
+    runner = tab.get_by_test_id("stSelectbox").filter(has_text=t("step_through", "runner", "zh")).first
+    assert runner.locator("input").input_value() == t("step_through", "runner_auto", "zh", runner="V1")
+    lang_box.click()
+    tab.get_by_role("option", name="English").click()
+    wait_idle(tab)
 
 
 def test_no_deploy_or_share_button(tab, server):

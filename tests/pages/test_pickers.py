@@ -91,3 +91,16 @@ def test_no_deploy_button_and_no_share_chart():
     assert cfg["displaylogo"] is False and cfg["showSendToCloud"] is False and cfg["showEditInChartStudio"] is False
     assert "sendChartToCloud" in cfg["modeBarButtonsToRemove"]
     assert cfg["toImageButtonOptions"]["filename"] == "x"
+
+
+def test_pickers_follow_a_language_switch():
+    """Switching the language in the sidebar sends every picker's value again, with its label in the
+    new language: CSR's source read "Mixed batch" on a Chinese page."""
+    at = app_test()
+    open_page(at, "csr")
+    src = at.selectbox(key="csr.src").value
+    at.selectbox(key="lang.widget").set_value("zh").run()
+    assert not at.exception, at.exception
+    assert at.session_state["lang"] == "zh"
+    assert _sent(at, "csr.src") == t("batch", "p_" + src, "zh")
+    assert _sent(at, "csr.runner") == "自动 → V2" and _sent(at, "csr.vllm") == rv.version_option("main", "zh")
