@@ -48,4 +48,6 @@ def _title(key: str) -> str:
 
 nav = st.navigation([st.Page(path, title=_title(key), icon=icon, default=(i == 0))
                      for i, (path, key, icon) in enumerate(PAGES)])
+# the page this session started on: only there does a page take its state from the link (ui/links.py)
+st.session_state.setdefault("links.start", nav.url_path)
 nav.run()

@@ -8,6 +8,7 @@ from kvviz.views import batch as ex
 from kvviz.views import batch_offsets as offsets
 from kvviz.views import figures, frames
 from kvviz.views import links as share
+from ui import links
 from kvviz.errors import BadInput
 from kvviz.core.layout import CACHE_LAYOUTS
 
@@ -72,10 +73,12 @@ if "batch.rows" not in S:
         else:
             warns = [*warns, tr("bad_family_link", value=str(fam)[:20], names=", ".join(CACHE_LAYOUTS))]
     S["batch.link_warnings"] = warns
+    links.read("batch", share.batch_token_fields())   # the token's head, dim, K/V and the kernels' NHD/HND
 ui.restore({f"batch.{key}": default for key, default in WIDGETS.items()})
 ui.restore_version_link("batch")
 for w in S.get("batch.link_warnings", []):
     st.warning(ui.plain(w), icon=":material/link_off:")
+links.warnings("batch")
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
@@ -366,11 +369,10 @@ def follow_token(eb, cfg, rows, choice):
         ui.download_fig(fig_slots, "slot_mapping", "batch.dl_fig_slots", ui.texts("downloads")("slots HTML"))
     with d[5]:
         ui.download_fig(fig_buf, "slot_buffer", "batch.dl_fig_buf", ui.texts("downloads")("buffer HTML"))
-    params = {**share.encode_batch(rows, cfg, tok), **share.encode_version_runner(S["batch.vllm"], S["batch.runner"]),
-              "lang": ui.lang()}
+    params = {**share.encode_batch(rows, cfg, tok), **share.encode_version_runner(S["batch.vllm"], S["batch.runner"])}
     if family != offsets.AUTO:
         params["cache_layout"] = family
-    st.query_params.from_dict(params)
+    params = links.write(share.batch_token_fields(), params)   # with head, dim, K/V, NHD/HND and the language
     st.caption(tr("link"))
     st.code(share.query_string(params), language=None)
     lost = share.link_losses(rows)

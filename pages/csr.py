@@ -8,6 +8,8 @@ ui.ensure_app_shell()
 from kvviz.views import batch as ex
 from kvviz.views import csr as csr_vm
 from kvviz.views import figures
+from kvviz.views import links as share
+from ui import links
 
 AUTO_RUN_PAGES = 65536   # the repack check runs by itself up to this many pages (always on a GPU)
 tr = ui.texts("csr")
@@ -20,6 +22,7 @@ st.title(tr("title"))
 st.markdown(tr("intro"))
 st.info(tr("rules"), icon=":material/rule:")
 sources = (["batch"] if "batch.explored" in S else []) + ex.PRESETS[:-1]
+links.sync("csr", share.csr_fields(sources))   # the whole page in its link (ui/links.py)
 if S["csr.src"] not in sources:
     S["csr.src"] = sources[0]
 vr = st.columns([2, 2, 4])   # wide enough for the longest version / runner label at 1280 px

@@ -10,6 +10,8 @@ ui.ensure_app_shell()
 from kvviz.views import dumps as view
 from kvviz.views import frames
 from kvviz.errors import BadInput
+from kvviz.views import links as share
+from ui import links
 
 tr = ui.texts("dumps")
 lang = ui.lang()
@@ -18,6 +20,7 @@ EXAMPLES = view.example_names()
 SIM = view.sim_sources()
 WIDGETS = view.widget_defaults()
 ui.restore({f"dumps.{k}": default for k, default in WIDGETS.items()})  # widgets are forgotten off the page
+links.sync("dumps", share.dumps_fields())   # the page's choices in its link (never an upload's content)
 
 
 # Parsed uploads (and their digests, names, errors) live in this session's state only while the

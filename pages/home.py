@@ -4,6 +4,9 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
+from ui import links  # noqa: E402
+
+links.write([])   # the language; nothing of the page left before
 from kvviz.core.versions import MAIN_COMMIT, NEWEST, RELEASES  # noqa: E402
 
 tr = ui.texts("home")

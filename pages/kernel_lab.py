@@ -9,17 +9,20 @@ from kvviz.gpu.bench import goals, results
 from kvviz.gpu.bench.run import run_bench
 from kvviz.views import bench_goals, figures, frames, fused_timeline
 from kvviz.errors import BadInput
+from kvviz.views import links as share
+from ui import links
 
 tr = ui.texts("kernel_lab")
 MAIN_COLUMNS = ["variant", "shape", "us", "x_empty", "graph_us", "dev_us", "dev_warm_us", "gbps", "picked"]
 COLS = {k: st.column_config.Column(tr("col." + k)) for k in
         ("kernel", "variant", "shape", "us", "x_empty", "graph_us", "dev_us", "dev_warm_us", "gbps", "picked", "bytes",
          "x_bytes", "graph_x_empty", "dev_x_empty", "dev_warm_x_empty", "host_us", "of_copy_bw")}
-
 S = st.session_state
 label = ui.backend_label()
 # on a CPU the page opens on the recorded H200 run (the interpreter's timings say little); on a GPU, on Run
 ui.restore({"lab.quick": True, "lab.source": "recorded" if label["mode"] == "interpreter" else "run"})
+links.sync("kernel_lab", share.kernel_lab_fields(results.example_runs(),   # the whole page in its link
+                                                 "recorded" if label["mode"] == "interpreter" else "run"))
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
@@ -57,8 +60,10 @@ if source == "run":
         st.stop()
 elif source == "recorded":
     runs = results.example_runs()
-    name = st.selectbox(tr("recorded"), runs, index=runs.index(ui.kept("lab.recorded", runs[0]))
-                        if ui.kept("lab.recorded", runs[0]) in runs else 0, key="lab.recorded")
+    ui.restore({"lab.recorded": runs[0]})
+    if S["lab.recorded"] not in runs:
+        S["lab.recorded"] = runs[0]
+    name = st.selectbox(tr("recorded"), runs, key="lab.recorded")
     ui.keep("lab.recorded")
     res = results.load_example_run(name)
     st.caption(tr("recorded_note"))
@@ -93,12 +98,16 @@ if res["floors"].get("empty_dev_us"):
     st.caption(tr("floors_more", g=res["floors"].get("empty_graph_us"), d=res["floors"]["empty_dev_us"],
                   w=res["floors"].get("empty_dev_warm_us")))
 kernels = list(dict.fromkeys(df["kernel"]))
-pick = st.segmented_control(tr("kernel"), kernels, key="lab.kernel", default=kernels[0]) or kernels[0]
+if S.get("lab.kernel") not in kernels:   # from a link, or another run's
+    S["lab.kernel"] = kernels[0]
+pick = st.segmented_control(tr("kernel"), kernels, key="lab.kernel") or kernels[0]
 sub = df[df["kernel"] == pick]
 timings = goals.available_timings(sub.to_dict("records"))
 timing = "us"
 if len(timings) > 1:
-    timing = st.segmented_control(tr("timing"), timings, key="lab.timing", default="us",
+    if S.get("lab.timing") not in timings:
+        S["lab.timing"] = "us"
+    timing = st.segmented_control(tr("timing"), timings, key="lab.timing",
                                     format_func=lambda t: tr(f"timing_{t}"), help=tr("timing_help")) or "us"
     timing = timing if timing in timings else "us"
 floor, goal_x = goals.plot_guides(pick, timing, res["floors"])
@@ -135,13 +144,12 @@ if tl_res:
     tl_rows = fused_timeline.fused_rows(tl_res)
     ch = fused_timeline.choices(tl_rows)
     for k, opts in (("lab.tl_shape", ch["shapes"]), ("lab.tl_groups", ch["groups"]), ("lab.tl_runner", ch["runners"])):
-        if k in S and S[k] not in opts:   # another run: its own batches
-            del S[k]
+        if S.get(k) not in opts:   # another run (its own batches), a link, or the first visit
+            S[k] = opts[0]
     c = st.columns([2, 2, 3])
     shape = c[0].selectbox(tr("tl_shape"), ch["shapes"], key="lab.tl_shape")
-    groups = c[1].segmented_control(tr("tl_groups"), ch["groups"], key="lab.tl_groups",
-                                    default=ch["groups"][0]) or ch["groups"][0]
-    runner = c[2].segmented_control(tr("tl_runner"), ch["runners"], key="lab.tl_runner", default=ch["runners"][0],
+    groups = c[1].segmented_control(tr("tl_groups"), ch["groups"], key="lab.tl_groups") or ch["groups"][0]
+    runner = c[2].segmented_control(tr("tl_runner"), ch["runners"], key="lab.tl_runner",
                                     format_func=lambda r: tr(f"runner_{r}")) or ch["runners"][0]
     frame = fused_timeline.timeline_frame(tl_rows, tl_res["floors"], shape, groups, runner)
     tl_fig = fused_timeline.timeline_figure(frame, tr, runner=runner, groups=groups,

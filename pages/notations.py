@@ -6,6 +6,8 @@ import streamlit as st
 import ui
 
 ui.ensure_app_shell()
+from kvviz.views import links as share  # noqa: E402
+from ui import links  # noqa: E402
 
 from kvviz.notations import models as nt  # noqa: E402
 from kvviz.views.notations import (description_key, forms_json, lookup_text, markdown_table, notation_notes,  # noqa: E402
@@ -34,10 +36,13 @@ c = _batch()
 st.caption(tr("batch"))
 
 ids = [r.req_id for r in c.requests]
+ui.restore({"notations_page_size": 16, "notations_req": ids[1], "notations_pos": 255,
+            "notations_kv_unified": nt.LLAMA_KV_UNIFIED_DEFAULT})   # widgets are forgotten off the page
+links.sync("notations", share.notations_fields(ids, ids[1]))   # the whole page in its link (ui/links.py)
 pick = st.columns([2, 1, 1])
-page_size = pick[0].segmented_control(tr("page_size"), [16, 32, 64, 128], default=16,
+page_size = pick[0].segmented_control(tr("page_size"), [16, 32, 64, 128],
                                       key="notations_page_size") or 16
-req = pick[1].selectbox(tr("request"), ids, index=1, key="notations_req")
+req = pick[1].selectbox(tr("request"), ids, key="notations_req")
 i = ids.index(req)
 seq = c.requests[i].seq_len
 if "notations_pos" not in st.session_state or not 0 <= st.session_state["notations_pos"] < seq:
@@ -64,8 +69,7 @@ for name in names:
     with st.container(border=True):
         st.subheader(nt.NOTATIONS[name][0])
         if name == "llamacpp":   # llama.cpp's own layout switch; its default is off
-            unified = st.toggle(tr("kv_unified"), value=nt.LLAMA_KV_UNIFIED_DEFAULT,
-                                key="notations_kv_unified", help=tr("kv_unified_help"))
+            unified = st.toggle(tr("kv_unified"), key="notations_kv_unified", help=tr("kv_unified_help"))
             forms[name] = nt.convert(c, name, page_size, kv_unified=unified)
         form = forms[name]
         st.caption(tr(description_key(name, form)))
@@ -80,6 +84,7 @@ for name in names:
             st.caption(f"`{label}`")
             st.markdown(markdown_table(df, marks))
 
+ui.keep("notations_page_size", "notations_req", "notations_pos", "notations_kv_unified")
 st.subheader(tr("roundtrip"))
 st.caption(tr("roundtrip_help"))
 trip = _round_trip(page_size, unified)

@@ -7,6 +7,7 @@ import ui
 ui.ensure_app_shell()
 from kvviz.views import figures
 from kvviz.views import links as share
+from ui import links
 from kvviz.views import pcie as view
 from kvviz.gpu import traffic
 from kvviz.errors import BadInput
@@ -52,7 +53,7 @@ LINK = {"pcie": tr("link_pcie"), "device": tr("link_device")}
 DEFAULTS = {"pcie.reqs": 64, "pcie.ctx": 2048, "pcie.bs": 16, "pcie.len": 32768, "pcie.q": 1, "pcie.host": False,
             "pcie.maxreqs": 256}
 ui.restore(DEFAULTS)
-ui.restore_version_link("pcie")
+links.sync("pcie", share.pcie_fields())   # the whole page in its link (ui/links.py); ?vllm=&runner= as before
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
@@ -69,7 +70,6 @@ c[4].number_input(tr("query"), 1, 8192, key="pcie.q")
 c[5].number_input(tr("max_reqs"), 1, 4096, key="pcie.maxreqs", help=tr("max_reqs_help"))
 st.toggle(tr("host_idx"), key="pcie.host")
 ui.keep(*DEFAULTS)
-st.query_params.from_dict({**share.encode_version_runner(S["pcie.vllm"], S["pcie.runner"]), "lang": ui.lang()})
 shape = traffic.StepShape(num_reqs=S["pcie.reqs"], context_len=S["pcie.ctx"], block_size=S["pcie.bs"],
                           max_model_len=S["pcie.len"], query_len=S["pcie.q"], host_csr_indices=S["pcie.host"],
                           vllm=choice.version, max_num_reqs=S["pcie.maxreqs"])

@@ -7,6 +7,7 @@ ui.ensure_app_shell()
 from kvviz.views.report import event_line
 from kvviz.views import figures, frames
 from kvviz.views import links as share
+from ui import links
 from kvviz.views import scenarios as stepper
 
 tr = ui.texts("prefixes")
@@ -14,6 +15,8 @@ st_tr = ui.texts("step_through")
 S = st.session_state
 
 ui.restore_scenario_link("pre", stepper.NAMES[::-1], "prefixes", 2)
+links.read("prefixes", share.scenario_view_fields("pre"))   # and the pool's moment (ui/links.py)
+links.warnings("prefixes")
 
 st.title(tr("title"))
 st.markdown(tr("intro"))
@@ -86,4 +89,5 @@ st.dataframe(log, hide_index=True, height=300,
                             "kind": st.column_config.TextColumn(tr("col.kind"), width=90),
                             "what happened": st.column_config.TextColumn(tr("col.what happened"), width=640)})
 ui.download_csv(log, "prefix_events", "pre.dl_log", tr("dl_log"))
-st.query_params.from_dict({**share.encode_scenario(S["pre.sc"], S["pre.idx"], S["pre.vllm"], S["pre.runner"]), "lang": ui.lang()})
+links.write(share.scenario_view_fields("pre"), share.encode_scenario(S["pre.sc"], S["pre.idx"], S["pre.vllm"],
+                                                                      S["pre.runner"]))

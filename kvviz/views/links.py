@@ -12,7 +12,7 @@ Demos page:  ?demo=<demo key>&step=<index>&lang=<code>&presenter=0|1&vllm=<relea
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, fields
+from dataclasses import asdict, dataclass, fields
 
 from kvviz.texts.i18n import LANGS
 from kvviz.views import demo_catalogue as demos
@@ -258,3 +258,186 @@ def decode_demo(params, with_release: bool = False) -> tuple:
     if raw_fig != str(fig):
         bad.append(f"fig={raw_fig[:20]}")
     return key, step, presenter, release, fig, ", ".join(bad)
+
+
+# --- whole-page links: every selection of a page as one flat list of fields ---------------------------
+
+IDENT_RE = r"[A-Za-z0-9_.:+\- ×x]{1,64}"     # a choice whose options the page knows only later (a run's kernels)
+
+
+@dataclass(frozen=True)
+class Field:
+    """One selection in a page's link: query key ``param``, session-state key ``key``, its ``default``.
+    ``kind``: "int" (``lo``..``hi``), "bool", "choice" (one of ``options``, matched as text), "text"
+    (a full match of ``pattern``, the page checks it further), "version" (a vLLM version kvviz lists),
+    "runner" (auto, v1, v2)."""
+    param: str
+    key: str
+    default: object
+    kind: str = "choice"
+    lo: int = 0
+    hi: int = 0
+    options: tuple = ()
+    pattern: str = IDENT_RE
+
+
+def int_field(param, key, default, lo, hi) -> Field:
+    return Field(param, key, default, "int", lo=lo, hi=hi)
+
+
+def bool_field(param, key, default) -> Field:
+    return Field(param, key, default, "bool")
+
+
+def choice_field(param, key, default, options) -> Field:
+    return Field(param, key, default, "choice", options=tuple(options))
+
+
+def text_field(param, key, default, pattern=IDENT_RE) -> Field:
+    return Field(param, key, default, "text", pattern=pattern)
+
+
+def version_fields(prefix: str) -> list[Field]:
+    """The ``vllm`` and ``runner`` fields of a page with ``ui.version_runner(prefix)``."""
+    return [Field("vllm", f"{prefix}.vllm", "main", "version"), Field("runner", f"{prefix}.runner", "auto", "runner")]
+
+
+def _encode_value(f: Field, v) -> str:
+    if f.kind == "bool":
+        return "1" if v else "0"
+    return str(int(v)) if f.kind == "int" else str(v)
+
+
+def encode_fields(fields, values) -> dict[str, str]:
+    """{param: text} of every field: its value in ``values`` (a mapping by session key), else its
+    default; a field whose value is None (a control left empty) is left out."""
+    out = {}
+    for f in fields:
+        v = values[f.key] if f.key in values else f.default
+        if v is not None:
+            out[f.param] = _encode_value(f, v)
+    return out
+
+
+def _decode_value(f: Field, raw: str):
+    """(value, None) or (None, why) for one field's text."""
+    raw = str(raw)
+    if f.kind == "int":
+        v = _bounded_int(raw, f.lo, f.hi)
+        return (v, None) if v is not None else (None, f"is not a whole number in [{f.lo}, {f.hi}]")
+    if f.kind == "bool":
+        low = raw.strip().lower()
+        if low in TRUE or low in ("0", "false", "off", "no"):
+            return low in TRUE, None
+        return None, "must be 0 or 1"
+    if f.kind == "choice":
+        by_text = {str(o): o for o in f.options}
+        return (by_text[raw], None) if raw in by_text else (None, "is not one of the choices")
+    if f.kind == "text":
+        return (raw, None) if len(raw) <= 256 and re.fullmatch(f.pattern, raw) else (None, "is not a valid choice")
+    vllm, runner, warns = decode_version_runner({"vllm": raw} if f.kind == "version" else {"runner": raw})
+    return (vllm if f.kind == "version" else runner), (warns[0] if warns else None)
+
+
+def decode_fields(fields, params) -> tuple[dict, list[str]]:
+    """({session key: value}, warnings) for the fields a link carries: a bad value is left out (the
+    page keeps its default) with one warning naming the parameter and the default."""
+    values, warnings = {}, []
+    for f in fields:
+        raw = _first(params, f.param)
+        if raw is None:
+            continue
+        v, why = _decode_value(f, raw)
+        if v is not None:
+            values[f.key] = v
+        if why is not None and f.kind in ("version", "runner"):   # decode_version_runner's own sentence
+            warnings.append(why)
+        elif why is not None:
+            warnings.append(f"link parameter {f.param}={str(raw)[:20]!r} {why}; using {f.default}")
+    return values, warnings
+
+
+# --- each page's fields (the session keys are the page's widget keys) -------------------------------
+
+def layout_fields() -> list[Field]:
+    from kvviz.views import layout as lay
+
+    ints = [("blocks", "lay.blocks", 2, 1, 4096), ("bs", "lay.bs", 4, 1, 256), ("heads", "lay.heads", 2, 1, 64),
+            ("dim", "lay.dim", 4, 1, 256), ("block", "lay.block", 1, 0, 4095), ("off", "lay.off", 2, 0, 255),
+            ("head", "lay.head", 1, 0, 63), ("d", "lay.d", 0, 0, 255), ("layers", "lay.layers", 2, 1, 16),
+            ("layer", "lay.layer", 0, 0, 15)]
+    return [Field("vllm", "lay.vllm", lay.DEFAULT_VERSION, "version"), *(int_field(*i) for i in ints),
+            choice_field("dtype", "lay.dtype", "float16", ("float16", "bfloat16", "float32", "fp8")),
+            choice_field("kv", "lay.kv", "k", ("k", "v")), choice_field("backend", "lay.backend", lay.DEFAULT_BACKEND,
+                                                                         lay.BACKEND_CHOICES),
+            choice_field("family", "lay.family", lay.AUTO, lay.FAMILY_CHOICES), text_field("order", "lay.order", "LBNHC"),
+            text_field("as", "lay.as", "NHD"), text_field("byte", "lay.byte", "0", r"[0-9a-fA-FxX]{0,24}"),
+            bool_field("sm10x", "lay.sm10x", False)]
+
+
+def pcie_fields() -> list[Field]:
+    from kvviz.gpu.traffic import BLOCK_SIZES
+
+    return [*version_fields("pcie"), int_field("reqs", "pcie.reqs", 64, 1, 4096),
+            int_field("ctx", "pcie.ctx", 2048, 1, 1 << 20), choice_field("bs", "pcie.bs", 16, BLOCK_SIZES),
+            int_field("len", "pcie.len", 32768, 1, 1 << 21), int_field("q", "pcie.q", 1, 1, 8192),
+            int_field("maxreqs", "pcie.maxreqs", 256, 1, 4096), bool_field("host", "pcie.host", False)]
+
+
+def csr_fields(sources) -> list[Field]:
+    from kvviz.views.csr import RULE_CHOICES
+
+    return [*version_fields("csr"), choice_field("src", "csr.src", sources[0], sources),
+            int_field("empty", "csr.empty", 2, 0, 8), choice_field("rule", "csr.rule", "release", RULE_CHOICES),
+            int_field("req", "csr.req", 0, 0, 1 << 16)]
+
+
+def notations_fields(ids, default_req) -> list[Field]:
+    return [choice_field("page", "notations_page_size", 16, (16, 32, 64, 128)),
+            choice_field("req", "notations_req", default_req, ids),
+            int_field("pos", "notations_pos", 255, 0, 1 << 20),
+            bool_field("unified", "notations_kv_unified", False)]
+
+
+def kernel_lab_fields(runs, default_source) -> list[Field]:
+    """The source, the quick toggle, the recorded run, and the choices made on the result (the page
+    checks them against the run it shows)."""
+    return [choice_field("source", "lab.source", default_source, ("run", "recorded", "upload")),
+            bool_field("quick", "lab.quick", True), choice_field("run", "lab.recorded", runs[0] if runs else None, runs),
+            text_field("kernel", "lab.kernel", None), text_field("timing", "lab.timing", None),
+            bool_field("more", "lab.more_columns", False), text_field("shape", "lab.tl_shape", None),
+            int_field("groups", "lab.tl_groups", None, 1, 64), text_field("runner", "lab.tl_runner", None)]
+
+
+def dumps_fields() -> list[Field]:
+    """Where the dumps come from and every choice about them (never an upload's or a paste's content)."""
+    from kvviz.views import dumps as view
+
+    d = view.widget_defaults()
+    examples = view.example_names()
+    return [choice_field("source", "dumps.source", d["source"], view.SOURCES),
+            choice_field("bug", "dumps.bug", d["bug"], view.BUGS), choice_field("sim", "dumps.sim_sc", d["sim_sc"],
+                                                                                view.sim_sources()),
+            choice_field("fault", "dumps.fault", d["fault"], view.FAULT_OPTIONS),
+            int_field("a", "dumps.step_a", d["step_a"], 0, 1 << 16), int_field("b", "dumps.step_b", d["step_b"], 0, 1 << 16),
+            int_field("group", "dumps.group", d["group"], 0, 64), bool_field("healthy", "dumps.a_healthy", d["a_healthy"]),
+            choice_field("ex_a", "dumps.ex_a", d["ex_a"], examples), choice_field("ex_b", "dumps.ex_b", d["ex_b"], examples),
+            choice_field("table", "dumps.table", d["table"], view.TABLES),
+            choice_field("profile", "dumps.profile", d["profile"], view.PROFILE_CHOICES),
+            bool_field("all", "dumps.all_rows", d["all_rows"])]
+
+
+def batch_token_fields() -> list[Field]:
+    """The Batch page's selections beside the batch itself (``encode_batch``): the token's head, dim,
+    K/V and the NHD/HND layout the kernels run."""
+    return [int_field("head", "batch.head", 0, 0, 63), int_field("dim", "batch.dim", 0, 0, 511),
+            choice_field("kv", "batch.kv", "k", ("k", "v")), choice_field("layout", "batch.layout", "NHD", ("NHD", "HND"))]
+
+
+def scenario_view_fields(prefix: str) -> list[Field]:
+    """A scenario page's views beside scenario and step (``encode_scenario``): the pool's moment and,
+    on Step through, the tables before / after the commit."""
+    out = [choice_field("pool", f"{prefix}.pool", "after", ("after", "launch"))]
+    if prefix == "step":
+        out += [bool_field("after", "step.after", False), bool_field("after_v2", "step.after_v2", True)]
+    return out

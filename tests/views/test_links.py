@@ -68,3 +68,62 @@ def test_scenario_links_carry_version_and_runner():
     assert decode_version_runner({"vllm": "v0.20.0", "runner": "v2"}) == ("v0.20.0", "v2", [])
     v, r, w = decode_version_runner({"vllm": "![](//x)", "runner": "v9"})
     assert (v, r) == (None, None) and len(w) == 2 and all("link parameter" in x for x in w)
+
+
+def test_page_fields_round_trip_every_page():
+    """Each page's fields: its values out to the query and back, unchanged (the restart relies on it)."""
+    from kvviz.views import links as share
+    from kvviz.views.batch_inputs import PRESETS
+
+    sets = {
+        "layout": (share.layout_fields(), {"lay.vllm": "v0.24.0", "lay.block": 1, "lay.off": 3, "lay.head": 0,
+                                           "lay.kv": "v", "lay.byte": "0x68", "lay.sm10x": True}),
+        "pcie": (share.pcie_fields(), {"pcie.vllm": "v0.19.0", "pcie.runner": "v2", "pcie.bs": 32, "pcie.host": True}),
+        "csr": (share.csr_fields(PRESETS[:-1]), {"csr.vllm": "v0.19.0", "csr.runner": "v2", "csr.src": "dcp",
+                                                 "csr.empty": 3, "csr.rule": "old", "csr.req": 2}),
+        "notations": (share.notations_fields(["A", "B", "C"], "B"), {"notations_page_size": 32, "notations_req": "C",
+                                                                    "notations_pos": 33, "notations_kv_unified": True}),
+        "kernel_lab": (share.kernel_lab_fields(["r1", "r2"], "recorded"),
+                       {"lab.recorded": "r2", "lab.kernel": "paged_decode", "lab.tl_shape": "1024x128",
+                        "lab.tl_groups": 4, "lab.tl_runner": "v2"}),
+        "dumps": (share.dumps_fields(), {"dumps.source": "sim", "dumps.step_a": 2, "dumps.step_b": 5,
+                                         "dumps.a_healthy": False, "dumps.table": "block_table_device"}),
+        "batch": (share.batch_token_fields(), {"batch.head": 1, "batch.dim": 5, "batch.kv": "v", "batch.layout": "HND"}),
+        "step": (share.scenario_view_fields("step"), {"step.pool": "launch", "step.after": True, "step.after_v2": False}),
+    }
+    for page, (fields, values) in sets.items():
+        params = share.encode_fields(fields, values)
+        assert all(isinstance(v, str) for v in params.values()), page
+        got, warns = share.decode_fields(fields, params)
+        assert warns == [], (page, warns)
+        assert {k: got[k] for k in values} == values, page
+        # every field is in the link, the untouched ones at their defaults: the link is the whole page
+        assert set(params) == {f.param for f in fields if (values.get(f.key, f.default)) is not None}, page
+
+
+def test_page_fields_refuse_bad_values_with_one_warning_each():
+    from kvviz.views import links as share
+
+    fields = share.csr_fields(["default", "dcp"])
+    got, warns = share.decode_fields(fields, {"vllm": "[x](//evil)", "runner": "v9", "src": "batch", "empty": "99",
+                                              "rule": "<b>", "req": "-1"})
+    assert got == {} and len(warns) == 6
+    assert all(w.startswith("link parameter ") for w in warns)
+    assert "using 2" in warns[3]                           # the default is named
+    got, warns = share.decode_fields(share.layout_fields(), {"byte": "0x68; drop", "order": "x" * 300,
+                                                             "sm10x": "maybe", "vllm": "v0.99.0"})
+    assert got == {"lay.vllm": "v0.34.0"} and len(warns) == 4    # a newer release follows the newest known
+    assert share.decode_fields(fields, {}) == ({}, [])     # no link: nothing changes
+
+
+def test_old_links_still_decode():
+    """Links written before the whole-page links: the scenario pages' sc/step/vllm/runner and the Batch
+    page's batch still open the same view; their new fields simply keep their defaults."""
+    from kvviz.views import links as share
+
+    old = {"sc": "lifecycle", "step": "3", "vllm": "v0.20.0", "runner": "v1", "lang": "zh"}
+    assert share.decode_scenario(old, ["lifecycle"], lambda n: 8) == ("lifecycle", 3, [])
+    assert share.decode_version_runner(old) == ("v0.20.0", "v1", [])
+    assert share.decode_fields(share.scenario_view_fields("step"), old) == ({}, [])
+    assert share.decode_fields(share.pcie_fields(), {"vllm": "v0.20.0", "runner": "v1"}) == (
+        {"pcie.vllm": "v0.20.0", "pcie.runner": "v1"}, [])

@@ -1,0 +1,72 @@
+"""Every page's whole state in its link (``from ui import links``).
+
+A page lists its selections as fields (``kvviz.views.links``: query key, session key, default) and
+calls ``links.sync(page, fields)`` once its defaults are in session state, before drawing its widgets:
+
+- when the session *started* on this page (a link opened, a tab reloaded, a tab reconnecting to a
+  restarted server or to another replica), the link's values are taken (validated, bounded; one
+  warning, as plain text, for what was refused: the default stays);
+- on every run the address is rewritten from session state: the page's fields and the language,
+  nothing of another page (``from_dict`` replaces the whole query).
+
+A Streamlit tab whose server was killed reconnects and reruns its page with the address it shows, in
+a new session: the address being current at every moment is what brings the tab back.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from kvviz.views import links as share
+from kvviz.views.safe_text import plain
+
+START_KEY = "links.start"    # the url path of the page this session started on (app.py sets it)
+
+
+def started_on(page: str) -> bool:
+    """Whether this session started on ``page`` (its url path: the file's stem). Where app.py did
+    not run first (a page file run alone, as AppTest does), the first page asking is the start."""
+    return st.session_state.setdefault(START_KEY, page) == page
+
+
+def read(page: str, fields) -> dict:
+    """On the session's first run of ``page``, when the session started there: the link's values,
+    put into session state (each widget key and its ``.kept`` copy, see ``ui.keep``); {} otherwise.
+    The warnings are kept for ``warnings``."""
+    S = st.session_state
+    done = f"links.read.{page}"
+    if done in S:
+        return {}
+    S[done] = True
+    if not started_on(page):
+        return {}
+    values, warns = share.decode_fields(fields, st.query_params)
+    for key, value in values.items():
+        S[key] = S[key + ".kept"] = value
+    S[f"links.warn.{page}"] = warns
+    return values
+
+
+def warnings(page: str) -> None:
+    """The link's refusals, one warning box, as plain text (the values come from a URL)."""
+    warns = st.session_state.get(f"links.warn.{page}")
+    if warns:
+        st.warning("  \n".join(plain(w) for w in warns), icon=":material/link_off:")
+
+
+def write(fields, extra: dict | None = None, values=None) -> dict:
+    """Set the address to the fields' values (``values``, else session state), ``extra`` and the
+    language; returns the query as a dict. Nothing is sent when the address already says it."""
+    from ui import lang
+
+    params = {**(extra or {}), **share.encode_fields(fields, st.session_state if values is None else values),
+              "lang": lang()}
+    if st.query_params.to_dict() != params:
+        st.query_params.from_dict(params)
+    return params
+
+
+def sync(page: str, fields, extra: dict | None = None) -> dict:
+    """``read``, ``warnings`` and ``write`` in one call: a page's one line."""
+    read(page, fields)
+    warnings(page)
+    return write(fields, extra)
