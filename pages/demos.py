@@ -214,7 +214,8 @@ def _show(screen, big: bool):
     above it leaves on the screen."""
     name = screen.key.replace(":", "_").replace("#", "_")
     if big:
-        st.subheader(screen.title)
+        if demo_view.chart_title(screen) != screen.title:    # the chart's own title says it otherwise
+            st.subheader(screen.title)
         if screen.notes and screen.notes[0]:
             st.markdown(screen.notes[0])
         with st.container(key="demos_presenter_fig", height="stretch"):
@@ -254,7 +255,7 @@ def _story(shown) -> None:
         _differs_note()
         if shown:
             st.markdown(f"**{tr('ui.figures')}**  \n" + "  \n".join(
-                f"{i}. {s.title}" for i, s in enumerate(shown, start=1)))
+                f"{i}. {demo_view.chart_title(s)}" for i, s in enumerate(shown, start=1)))
         st.caption(tr("ui.keys"))
 
 

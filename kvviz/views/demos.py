@@ -67,7 +67,7 @@ PRESENTER_CSS = """<style>
 [data-testid="stMainBlockContainer"] > div > [data-testid="stVerticalBlock"],
 [data-testid="stMainBlockContainer"] > [data-testid="stVerticalBlock"] {flex: 1 1 auto; min-height: 0;}
 [data-testid="stMain"] h2 {font-size: clamp(1.3rem, 3.6vh, 2.4rem); padding: 0.1rem 0;}
-[data-testid="stMain"] h3 {font-size: clamp(1.05rem, 2.5vh, 1.7rem); padding: 0;}
+[data-testid="stMain"] h3 {font-size: clamp(1.15rem, 3vh, 2rem); padding: 0;}
 [data-testid="stMain"] .stMarkdown p, [data-testid="stMain"] .stMarkdown li {font-size: clamp(1.05rem, 2.7vh, 1.75rem);
   line-height: 1.4; margin-bottom: 0.2rem;}
 [data-testid="stMain"] .stButton button p {font-size: clamp(1rem, 2.2vh, 1.35rem);}
@@ -121,6 +121,12 @@ def presenter_screens(screens: list[Screen], lang: str = "en") -> list[Screen]:
                     out.append(Screen(f"{s.key}#{k}", s.title + where, [chart], notes=[note]))
                     k += 1
     return out
+
+
+def chart_title(screen: Screen) -> str:
+    """The title of a screen's first chart on one line (its screen's title if it has none)."""
+    text = str(screen.charts[0][1].layout.title.text or "") if screen.charts else ""
+    return text.replace("<br>", " — ") or screen.title
 
 
 def _T(lang):
@@ -329,6 +335,7 @@ def slots_screens(runs: list[DemoRun], step: int, lang: str) -> list[Screen]:
             frame = token_frame(inp)
             ordered = len(set(runners_of(runs))) > 1   # the batch order on a line of its own
             fig = F.slot_mapping_figure(frame, num_reqs=max(rec.num_reqs, 1), lang=lang,
+                                        row_names=[s.req_id for s in rec.scheduled],
                                         title=title.replace(" — ", "<br>", 1) if ordered else title)
             if ordered:
                 fig.update_layout(margin=dict(t=84))

@@ -1,62 +1,138 @@
-"""Real browser: presenter mode fits one projector screen with no scrolling.
+"""Real browser: presenter mode for a projector.
 
-At 1280x720, 1440x900 and 1920x1080, for several demos and steps (the first step, with its
-intro, and later ones, with comparison screens): the figure's bottom edge
-(``getBoundingClientRect``) is inside the viewport, its top leaves it a useful height, the main
-area does not scroll, the title, the step's narrative and the controls are on screen, and the
-intro is shown on the first step only. Screenshots: artifacts/screenshots/presenter_fit_*.png.
+- Keys (a presentation clicker sends them): → / PageDown / space move to the next figure, then on
+  to the next step's own screen (the figure index restarts there); ← / PageUp move back, from a
+  step's own screen to the previous step's last figure. A key typed into a menu is the menu's.
+  Checked through the address bar (``fig=``, ``step=``) and what is on screen.
+- One screen at a time fits 1280x720 (and 1920x1080) with no scrolling: on a figure's screen the
+  figure's bottom edge is inside the viewport and it keeps at least 40% of the height, its own
+  sentence is on screen in type of at least 18 px, and the main area does not scroll.
+Screenshots: artifacts/screenshots/presenter_*.png.
 """
+import re
+
 import pytest
 
 from browser_support import SHOTS, browser, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
 from kvviz.texts.i18n import t
+from kvviz.views import demo_catalogue as demos
+from kvviz.views.demos import presenter_screens, screens_for
 
 pytestmark = [pytest.mark.browser, needs_chromium()]
 
-SIZES = [(1280, 720), (1440, 900), (1920, 1080)]
-CASES = [("fork", 0, "en"), ("hybrid", 3, "es"), ("pcie", 1, "zh"), ("where_stale", 2, "en")]
-
+REL = demos.DEFAULT_RELEASE
 MEASURE = """() => {
   const box = s => { const e = document.querySelector(s); if (!e) return null; const r = e.getBoundingClientRect();
                      return {top: r.top, bottom: r.bottom, height: r.height}; };
   const main = document.querySelector('[data-testid=stMain]');
-  return {fig: box('.st-key-demos_presenter_fig .kv-live-chart'),
-          svg: box('.st-key-demos_presenter_fig .main-svg'),
-          title: box('[data-testid=stMain] h2'), next: box('.st-key-demos_next button'),
-          charts: document.querySelectorAll('.kv-live-chart').length,
-          scroll: [main.scrollHeight, main.clientHeight], vh: window.innerHeight,
-          text: main.innerText};
+  const note = [...document.querySelectorAll('[data-testid=stMain] .stMarkdown p')].pop();
+  return {fig: box('.st-key-demos_presenter_fig .kv-live-chart'), svg: box('.st-key-demos_presenter_fig .main-svg'),
+          title: box('[data-testid=stMain] h2'), charts: document.querySelectorAll('.kv-live-chart').length,
+          scroll: [main.scrollHeight, main.clientHeight], text: main.innerText,
+          note: note ? {px: parseFloat(getComputedStyle(note).fontSize), bottom: note.getBoundingClientRect().bottom} : null};
 }"""
 
 
-@pytest.fixture(scope="module")
-def tab(browser):
-    pg = browser.new_page(viewport={"width": 1280, "height": 720})
-    yield pg
-    pg.close()
+def _figures(key, step, lang="en"):
+    return presenter_screens(screens_for(key, step, lang, REL), lang)
 
 
-@pytest.mark.parametrize("demo,step,lang", CASES)
-def test_presenter_fits_the_screen(server, tab, demo, step, lang):
-    narrative = t("demos", f"{demo}.step{step}", lang)
-    intro = t("demos", f"{demo}.intro", lang)
-    for w, h in SIZES:
-        tab.set_viewport_size({"width": w, "height": h})
-        tab.goto(f"{server}/demos?demo={demo}&step={step}&lang={lang}&presenter=1")
-        wait_idle(tab)
-        tab.wait_for_selector('.st-key-demos_presenter_fig .kv-live-chart .main-svg', timeout=60_000)
-        tab.wait_for_timeout(600)
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        tab.screenshot(path=str(SHOTS / f"presenter_fit_{demo}_step{step}_{lang}_{w}x{h}.png"))
-        m = tab.evaluate(MEASURE)
-        where = f"{demo} step {step} {lang} at {w}x{h}"
-        assert m["charts"] == 1, where
-        assert m["fig"]["bottom"] <= h + 0.5, f"{where}: figure ends at {m['fig']['bottom']:.0f} px, below the fold"
-        assert m["svg"]["bottom"] <= h + 0.5, where
-        assert m["fig"]["height"] >= 0.4 * h, f"{where}: the figure is only {m['fig']['height']:.0f} px tall"
-        assert m["scroll"][0] <= m["scroll"][1] + 1, f"{where}: the page scrolls ({m['scroll']})"
-        assert 0 <= m["title"]["top"] and m["next"]["bottom"] <= m["fig"]["top"], where
-        # the narrative is on screen; the intro only on the first step
-        flat = " ".join(m["text"].split())
-        assert " ".join(narrative.split())[:40] in flat, where
-        assert (intro.split()[0] in m["text"] and " ".join(intro.split())[:40] in flat) == (step == 0), where
+def _at(page, step, fig):
+    """Wait until the address bar names this step and figure (fig 0: no ``fig=``), and the page is idle."""
+    want = f"step={step}"
+    page.wait_for_function(
+        "([s, f]) => { const q = new URLSearchParams(location.search);"
+        " return q.get('step') === s && (q.get('fig') || '0') === f; }", arg=[str(step), str(fig)], timeout=60_000)
+    wait_idle(page)
+    assert want in page.url
+
+
+def _on_screen(page, key, step, fig, lang="en"):
+    """The screen shown is the step's own (fig 0: its narrative, no chart) or figure ``fig`` (its title)."""
+    from playwright.sync_api import expect
+
+    main = page.get_by_test_id("stMain")
+    if fig == 0:
+        expect(main.get_by_text(t("demos", f"{key}.step{step}", lang)[:60])).to_be_visible(timeout=60_000)
+        assert page.locator('.kv-live-chart').count() == 0
+    else:
+        want = _figures(key, step, lang)[fig - 1]
+        expect(main.locator("h3").first).to_have_text(want.title, timeout=60_000)
+        expect(main.get_by_text(want.notes[0][:50])).to_be_visible()
+        page.wait_for_selector('.st-key-demos_presenter_fig .kv-live-chart .main-svg', timeout=60_000)
+
+
+def test_keys_move_through_figures_and_steps(server, browser):
+    key = "fork"
+    last0 = len(_figures(key, 0))
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(f"{server}/demos?demo={key}&step=0&lang=en&presenter=1&vllm={REL}")
+        wait_idle(page)
+        page.wait_for_function("() => window.__kvvizKeysInstalled === true", timeout=60_000)   # the listener
+        _on_screen(page, key, 0, 0)
+        for k, (press, fig) in enumerate([("ArrowRight", 1), ("PageDown", 2), (" ", 3), ("ArrowLeft", 2),
+                                          ("PageUp", 1), ("ArrowRight", 2)]):
+            page.keyboard.press(press)
+            _at(page, 0, fig)
+            _on_screen(page, key, 0, fig)
+            if k == 1:
+                page.screenshot(path=str(SHOTS / "presenter_keys_fork_step1_fig2.png"))
+        # the strip: the last figure at a click; then → leads to the next step's own screen
+        pills = page.locator(".st-key-demos_fig_pick button")
+        assert pills.count() == last0 + 1 and pills.nth(last0).inner_text().strip() == str(last0)
+        pills.nth(last0).click()
+        _at(page, 0, last0)
+        page.keyboard.press("ArrowRight")
+        _at(page, 1, 0)                                  # the figure index restarts at the new step
+        _on_screen(page, key, 1, 0)
+        page.keyboard.press("ArrowRight")
+        _at(page, 1, 1)
+        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowLeft")                 # from step 2's own screen: step 1's last figure
+        _at(page, 0, last0)
+        _on_screen(page, key, 0, last0)
+        # a key typed into a menu is the menu's: the demo picker keeps its arrows
+        page.get_by_test_id("stMain").get_by_role("combobox", name=t("demos", "ui.demo", "en")).click()
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(800)
+        _at(page, 0, last0)
+        # the step's buttons do what the keys do
+        page.get_by_role("button", name="›", exact=True).click()
+        _at(page, 1, 0)
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        page.close()
+
+
+CASES = [("fork", 1, "en", 3), ("hybrid", 3, "es", 1), ("pcie", 1, "zh", 1), ("where_stale", 2, "en", 9)]
+SIZES = [(1280, 720), (1920, 1080)]
+
+
+@pytest.mark.parametrize("key,step,lang,fig", CASES)
+def test_one_screen_fits_a_projector(server, browser, key, step, lang, fig):
+    release = demos.nearest_playable(key, REL)
+    want = presenter_screens(screens_for(key, step, lang, release), lang)[fig - 1]
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        for w, h in SIZES:
+            page.set_viewport_size({"width": w, "height": h})
+            page.goto(f"{server}/demos?demo={key}&step={step}&lang={lang}&presenter=1&vllm={release}&fig={fig}")
+            wait_idle(page)
+            page.wait_for_selector('.st-key-demos_presenter_fig .kv-live-chart .main-svg', timeout=60_000)
+            page.wait_for_timeout(600)
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / f"presenter_fit_{key}_step{step + 1}_fig{fig}_{lang}_{w}x{h}.png"))
+            m = page.evaluate(MEASURE)
+            where = f"{key} step {step} fig {fig} {lang} at {w}x{h}"
+            assert m["charts"] == 1, where
+            assert m["fig"]["bottom"] <= h + 0.5 and m["svg"]["bottom"] <= h + 0.5, where
+            assert m["fig"]["height"] >= 0.4 * h, f"{where}: the figure is only {m['fig']['height']:.0f} px tall"
+            assert m["scroll"][0] <= m["scroll"][1] + 1, f"{where}: the page scrolls ({m['scroll']})"
+            flat = " ".join(m["text"].split())
+            assert " ".join(want.notes[0].split())[:40] in flat, where       # the figure's own sentence
+            assert m["note"]["px"] >= 18 and m["note"]["bottom"] <= m["fig"]["top"] + 1, (where, m["note"])
+            assert re.sub(r"\s+", " ", t("demos", f"{key}.step{step}", lang))[:40] not in flat, where   # not the step's
+    finally:
+        page.close()
