@@ -183,7 +183,9 @@ def test_stacked_bytes_is_the_figure_the_plain_steps_build():
     totals = [sum(parts[s].values()) for s in strategies]
     ref.update_xaxes(title=F._tr("en")("bytes_per_step"), **F.byte_ticks(1, max(totals + [1]), log=False))
     ref.update_yaxes(autorange="reversed")
-    ref = F.base_layout(ref, "t", 100 + 60 * len(strategies) + F.legend_below(ref))
+    F.legend_below(ref)
+    ref.update_layout(legend_orientation="v")      # one part a line (V2's long part names)
+    ref = F.base_layout(ref, "t", 100 + 60 * len(strategies) + int(F.LEGEND_LINE_PX * 1.4 * len(comps)))
     got = stacked_bytes(parts, title="t")
     assert json.dumps(got.to_plotly_json(), sort_keys=True, default=str) == \
         json.dumps(ref.to_plotly_json(), sort_keys=True, default=str)
