@@ -431,8 +431,9 @@ def findings_table(findings: list[Finding], lang: str = DEFAULT_LANG, labels: di
     """The page's findings table: row, check, title, message, index (at most FINDINGS_SHOWN lines),
     a missing row or index shown as "—", the columns named by ``labels`` (key -> header), indexed
     by the row so that no bare 0..n index column is drawn."""
-    frame = findings_frame(findings[:FINDINGS_SHOWN], lang)[list(FINDING_TABLE_COLUMNS)]
-    frame = frame.astype(object).where(frame.notna(), "—")
+    from kvviz.views.frames import no_none   # a column with a "—" is text throughout (Arrow refuses a mix)
+
+    frame = no_none(findings_frame(findings[:FINDINGS_SHOWN], lang)[list(FINDING_TABLE_COLUMNS)])
     frame = frame.rename(columns=labels or {})
     return frame.set_index(frame.columns[0])
 
