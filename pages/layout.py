@@ -41,8 +41,11 @@ f = st.columns([1, 1, 2])
 ui.version_select(f[0], tr("vllm"), lay_vm.VERSION_CHOICES, "lay.vllm")
 f[1].selectbox(tr("backend"), lay_vm.BACKEND_CHOICES, key="lay.backend")
 choice = lay_vm.pick_family(S["lay.vllm"], S["lay.backend"], S["lay.family"])
+# "auto" names what this release allocates for this backend, sent again on every run (ui.labels_follow)
+auto_label = tr("fam_auto", family=choice.vllm_family)
+ui.labels_follow("lay.family")
 f[2].selectbox(tr("family"), lay_vm.FAMILY_CHOICES, key="lay.family",
-               format_func=lambda x: tr("fam_auto") if x == lay_vm.AUTO else tr("fam_" + x))
+               format_func=lambda x: auto_label if x == lay_vm.AUTO else tr("fam_" + x))
 family = choice.family
 ui.shows([(choice.version, None)], backend=choice.backend)
 if choice.by_hand:

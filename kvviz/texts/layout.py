@@ -30,9 +30,9 @@ STRINGS = {
                              "es": "flex_interleaved — vLLM Flex, K|V por token (v0.23–v0.25, solo NHD)"},
     # no family named in the option itself: the browser keeps a chosen option's old text when only its
     # label changes (v0.22.1 -> v0.34.0 showed "flashinfer_packed" beside "In effect: LBNHC")
-    "fam_auto": {"en": "follow the vLLM version and backend (In effect, below)",
-                 "zh": "跟随 vLLM 版本和后端（见下方“当前生效”）",
-                 "es": "según la versión de vLLM y el backend (En uso, abajo)"},
+    "fam_auto": {"en": "auto → {family} (the vLLM version's, for the backend)",
+                 "zh": "自动 → {family}（该 vLLM 版本为此后端分配的）",
+                 "es": "automático → {family} (el de la versión de vLLM para el backend)"},
     "vllm": {"en": "vLLM version", "zh": "vLLM 版本", "es": "versión de vLLM"},
     "backend": {"en": "attention backend", "zh": "注意力后端", "es": "backend de atención"},
     "effect_vllm": {"en": "**In effect:** `{line}` — the layout vLLM allocates for this backend in this version.",

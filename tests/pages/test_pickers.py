@@ -104,3 +104,18 @@ def test_pickers_follow_a_language_switch():
     assert at.session_state["lang"] == "zh"
     assert _sent(at, "csr.src") == t("batch", "p_" + src, "zh")
     assert _sent(at, "csr.runner") == "自动 → V2" and _sent(at, "csr.vllm") == rv.version_option("main", "zh")
+
+
+def test_layout_family_auto_names_the_release_layout():
+    """Layout's cache-layout picker: "auto → {family}" names what the release allocates for the
+    backend (it said only "follow the vLLM version and backend")."""
+    from kvviz.views import layout as lay_vm
+
+    at = app_test()
+    open_page(at, "layout")
+    for version in ("v0.34.0", "v0.19.0", "v0.24.0"):
+        at.selectbox(key="lay.vllm").set_value(version).run()
+        assert not at.exception, at.exception
+        family = lay_vm.pick_family(version, at.session_state["lay.backend"]).vllm_family
+        assert _sent(at, "lay.family") == t("layout", "fam_auto", "en", family=family), version
+        assert any(family in m.value for m in at.markdown), version   # the "In effect" line agrees
