@@ -25,7 +25,8 @@ c[0].selectbox(st_tr("scenario"), stepper.NAMES[::-1], key="pre.sc")
 choice = ui.version_runner("pre", (c[1], c[2]))
 scenario, records = ui.replay(S["pre.sc"], S["pre.vllm"], S["pre.runner"])
 S["pre.idx"] = max(0, min(int(S["pre.idx"]), len(records) - 1))
-c[3].slider(st_tr("step"), 0, len(records) - 1, key="pre.idx")
+c[3].select_slider(st_tr("step"), list(range(len(records))), key="pre.idx",   # shown from 1, as on Step through
+                   format_func=lambda i: str(i + 1))
 ui.keep("pre.sc", "pre.idx")
 rec = records[S["pre.idx"]]
 v2 = stepper.is_v2(rec)
@@ -79,12 +80,15 @@ def _col(name: str, width: int):
     return st.column_config.Column(tr(f"col.{name}"), width=width, help=tr(f"help.{name}") if name in helps else None)
 
 
-st.dataframe(frames.no_none(chain), hide_index=True,   # not cached yet: "—", block numbers stay whole
+# steps counted from 1 on screen (a block not cached yet has none: "—")
+shown_chain = chain.assign(**{"cached at step": chain["cached at step"].map(
+    lambda v: None if v is None or v != v else int(v) + 1)})
+st.dataframe(frames.no_none(shown_chain), hide_index=True,   # not cached yet: "—", block numbers stay whole
              column_config={c: _col(c, w) for c, w in CHAIN_WIDTHS.items() if c in chain.columns})
 ui.download_csv(chain, "hash_chain", "pre.dl_chain", tr("dl_chain"))
 st.subheader(tr("log"))
 log = stepper.prefix_events(records, ui.lang())
-st.dataframe(log, hide_index=True, height=300,
+st.dataframe(log.assign(step=log["step"] + 1), hide_index=True, height=300,   # counted from 1, as the picker
              column_config={"step": st.column_config.NumberColumn(tr("col.step"), width=60, format="%d"),
                             "kind": st.column_config.TextColumn(tr("col.kind"), width=90),
                             "what happened": st.column_config.TextColumn(tr("col.what happened"), width=640)})

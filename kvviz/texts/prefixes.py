@@ -87,9 +87,10 @@ STRINGS.update({
                          "es": "Hash del bloque anterior del prompt (NONE_HASH para el primero)"},
     "help.block": {"en": "Index of the block in its request (counted from 0)", "zh": "该块在其请求中的序号（从 0 开始计）",
                    "es": "Índice del bloque en su solicitud (contado desde 0)"},
-    "help.cached at step": {"en": "Step at which the block entered the prefix cache (counted from 0)",
-                            "zh": "该块进入前缀缓存的步（从 0 开始计）",
-                            "es": "Paso en que el bloque entró en la caché de prefijos (contado desde 0)"},
+    "help.cached at step": {"en": "Step at which the block entered the prefix cache (counted from 1, as the step picker)",
+                            "zh": "该块进入前缀缓存的步（与步骤选择器一样从 1 开始计）",
+                            "es": "Paso en que el bloque entró en la caché de prefijos (contado desde 1, como el selector "
+                                  "de pasos)"},
     "help.held by": {"en": "Requests holding the block now", "zh": "当前持有该块的请求", "es": "Solicitudes que tienen el bloque ahora"},
     "help.ref count": {"en": "Reference count", "zh": "引用计数", "es": "Contador de referencias"},
     "help.in prefix cache": {"en": "Whether the block is in the prefix cache", "zh": "该块是否在前缀缓存中",

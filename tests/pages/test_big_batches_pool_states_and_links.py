@@ -114,7 +114,7 @@ def test_prefixes_page_last_step_and_events(at):
     _open(at, "prefixes")
     log = at.dataframe[-1].value
     assert {"evict", "cache_hit"} <= set(log["kind"])
-    at.slider(key="pre.idx").set_value(len(recs) - 1).run()
+    at.select_slider(key="pre.idx").set_value(len(recs) - 1).run()
     assert not at.exception
     refs = _plots(at)[1]
     assert _bars_max(refs) < 0.5                            # C finished: nothing is held any more
@@ -128,7 +128,7 @@ def test_prefixes_page_last_step_and_events(at):
 def test_prefixes_chain_lists_every_cached_block(at):
     recs = stepper.replay(stepper.load("prefixes"))
     _open(at, "prefixes")
-    at.slider(key="pre.idx").set_value(2).run()
+    at.select_slider(key="pre.idx").set_value(2).run()
     assert any("[4] of B are full" in m.value.replace("\\", "") for m in at.markdown)   # shown escaped, reads the same
     chain = at.dataframe[0].value
     cached = chain[chain["in prefix cache"]]

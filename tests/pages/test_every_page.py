@@ -147,11 +147,11 @@ def test_step_link():
 
 def test_prefixes_sharing_and_chain(at):
     _open(at, "prefixes")
-    at.slider(key="pre.idx").set_value(1).run()
+    at.select_slider(key="pre.idx").set_value(1).run()
     assert any("more than one request" in m.value for m in at.markdown)
     chain = at.dataframe[0].value
     assert len(chain) > 0 and chain["in prefix cache"].any()
-    at.slider(key="pre.idx").set_value(2).run()
+    at.select_slider(key="pre.idx").set_value(2).run()
     assert any("copy-on-write" in m.value for m in at.markdown)
     assert not at.exception
 

@@ -35,7 +35,7 @@ def test_prefixes_page_lists_the_fork_first(at, lang):
     at.session_state["lang"] = lang
     open_page(at, "prefixes")
     at.selectbox(key="pre.sc").set_value(name).run()
-    at.slider(key="pre.idx").set_value(idx).run()
+    at.select_slider(key="pre.idx").set_value(idx).run()
     assert not at.exception
     fork = next(e for e in events if e["kind"] == "fork")
     child = fork["child"]
@@ -48,5 +48,5 @@ def test_prefixes_page_lists_the_fork_first(at, lang):
     assert where(texts["fork"]) < where(texts["cow"]) and where(texts["fork"]) < where(texts["alloc"])
     # the scenario's whole log, in the same order
     log = [d.value for d in at.dataframe if "what happened" in d.value.columns][0]
-    at_step = list(log[log["step"] == idx]["what happened"])
+    at_step = list(log[log["step"] == idx + 1]["what happened"])     # shown counted from 1
     assert at_step.index(texts["fork"]) < at_step.index(texts["cow"])

@@ -209,3 +209,20 @@ def test_home_says_what_colours_mean_and_names_both_runners(lang):
     for word in {"en": ("block table", "slot mapping", "request row"), "zh": ("块表", "槽位映射", "请求行"),
                  "es": ("tabla de", "mapeo de slots", "fila de petición")}[lang]:
         assert word in first, (lang, word)
+
+
+def test_prefixes_counts_steps_from_one():
+    """Shared prefixes numbers steps as Step through does: its picker, its log and the hash chain's
+    "cached at step" count from 1 (``pre.idx`` and the link's ``step=`` from 0)."""
+    from kvviz.views import scenarios as stepper
+
+    at = app_test("prefixes")
+    n = len(at.select_slider(key="pre.idx").options)
+    assert list(at.select_slider(key="pre.idx").options) == [str(i) for i in range(1, n + 1)]
+    log = next(d.value for d in at.dataframe if "what happened" in d.value.columns)
+    raw = stepper.prefix_events(stepper.replay(stepper.load("prefixes")))
+    assert log["step"].tolist() == (raw["step"] + 1).tolist() and log["step"].min() == 1
+    at.select_slider(key="pre.idx").set_value(n - 1).run()
+    chain = next(d.value for d in at.dataframe if "hash" in d.value.columns)
+    cached = [v for v in chain["cached at step"] if v != "—"]
+    assert cached and min(int(v) for v in cached) >= 1
