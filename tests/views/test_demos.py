@@ -250,7 +250,7 @@ def test_every_event_has_a_sentence_in_every_language():
 
 LEFT_RIGHT = {  # how the condense narratives name the two columns, with the run each one holds
     "en": ("Left, as vLLM does it", "Right, the fault"),
-    "zh": ("左列(vLLM 的做法)", "右列(故障)"),
+    "zh": ("左列（vLLM 的做法）", "右列（故障）"),
     "es": ("Izquierda, como lo hace vLLM", "Derecha, el fallo"),
 }
 LEFT_WORD = {"en": ("left", "Left"), "zh": ("左",), "es": ("izquierda", "Izquierda")}
@@ -439,24 +439,90 @@ def test_notation_tables_have_no_english_left(lang):
 
 
 @pytest.mark.parametrize("lang", list(LANGS))
-def test_presenter_says_which_column_a_compared_chart_is(lang):
-    """One chart per screen loses the columns, so each compared chart's screen title names its
-    column, and the left one is always the first run (vLLM / DCP rank 0)."""
+def test_presenter_says_which_run_a_compared_chart_is(lang):
+    """One chart per screen loses the columns, so each compared chart's screen title names its run
+    (not "left column": no column is on screen), the first run (vLLM / DCP rank 0) first."""
     from kvviz.views.demos import presenter_screens, screens_for
     from kvviz.texts.i18n import t
 
-    left, right = t("demos", "ui.col_left", lang), t("demos", "ui.col_right", lang)
-    for key, first, second in (("condense", "variant.main", "variant.no_clear"), ("dcp", "variant.rank0", "variant.rank1")):
-        one = presenter_screens(screens_for(key, 1, lang), lang)
-        for s in one:
-            caption = s.charts[0][0]
-            if s.title.endswith(left):
-                assert t("demos", first, lang) in caption, (key, s.title, caption)
-            elif s.title.endswith(right):
-                assert t("demos", second, lang) in caption, (key, s.title, caption)
-        assert sum(s.title.endswith(left) for s in one) == sum(s.title.endswith(right) for s in one) >= 2
-        if lang != "en":
-            assert not any(("left column" in s.title or "right column" in s.title) for s in one)
+    for key, release in (("condense", demos.NARRATIVE_RELEASE), ("dcp", demos.DEFAULT_RELEASE),
+                         ("where_stale", "v0.33.0")):
+        names = [t("demos", f"variant.{v.key}", lang) for v in demos.DEMOS[key].variants]
+        one = presenter_screens(screens_for(key, 1, lang, release), lang)
+        compared = [s for s in one if not s.key.startswith("pool")]
+        runs = [next(n for n in names if s.title.endswith(" — " + n)) for s in compared]
+        for s, run in zip(compared, runs):
+            assert run in s.charts[0][0], (key, s.title, s.charts[0][0])    # the chart is that run's
+        tables = [r for s, r in zip(compared, runs) if s.key.startswith("block_table")]
+        assert tables == [n for n in names for _ in range(len(tables) // len(names))]   # run by run, in order
+        assert not any(t("demos", "ui.col_left", lang) in s.title or t("demos", "ui.col_right", lang) in s.title
+                       for s in one)
+
+
+def test_every_figure_has_its_own_sentence_saying_what_its_colour_encodes():
+    """Each chart of every demo step, on the narrative's release and the newest it plays on, has a
+    sentence of its own (what that chart shows at this step, read from the run) ending with what
+    its colour encodes; the sentences of one step differ from each other."""
+    from kvviz.views.demos import screens_for
+    from kvviz.texts.i18n import t
+
+    colour = {"en": "Colour: ", "zh": "颜色：", "es": "Color: "}
+    for key in demos.DEMO_KEYS:
+        for release in {demos.NARRATIVE_RELEASE, demos.nearest_playable(key, demos.DEFAULT_RELEASE)}:
+            for step in range(demos.num_steps(key)):
+                for lang in LANGS:
+                    screens = screens_for(key, step, lang, release)
+                    notes = [n for s in screens for n in s.notes]
+                    assert len(notes) == sum(len(s.charts) for s in screens), (key, release, step)
+                    assert all(colour[lang] in n and "{" not in n for n in notes), (key, release, step, lang)
+    # the sentence is about the figure, from the run: prefix step 2 (A and B share blocks 1, 2)
+    (pool,) = [s for s in screens_for("prefix", 1, "en") if s.key == "pool"]
+    assert "shared by two or more (ref count > 1): 1–2" in pool.notes[0]
+    (slots,) = [s for s in screens_for("prefix", 1, "en") if s.key.startswith("slots")]
+    assert "B position 8–10 → slot 16–18" in slots.notes[0]
+    assert t("demos", "note.colour_slots", "en") in slots.notes[0]
+
+
+def test_each_release_plays_every_demo_it_can_and_refuses_the_rest():
+    """A demo plays on every release that has its runner(s), with the same steps; on the others it
+    says why (V1 gone from v0.34.0; V2 not yet before v0.12.0), and names the nearest release."""
+    from kvviz.core.versions import VERSIONS
+    from kvviz.errors import BadInput
+
+    for key in demos.DEMO_KEYS:
+        for release in VERSIONS:
+            why = demos.missing_runner(key, release)
+            if why is None:
+                assert demos.play(key, len(demos.DEMOS[key].variants) - 1, release=release).num_steps == demos.num_steps(key)
+            else:
+                refused = 0
+                for vi in range(len(demos.DEMOS[key].variants)):
+                    try:
+                        demos.play(key, vi, release=release)
+                    except BadInput:
+                        refused += 1
+                assert refused, (key, release)          # the run that needs the missing runner
+                assert demos.missing_runner(key, demos.nearest_playable(key, release)) is None
+    assert demos.missing_runner("condense", "v0.34.0") == "v1" and demos.nearest_playable("condense", "v0.34.0") == "v0.33.0"
+    assert demos.missing_runner("where_stale", "v0.11.0") == "v2" and demos.nearest_playable("where_stale", "v0.11.0") == "v0.12.0"
+    assert demos.missing_runner("prefix", "v0.34.0") is None
+    assert demos.differs("prefix", 1, demos.NARRATIVE_RELEASE) == ()
+    assert "runner" in demos.differs("prefix", 1, "v0.11.0")            # V1 there: the narrative's V2 differs
+    with pytest.raises(BadInput):
+        demos.play("prefix", release="v9.9.9")
+
+
+def test_slot_charts_have_integer_axes():
+    """A one-token chart reads slot 13, not 12.5 … 13.5: integer ticks on both axes."""
+    from kvviz.views.demos import screens_for
+
+    for key, step in (("hybrid", 2), ("dcp", 1), ("prefix", 0)):
+        for s in screens_for(key, step, "en"):
+            if s.key.startswith("slots"):
+                for _, fig in s.charts:
+                    assert fig.layout.xaxis.dtick == 1 and fig.layout.yaxis.tickformat == "d"
+                    if len(fig.layout.yaxis.range or ()) == 2:
+                        assert fig.layout.yaxis.dtick == 1
 
 
 # --- runners: which demos show which runner, and the two runner lessons ---------------------------
