@@ -503,6 +503,8 @@ def main() -> None:
         "server_cpu_pct_of_machine": round(100 * sum(c - cpu0.get(p, (0, ""))[0] for p, (c, _) in cpu1.items())
                                            / (wall * ncpu), 1),
         "server_cpu_pct_by_kind": cpu_by_kind(cpu0, cpu1, wall * ncpu),
+        "server_cpu_ms_per_action": round(1000 * sum(c - cpu0.get(p, (0, ""))[0] for p, (c, _) in cpu1.items())
+                                          / max(len(lat), 1), 1),
         "client_cpu_pct_of_machine": round(100 * ((me1.user - me0.user) + (me1.system - me0.system)) / (wall * ncpu), 1),
         "errors_seen": [r["error"] for r in students if "error" in r][:3],
         "app_exceptions": [e for r in out for e in r.get("exceptions", [])][:3],
@@ -534,7 +536,8 @@ def main() -> None:
     print(f"  load average before {res['loadavg_before_1_5_15']}, after {res['loadavg_1_5_15']}, machine busy "
           f"{res['machine_busy_pct']} %, server {res['server_cpu_pct_of_machine']} % "
           f"({', '.join(f'{k} {v} %' for k, v in res['server_cpu_pct_by_kind'].items())}), "
-          f"this client {res['client_cpu_pct_of_machine']} % of the machine")
+          f"this client {res['client_cpu_pct_of_machine']} % of the machine; "
+          f"server CPU {res['server_cpu_ms_per_action']} ms per action")
     if host:
         print(f"  hostile: {res['hostile_pastes']} pastes of ~{res['hostile_paste_mb']} MB ({res['hostile_mb_sent']} MB sent), "
               f"p50 {res['hostile_p50_s'] or 0:.2f} s, max {res['hostile_max_s'] or 0:.2f} s, {res['hostile_errors']} errors")

@@ -1,5 +1,5 @@
 """Process-wide tuning of the Streamlit server for a hall of students (issue 33), applied once per
-process by app.py's first run.
+process by app.py's first run: the theme message built once, the send loop woken once per batch.
 
 The theme, built once. Streamlit sends a ``new_session`` message at the start of EVERY script run (a
 button press, a fragment's rerun), and builds its theme part anew each time from the config:
@@ -12,6 +12,7 @@ once anyway (``fileWatcherType = "none"``: restart the server after editing it).
 """
 from __future__ import annotations
 
+import os
 import threading
 
 _lock = threading.Lock()
@@ -45,6 +46,60 @@ def memoize_theme() -> bool:
         return True
 
 
+def coalesced_wakeup(loop, need_send_data):
+    """The callback a session calls after queueing a message for its browser, waking the runtime's
+    send loop at most once until that loop has run: Streamlit's own calls
+    ``loop.call_soon_threadsafe(need_send_data.set)`` for EVERY message (50-70 per Step through
+    press), each a write to the loop's self-pipe and a handover of the GIL between the script thread
+    and the event loop's thread. Nothing is lost: the loop clears the event and then flushes every
+    session's whole queue, so a message queued while the event is still set is sent by that flush, and
+    one queued after the clear schedules a new wake-up."""
+    pending = [False]
+
+    def wake() -> None:
+        pending[0] = False
+        need_send_data.set()
+
+    def enqueued() -> None:
+        if pending[0] or need_send_data.is_set():
+            return
+        pending[0] = True
+        loop.call_soon_threadsafe(wake)
+
+    enqueued.kvviz_coalesced = True
+    return enqueued
+
+
+def coalesce_wakeups() -> bool:
+    """Give the running Streamlit runtime's session manager (and its live sessions) the coalescing
+    callback; True if installed now. No runtime (AppTest, bare mode) or another Streamlit: False."""
+    try:
+        from streamlit.runtime import Runtime
+
+        if not Runtime.exists():
+            return False
+        rt = Runtime.instance()
+        mgr = rt._session_mgr
+        if getattr(getattr(mgr, "_message_enqueued_callback", None), "kvviz_coalesced", False):
+            return False
+        objs = rt._get_async_objs()
+        cb = coalesced_wakeup(objs.eventloop, objs.need_send_data)
+    except (ImportError, AttributeError, RuntimeError):
+        return False
+    with _lock:
+        if getattr(mgr._message_enqueued_callback, "kvviz_coalesced", False):
+            return False
+        mgr._message_enqueued_callback = cb
+        for info in mgr.list_sessions():
+            if hasattr(info.session, "_message_enqueued_callback"):
+                info.session._message_enqueued_callback = cb
+    return True
+
+
 def install() -> None:
-    """Everything above; cheap to call on every run (one attribute check after the first)."""
+    """Everything above; cheap to call on every run (two attribute checks after the first).
+    ``KVVIZ_SERVER_TUNING=0`` in the server's environment turns it off (to measure without it)."""
+    if os.environ.get("KVVIZ_SERVER_TUNING") == "0":
+        return
     memoize_theme()
+    coalesce_wakeups()

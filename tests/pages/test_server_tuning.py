@@ -47,3 +47,76 @@ def test_app_installs_it():
     at = app_test()
     assert not at.exception
     assert getattr(app_session._populate_theme_msg, "kvviz_memo", False)
+
+
+class _Loop:
+    """The one call the callback makes on the runtime's event loop, recorded instead of run."""
+
+    def __init__(self):
+        self.scheduled = []
+
+    def call_soon_threadsafe(self, fn):
+        self.scheduled.append(fn)
+
+    def run(self):
+        todo, self.scheduled = self.scheduled, []
+        for fn in todo:
+            fn()
+
+
+def test_send_loop_woken_once_per_batch_and_never_missed():
+    import asyncio
+    import threading
+
+    from ui.server_tuning import coalesced_wakeup
+
+    loop, need = _Loop(), asyncio.Event()
+    enqueued = coalesced_wakeup(loop, need)
+    for _ in range(60):                          # a Step through press queues ~60 messages
+        enqueued()
+    assert len(loop.scheduled) == 1              # Streamlit's own callback: 60 wake-ups
+    loop.run()
+    assert need.is_set()
+    enqueued()                                   # the loop has not flushed yet: that flush sends it
+    assert loop.scheduled == []
+    need.clear()                                 # the loop's flush cycle starts
+    enqueued()                                   # queued after the clear: a new wake-up
+    assert len(loop.scheduled) == 1
+    loop.run()
+    assert need.is_set()
+    need.clear()
+    threads = [threading.Thread(target=lambda: [enqueued() for _ in range(2000)]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert 1 <= len(loop.scheduled) <= 4         # script threads racing: at most one each, never none
+    loop.run()
+    assert need.is_set()
+
+
+def test_a_live_server_still_delivers_every_run():
+    """Through a real server with the tuning on: each run of a page ends (script_finished) with its
+    widgets drawn, press after press, and the page's own buttons work."""
+    import asyncio
+    import sys
+
+    from browser_support import ROOT, serve
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from bench_load_ws import Session
+
+    async def walk(url):
+        s = Session(url, "step_through", {"lang": "en"}, 120)
+        await s.connect()
+        try:
+            await s.rerun()
+            for _ in range(4):
+                await s.rerun(s.press("step.next"), s.fragment_of("step.next"))
+            assert s.widget("step.back")[1].disabled is False       # four steps in: Back is live
+            return s.query
+        finally:
+            await s.close()
+
+    with serve() as (url, _):
+        assert "step=4" in asyncio.run(walk(url))
