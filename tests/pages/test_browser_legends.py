@@ -112,18 +112,15 @@ def test_batch_page_legends_and_preset(server, tab, lang):
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_presenter_two_line_title_clear_of_legend(server, tab, lang):
-    screens = presenter_screens(screens_for(DEMO, STEP, lang), lang)
+    screens = presenter_screens(screens_for(DEMO, STEP, lang, "main"), lang)
     # the first slot_mapping figure whose title has two lines (the batch order on the second)
     index = next(i for i, s in enumerate(screens) if s.key.startswith("slots")
                  and "<br>" in (s.charts[0][1].layout.title.text or ""))
     tab.set_viewport_size({"width": W, "height": H})
-    tab.goto(f"{server}/demos?demo={DEMO}&step={STEP}&lang={lang}&presenter=1")
+    # presenter screen index + 1: screen 0 is the step's own text
+    tab.goto(f"{server}/demos?demo={DEMO}&step={STEP}&lang={lang}&presenter=1&vllm=main&fig={index + 1}")
     wait_idle(tab)
-    for _ in range(index):
-        tab.get_by_role("button", name=t("demos", "ui.fig_next", lang)).click()
-        tab.wait_for_timeout(300)
-        wait_idle(tab)
-    tab.get_by_text(f"{t('demos', 'ui.figure', lang)} {index + 1} / {len(screens)}").wait_for(timeout=60_000)
+    tab.wait_for_selector('.st-key-demos_presenter_fig .kv-live-chart .main-svg', timeout=60_000)
     charts = _charts(tab)
     where = f"presenter {DEMO} step {STEP} figure {index + 1}, {lang} at {W}x{H}"
     assert len(charts) == 1 and charts[0]["lines"] == 2, f"{where}: {charts}"

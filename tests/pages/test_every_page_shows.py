@@ -68,6 +68,7 @@ def test_a_page_without_a_release_says_what_it_shows(page, lang):
 @pytest.mark.parametrize("lang", list(LANGS))
 def test_a_demo_names_its_release_and_runner_in_presenter_mode_too(lang):
     at = open_page(app_test(lang=lang), "demos")
+    at.session_state["demos_release"] = PICKED        # the demos page's release picker
     for presenter in (False, True):
         at.session_state["demos_presenter"] = presenter
         for key in ("prefix", "condense", "v1_vs_v2"):
@@ -75,9 +76,9 @@ def test_a_demo_names_its_release_and_runner_in_presenter_mode_too(lang):
             at.session_state["demos_step"] = 0
             at.run()
             assert not at.exception
-            runs = [(demos.play(key, i).scenario.config.vllm, demos.play(key, i).history[0].runner)
-                    for i in range(len(demos.DEMOS[key].variants))]
-            assert {v for v, _ in runs} == {demos.DEMO_RELEASE}
+            runs = [(demos.play(key, i, release=PICKED).scenario.config.vllm,
+                     demos.play(key, i, release=PICKED).history[0].runner) for i in range(len(demos.DEMOS[key].variants))]
+            assert {v for v, _ in runs} == {PICKED}
             assert _shows(lang, *dict.fromkeys(runs)) in _captions(at), (key, presenter, _captions(at))
 
 

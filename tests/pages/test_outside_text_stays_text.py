@@ -22,7 +22,7 @@ QUERY = {  # every query parameter each linkable page reads
     "batch": ["bs", "nb", "kbs", "len", "dcp", "rank", "cg", "heads", "hdim", "dtype", "reqs", "tok", "cache_layout"],
     "step_through": ["sc", "step"],
     "prefixes": ["sc", "step"],
-    "demos": ["demo", "step", "lang", "presenter"],
+    "demos": ["demo", "step", "lang", "presenter", "vllm", "fig"],
 }
 
 
