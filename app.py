@@ -25,6 +25,7 @@ from kvviz.texts.i18n import DEFAULT_LANG, LANGS, t  # noqa: E402
 from kvviz.texts.app import STRINGS as APP_STRINGS  # noqa: E402
 import ui  # noqa: E402
 from ui import PAGES  # noqa: E402
+from ui import links  # noqa: E402
 
 from ui.server_tuning import install as tune_server  # noqa: E402
 
@@ -50,4 +51,5 @@ nav = st.navigation([st.Page(path, title=_title(key), icon=icon, default=(i == 0
                      for i, (path, key, icon) in enumerate(PAGES)])
 # the page this session started on: only there does a page take its state from the link (ui/links.py)
 st.session_state.setdefault("links.start", nav.url_path)
+links.reconnect_reloads()   # a tab that lost its server reloads its link once connected again
 nav.run()

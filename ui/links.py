@@ -70,3 +70,29 @@ def sync(page: str, fields, extra: dict | None = None) -> dict:
     read(page, fields)
     warnings(page)
     return write(fields, extra)
+
+
+# A tab whose server went away (killed, restarted, a replica gone behind the balancer) reconnects by
+# itself, but Streamlit 1.67 does not rerun its page then: the new session stays empty and the tab shows
+# the dead session's last screen, which no longer answers as it should. Once such a tab is connected
+# again it reloads its address: a new session on the same page, restored from the link (``read``).
+_RECONNECT_JS = """<script>(() => {
+  if (window.__kvvizReconnect) return;
+  window.__kvvizReconnect = true;
+  let seen = false, lost = false;
+  const check = () => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const s = app && app.getAttribute('data-test-connection-state');
+    if (s === 'CONNECTED') { if (lost) { location.reload(); return; } seen = true; }
+    else if (seen && s) lost = true;
+  };
+  new MutationObserver(check).observe(document.body, {subtree: true, attributes: true,
+                                                      attributeFilter: ['data-test-connection-state']});
+  check();
+})();</script>"""
+
+
+def reconnect_reloads() -> None:
+    """Draw (once a run; app.py) the script that reloads a tab reconnected after losing its server
+    (in the sidebar, under the language: no gap above a page's title)."""
+    st.sidebar.html(_RECONNECT_JS, unsafe_allow_javascript=True)
