@@ -173,7 +173,7 @@ STRINGS = {
                                   "los slots, la tabla de bloques y el CSR de la versión; los desplazamientos de la versión son "
                                   "los que muestra el panel del token de abajo, no los de la caché de los kernels."},
     # the release is named in the page's caption and the line under the picker: the label stays short
-    "fam_auto": {"en": "auto ({family})", "zh": "自动（{family}）", "es": "auto ({family})"},
+    "fam_auto": {"en": "auto → {family}", "zh": "自动 → {family}", "es": "automático → {family}"},
     "whose_release": {"en": "The bytes follow vLLM {version}: its FlashAttention backend allocates **{family}**.",
                       "zh": "字节按 vLLM {version}：其 FlashAttention 后端分配 **{family}**。",
                       "es": "Los bytes siguen a vLLM {version}: su backend FlashAttention asigna **{family}**."},

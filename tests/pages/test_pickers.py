@@ -61,14 +61,14 @@ def test_runner_by_hand_then_a_release_without_it():
 
 
 def test_batch_cache_layout_auto_names_the_release_layout():
-    """Batch's cache-layout picker: "auto (LBNHC)" at v0.34.0, as the sentence under the offsets says
-    (it read "auto (flashinfer_packed)", main's layout, there)."""
+    """Batch's cache-layout picker: "auto → LBNHC" at v0.34.0 (written as the runner's "auto → V2"), as
+    the sentence under the offsets says (it read "auto (flashinfer_packed)", main's layout, there)."""
     at = app_test()
     open_page(at, "batch")
     for version, family in (("v0.34.0", "LBNHC"), ("v0.19.0", "flash_attn"), ("v0.24.0", "flashinfer")):
         at.selectbox(key="batch.vllm").set_value(version).run()
         assert not at.exception, at.exception
-        assert _sent(at, "batch.family") == f"auto ({family})", version
+        assert _sent(at, "batch.family") == f"auto → {family}", version
         assert any(f"follow vLLM {version}" in c.value and family in c.value for c in at.caption), version
 
 
