@@ -1,13 +1,16 @@
 """Real browser: play every demo to its end (each demo in one language, the languages taking
-turns, so every demo and every language is played), then open a presenter-mode link and step
-through its figures, saving full-page screenshots to artifacts/screenshots/ (git-ignored) for a
-human to look at. Condense, hybrid and where_stale get a screenshot of every presenter figure of
-their step."""
+turns, so every demo and every language is played, on the newest release it plays on), then open a
+presenter-mode link and step through its figures, saving screenshots to artifacts/screenshots/
+(git-ignored) for a human to look at. Condense, hybrid and where_stale get a screenshot of every
+presenter figure of their step. The release picker: a demo that cannot happen on the newest
+release says so and one click shows it on the nearest release it can; picking another release
+changes the caption, the figures and the figures' own sentences."""
 import pytest
 
 from browser_support import browser, charts_drawn, needs_chromium, server, shot, wait_idle  # noqa: F401 - fixtures
 from kvviz.views import demo_catalogue as demos
 from kvviz.views.demos import presenter_screens, screens_for
+from kvviz.views.runners import version_option
 from kvviz.texts.i18n import LANGS, t
 
 pytestmark = [pytest.mark.browser, needs_chromium()]
@@ -40,9 +43,10 @@ def _charts(page):
 def test_play_and_present(server, browser, lang, key):
     from playwright.sync_api import expect
 
+    release = demos.nearest_playable(key, demos.DEFAULT_RELEASE)
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     try:
-        page.goto(f"{server}/demos?demo={key}&step=0&lang={lang}")
+        page.goto(f"{server}/demos?demo={key}&step=0&lang={lang}&vllm={release}")
         wait_idle(page)
         expect(page.get_by_text(t("demos", f"{key}.step0", lang))).to_be_visible(timeout=60_000)
         n = demos.num_steps(key)
@@ -57,22 +61,23 @@ def test_play_and_present(server, browser, lang, key):
 
         # the link to a presenter-mode step restores it; one figure per screen
         step = SHOT_STEP[key]
-        want = presenter_screens(screens_for(key, step, lang), lang)
+        want = presenter_screens(screens_for(key, step, lang, release), lang)
         page.set_viewport_size({"width": 1400, "height": 900})
-        page.goto(f"{server}/demos?demo={key}&step={step}&lang={lang}&presenter=1")
+        page.goto(f"{server}/demos?demo={key}&step={step}&lang={lang}&presenter=1&vllm={release}")
         wait_idle(page)
-        expect(page.get_by_text(t("demos", f"{key}.step{step}", lang))).to_be_visible(timeout=60_000)
+        expect(page.get_by_text(t("demos", f"{key}.step{step}", lang)[:60])).to_be_visible(timeout=60_000)
         expect(page.locator('[data-testid="stSidebar"]')).to_be_hidden()
+        shot(page, f"presenter_{key}_{lang}_step{step + 1}_story")
         figures = len(want) if key in EVERY_FIGURE else min(2, len(want))
         for f in range(figures):
-            if f:
-                page.get_by_role("button", name=t("demos", "ui.fig_next", lang)).click()
-                page.wait_for_timeout(300)
-                wait_idle(page)
-            expect(page.get_by_text(f"{t('demos', 'ui.figure', lang)} {f + 1} / {len(want)}")).to_be_visible()
+            page.get_by_role("button", name="›", exact=True).click()
+            page.wait_for_function("(f) => new URLSearchParams(location.search).get('fig') === f",
+                                   arg=str(f + 1), timeout=60_000)
+            wait_idle(page)
+            expect(page.get_by_text(want[f].notes[0][:40])).to_be_visible(timeout=60_000)
             assert _charts(page) == 1
             _no_error(page)
-            shot(page, f"presenter_{key}_{lang}_step{step}_fig{f + 1}")
+            shot(page, f"presenter_{key}_{lang}_step{step + 1}_fig{f + 1}")
     finally:
         page.close()
 
@@ -95,6 +100,50 @@ def test_presenter_language_selector(server, browser):
         expect(demo_box).to_have_value(t("demos", "fork.title", "zh"))       # not the English title
         assert "lang=zh" in page.url
         shot(page, "presenter_fork_zh_after_switch")
+    finally:
+        page.close()
+
+
+def test_release_picker(server, browser):
+    """Condense shows the V1 model runner: on v0.34.0 (the default, no V1) it says so, with no figure;
+    one click shows it on v0.33.0. Prefix on v0.11.0 (no V2 yet): V1's CPU table and mirror, and
+    each figure's sentence follows."""
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(f"{server}/demos?demo=condense&step=1&lang=es")
+        wait_idle(page)
+        from kvviz.core.versions import LAST_V1_RELEASE
+
+        expect(page.get_by_text(t("demos", "ui.no_v1", "es", release="v0.34.0", last=LAST_V1_RELEASE))).to_be_visible(
+            timeout=60_000)
+        assert page.locator(".kv-live-chart").count() == 0 and "vllm=v0.34.0" in page.url
+        shot(page, "demos_condense_es_v0.34.0_refused")
+        page.get_by_role("button", name=t("demos", "ui.show_on", "es", release="v0.33.0")).click()
+        page.wait_for_function("() => location.search.includes('vllm=v0.33.0')", timeout=60_000)
+        wait_idle(page)
+        expect(page.get_by_text(t("demos", "condense.step1", "es"))).to_be_visible(timeout=60_000)
+        assert _charts(page) >= 4
+        _no_error(page)
+
+        page.goto(f"{server}/demos?demo=prefix&step=1&lang=en")
+        wait_idle(page)
+        pool = [s for s in screens_for("prefix", 1, "en", "v0.34.0") if s.key.startswith("block_table")][0]
+        expect(page.get_by_text(pool.notes[0][:60])).to_be_visible(timeout=60_000)
+        box = page.get_by_test_id("stMain").get_by_role("combobox", name=t("demos", "ui.release", "en"))
+        box.click()
+        page.keyboard.type("v0.11.0")
+        page.get_by_role("option", name=version_option("v0.11.0", "en")).click()
+        page.wait_for_function("() => location.search.includes('vllm=v0.11.0')", timeout=60_000)
+        wait_idle(page)
+        expect(page.get_by_text("Shows vLLM v0.11.0 · Model Runner V1")).to_be_visible(timeout=60_000)
+        v1 = [s for s in screens_for("prefix", 1, "en", "v0.11.0") if s.key.startswith("block_table")][0]
+        expect(page.get_by_text(v1.notes[0][:60])).to_be_visible(timeout=60_000)
+        expect(page.get_by_text(t("demos", "ui.cpu", "en"), exact=False).first).to_be_attached()
+        _charts(page)
+        _no_error(page)
+        shot(page, "demos_prefix_en_v0.11.0")
     finally:
         page.close()
 
