@@ -21,8 +21,10 @@ ui.restore({"csr.src": "batch" if "batch.explored" in S else "default", "csr.emp
 st.title(tr("title"))
 st.markdown(tr("intro"))
 st.info(tr("rules"), icon=":material/rule:")
+links.restore_batch("csr")   # a link from "the Batch page's batch" carries that batch
 sources = (["batch"] if "batch.explored" in S else []) + ex.PRESETS[:-1]
-links.sync("csr", share.csr_fields(sources))   # the whole page in its link (ui/links.py)
+links.sync("csr", share.csr_fields(sources),   # the whole page in its link (ui/links.py)
+           links.batch_params() if S["csr.src"] == "batch" else None)
 if S["csr.src"] not in sources:
     S["csr.src"] = sources[0]
 vr = st.columns([2, 2, 4])   # wide enough for the longest version / runner label at 1280 px

@@ -46,9 +46,40 @@ def read(page: str, fields) -> dict:
     return values
 
 
+def restore_batch(page: str) -> None:
+    """CSR's source "the Batch page's batch" from a link (``src=batch`` and the batch's own parameters,
+    ``batch_params``): on the first run of a session started on ``page``, the batch is explored again
+    (``batch.explored``, as the Batch page leaves it), so that the source is offered and shown. Call
+    before the page lists its sources."""
+    S = st.session_state
+    done = f"links.batch.{page}"
+    if done in S:
+        return
+    S[done] = True
+    if not started_on(page) or st.query_params.get("src") != "batch" or "batch.explored" in S:
+        return
+    from kvviz.errors import BadInput
+    from kvviz.views import batch as ex
+
+    rows, cfg, _, warns = share.decode_batch(st.query_params)
+    if cfg is not None:
+        rows = rows or ex.default_rows()
+        try:
+            S["batch.explored"], S["batch.explored_key"] = ex.explore(rows, cfg), ex.batch_key(rows, cfg)
+        except BadInput as e:
+            warns.append(f"the link's batch cannot be built ({' '.join(str(e).split())[:200]})")
+    S[f"links.batch_warn.{page}"] = warns
+
+
+def batch_params() -> dict:
+    """The link parameters of the Batch page's batch this session holds ({} if none)."""
+    eb = st.session_state.get("batch.explored")
+    return share.encode_batch(eb.rows, eb.config) if eb is not None else {}
+
+
 def warnings(page: str) -> None:
     """The link's refusals, one warning box, as plain text (the values come from a URL)."""
-    warns = st.session_state.get(f"links.warn.{page}")
+    warns = [*st.session_state.get(f"links.batch_warn.{page}", []), *st.session_state.get(f"links.warn.{page}", [])]
     if warns:
         st.warning("  \n".join(plain(w) for w in warns), icon=":material/link_off:")
 

@@ -123,3 +123,26 @@ def test_switching_pages_carries_nothing_across(server, browser):
     assert "/csr?" in page.url and "reqs=" not in page.url and "lang=es" in page.url, page.url
     assert "vllm=main" in page.url                     # CSR's own release, not the one PCIe's link named
     ctx.close()
+
+
+def test_csr_from_the_batch_pages_batch_carries_that_batch(server, browser):
+    """CSR's default source after the Batch page is that page's batch (this session's): its link
+    carries the batch, and a fresh context builds it again and shows the same CSR."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx.set_default_timeout(120_000)
+    page = ctx.new_page()
+    opened(page, f"{server}/batch?lang=en&bs=8&kbs=8&reqs=5.0.5,19.0.19,7.7.1", "batch.head")
+    page.get_by_test_id("stSidebarNav").get_by_role("link").nth(4).click()   # CSR
+    key(page, "csr.req").wait_for()
+    number(page, "csr.req", 1)
+    shown = settled(page)
+    link = page.url
+    assert "src=batch" in link and "reqs=5.0.5,19.0.19,7.7.1" in link.replace("%2C", ","), link
+    ctx.close()
+    student = browser.new_context(viewport={"width": 1400, "height": 1000})
+    student.set_default_timeout(120_000)
+    other = student.new_page()
+    opened(other, link, "csr.req")
+    arrives(other, shown)
+    assert other.get_by_test_id("stAlertContentWarning").count() == 0
+    student.close()
