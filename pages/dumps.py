@@ -78,7 +78,7 @@ def side_notes(side: str) -> None:
 
 def heading(side: str, name: str) -> None:
     """A dump's name over its results; an upload shown while a newer one was refused says so."""
-    st.markdown(f"**{side}: {ui.plain(name)}**")
+    st.markdown(f"**{tr('side_name', side=side, name=ui.plain(name))}**")
     s = side.lower()
     if S.get("dumps.source") == "upload" and f"dumps.err_{s}" in S:
         st.caption(tr("results_of", name=ui.plain(name), refused=ui.plain(S.get(f"dumps.err_name_{s}", ""))))
@@ -199,7 +199,7 @@ for side, name, d in dumps:
         with col.expander(tr("concept_label", name=concept["name"]), icon=":material/school:"):
             st.markdown(concept["text"])
             st.markdown(tr("checks_fired"))
-            st.markdown(view.concept_checks_markdown(concept["checks"]))
+            st.markdown(view.concept_checks_markdown(concept["checks"], lang))
 
 # --- the tables side by side -------------------------------------------------------------------------
 st.subheader(tr("tables"))

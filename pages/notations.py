@@ -55,7 +55,7 @@ st.success(tr("answer", pos=pos, req=req, slot=slot, block=ans["page"], bs=page_
            icon=":material/my_location:")
 notes = []
 if len(ans["sharers"]) > 1:
-    notes.append(tr("shared", reqs=", ".join(ans["sharers"])))
+    notes.append(tr("shared", reqs=tr("list_sep").join(ans["sharers"])))
 notes.append(tr("new_token") if ans["new"] else tr("old_token"))
 st.markdown("  \n".join(notes))
 st.caption(tr("marks"))   # what the tables' one colour encodes
@@ -79,7 +79,7 @@ for name in names:
             st.warning(tr("not_representable", why=str(form)))
             continue
         assert form.address(i, pos) == slot
-        st.markdown(f"**{tr('lookup')}:** {lookup_text(name, form, i, pos, ui.lang())}")
+        st.markdown(f"**{tr('lookup')}** {lookup_text(name, form, i, pos, ui.lang())}")
         for label, df, marks in tables(name, form, i, pos, ui.lang()):
             st.caption(f"`{label}`")
             st.markdown(markdown_table(df, marks))

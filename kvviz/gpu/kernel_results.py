@@ -99,4 +99,4 @@ def detail_text(detail: str, lang: str = "en") -> str:
             return out
         return text
 
-    return "; ".join(phrase(p) for p in detail.split("; "))
+    return tr("sep").join(phrase(p) for p in detail.split("; "))   # zh: a full-width "；"

@@ -70,6 +70,8 @@ _PAGE = {
     "pasted": {"en": "the pasted JSON", "zh": "粘贴的 JSON", "es": "el JSON pegado"},
     "bad_input": {"en": "Dump {side} was not loaded: {msg}.", "zh": "转储 {side} 未能加载：{msg}。",
                   "es": "No se cargó el volcado {side}: {msg}."},
+    "colon": {"en": ": ", "zh": "：", "es": ": "},
+    "side_name": {"en": "{side}: {name}", "zh": "{side}：{name}", "es": "{side}: {name}"},
     "kept_previous": {"en": "The results below are still those of {name}, loaded before.",
                       "zh": "下面的结果仍是之前加载的 {name} 的结果。",
                       "es": "Los resultados de abajo siguen siendo los de {name}, cargado antes."},

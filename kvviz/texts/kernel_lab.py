@@ -184,6 +184,7 @@ STRINGS = {
     "detail.close": {"en": "{what} vs dense float64 attention, max |err| {err} (atol {atol}, rtol {rtol})",
                      "zh": "{what} 与稠密 float64 注意力对比，最大 |误差| {err}（atol {atol}，rtol {rtol}）",
                      "es": "{what} frente a la atención densa en float64, |error| máx. {err} (atol {atol}, rtol {rtol})"},
+    "detail.sep": {"en": "; ", "zh": "；", "es": "; "},
     "detail.mismatch": {"en": "MISMATCH: {text}", "zh": "不一致：{text}", "es": "DISCREPANCIA: {text}"},
     "detail.slots_from": {"en": "slots from {design}", "zh": "槽位来自 {design}", "es": "slots de {design}"},
     "detail.slots_wrong": {"en": "the slot mapping it used ({design}) was wrong",

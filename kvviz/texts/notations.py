@@ -42,7 +42,8 @@ STRINGS = {
               "zh": "每种记法的数组里，黄底的格子是它找到这个 token 时读取的格子；其余格子不着色。",
               "es": "En los arrays de cada notación, las celdas con fondo amarillo son las que lee para encontrar este "
                     "token; las demás no llevan color."},
-    "lookup": {"en": "How it finds the token", "zh": "如何找到这个 token", "es": "Cómo encuentra el token"},
+    "lookup": {"en": "How it finds the token:", "zh": "如何找到这个 token：", "es": "Cómo encuentra el token:"},
+    "list_sep": {"en": ", ", "zh": "、", "es": ", "},
     "not_representable": {
         "en": "Cannot be written in this notation: {why}",
         "zh": "无法用这种记法表示：{why}",
@@ -104,7 +105,7 @@ STRINGS = {
 
     # --- the arrays' labels and each notation's lookup line (kvviz/notation_views.py) -----------
     "v.row": {"en": "row {r} ({q})", "zh": "第 {r} 行（{q}）", "es": "fila {r} ({q})"},
-    "v.dummy": {"en": "0 (dummy)", "zh": "0(占位)", "es": "0 (ficticia)"},
+    "v.dummy": {"en": "0 (dummy)", "zh": "0（占位）", "es": "0 (ficticia)"},
     "v.positions": {"en": "positions", "zh": "位置", "es": "posiciones"},
     "v.cell": {"en": "cell {c}", "zh": "单元 {c}", "es": "celda {c}"},
     "v.cells": {"en": "cells {lo}–{hi} of {n}", "zh": "单元 {lo}–{hi}（共 {n} 个）", "es": "celdas {lo}–{hi} de {n}"},

@@ -3,8 +3,8 @@
 
 Left alone, being notation rather than prose: code spans (`` `...` ``), URLs, ``{placeholders}``,
 a function call or indexing written as code or maths (``ceil(S / B)``, ``exp(LSE_r − LSE)``,
-``H(父哈希, 本块 token)``: a ``(`` right after a letter, digit, ``_`` or ``]``, with everything inside
-it) and intervals (``[0, {rows})``). Punctuation between ASCII words and numbers (``(0, 2, 1)``
+``H(父哈希, 本块 token)``: a ``(`` right after a name (``log2``) or ``]``, not
+after a bare number, with everything inside it) and intervals (``[0, {rows})``). Punctuation between ASCII words and numbers (``(0, 2, 1)``
 inside a Chinese sentence: the commas) stays ASCII; only the parentheses that hug Chinese text
 become full-width. No strings here: this module is not one of ``i18n.TEXT_MODULES``.
 """
@@ -18,7 +18,7 @@ _IDEO = re.compile("[\u3400-\u9fff]")   # a parenthesis hugs ideographs (a tuple
 FULL = {",": "，", ";": "；", ":": "：", "?": "？", "!": "！", "(": "（", ")": "）"}
 _PROTECT = [re.compile(r"`[^`]*`"), re.compile(r"https?://\S+"), re.compile(r"\{[^{}]*\}"),
             re.compile(r"\[[^\[\]]*[\])]")]                              # code, URLs, {x}, [a, b) intervals
-_CALL = re.compile(r"[A-Za-z0-9_\]]\([^()]*\)")                         # f(x), a call or maths
+_CALL = re.compile(r"(?:[A-Za-z_]\w*|\])\([^()]*\)")                         # f(x), a call or maths
 
 
 def _mask(s: str) -> str:

@@ -463,9 +463,10 @@ def concepts_of(findings: list[Finding], lang: str = DEFAULT_LANG) -> dict[str, 
     return out
 
 
-def concept_checks_markdown(checks: list[tuple[str, str, str]]) -> str:
+def concept_checks_markdown(checks: list[tuple[str, str, str]], lang: str = DEFAULT_LANG) -> str:
     """A markdown list of the checks that fired, each with its title and explanation."""
-    return "\n".join(f"- `{cid}` **{title}**: {text}" for cid, title, text in checks)
+    colon = t("dumps", "colon", lang)
+    return "\n".join(f"- `{cid}` **{title}**{colon}{text}" for cid, title, text in checks)
 
 
 # --- differences and downloads -----------------------------------------------------------------

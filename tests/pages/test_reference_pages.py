@@ -101,6 +101,11 @@ def test_no_english_left_over(page, lang):
     # English prose shown "as recorded" in a code span, the same in both languages, is left over too
     spans = [{c for x in shown[code] for c in re.findall(r"`([^`]*)`", x)} for code in ("en", lang)]
     assert [c for c in spans[0] & spans[1] if len(re.findall(r"(?<![\w-])[A-Za-z]{3,}(?![\w-])", c)) >= 5] == []
+    if lang == "zh":   # what the page writes around its texts keeps full-width punctuation too
+        from kvviz.texts.punctuation import ascii_punctuation
+
+        bare = {x: re.sub(r":material/\w+:\s*", "", x) for x in shown["zh"]}   # an icon's markup
+        assert {x: ascii_punctuation(b) for x, b in bare.items() if ascii_punctuation(b)} == {}
     if lang == "zh":   # a zh string with a run of English prose in it
         assert [s for s in shown["zh"] if re.search(r"(?:\b[A-Za-z]{3,}\b[ ,]+){4}", re.sub(r"`[^`]*`", " ", s))
                 and len(_words(s)) >= 4] == []
