@@ -39,7 +39,7 @@ def key(page, k):
 
 FIRST_KEY = {"csr": "csr.vllm", "layout": "lay.vllm", "batch": "batch.head", "notations": "notations_req",
              "kernel_lab": "lab.kernel", "dumps": "dumps.source", "step_through": "step.idx", "prefixes": "pre.pool",
-             "pcie": "pcie.reqs", "home": "lang.widget"}   # a widget drawn late on each page: there, it is drawn
+             "pcie": "pcie.reqs", "": "lang.widget", "demos": "demos_step"}   # a widget drawn late on each page: there, it is drawn
 
 
 def number(page, k, value):
