@@ -255,7 +255,8 @@ def _story(shown) -> None:
         _differs_note()
         if shown:
             st.markdown(f"**{tr('ui.figures')}**  \n" + "  \n".join(
-                f"{i}. {demo_view.chart_title(s)}" for i, s in enumerate(shown, start=1)))
+                f"{i}. {demo_view.chart_title(s)}" + (tr("ui.place", where=s.where) if s.where else "")
+                for i, s in enumerate(shown, start=1)))
         st.caption(tr("ui.keys"))
 
 

@@ -42,6 +42,10 @@ STRINGS = {
         "zh": "按键：→ / PageDown / 空格 = 下一张图，然后下一步；← / PageUp = 后退。",
         "es": "Teclas: → / AvPág / espacio = figura siguiente y luego paso siguiente; ← / RePág = atrás.",
     },
+    "ui.band_top": {"en": "top band", "zh": "上排", "es": "banda de arriba"},
+    "ui.band_bottom": {"en": "bottom band", "zh": "下排", "es": "banda de abajo"},
+    "ui.place_sep": {"en": ", ", "zh": "、", "es": ", "},
+    "ui.place": {"en": " ({where})", "zh": "（{where}）", "es": " ({where})"},
     "ui.screen_of": {"en": "{k} / {n}", "zh": "{k} / {n}", "es": "{k} / {n}"},
 
     # --- chart titles (readable, not identifiers) ----------------------------------------------------

@@ -33,6 +33,7 @@ class Screen:
     columns: int = 0              # >0: one column per run, charts listed column by column
     notes: list = field(default_factory=list)    # each chart's own sentence (kvviz.views.demo_notes)
     runs: list = field(default_factory=list)     # a comparison: each column's run, named
+    where: str = ""               # presenter mode: where normal mode draws this chart ("top band, left column")
 
 
 def bands(screen: Screen) -> list[list[list[tuple]]]:
@@ -109,8 +110,12 @@ def presenter_screens(screens: list[Screen], lang: str = "en") -> list[Screen]:
     for s in screens:
         k = 0
         column = 0
-        for band in bands(s):
+        layout = bands(s)
+        for b, band in enumerate(layout):
             for c, col in enumerate(band):
+                place = [T("ui.band_top" if b == 0 else "ui.band_bottom")] if len(layout) == 2 and s.columns > 1 else []
+                if s.columns > 1 and len(band) == 2:
+                    place.append(T("ui.col_left" if c == 0 else "ui.col_right"))
                 where = ""
                 if s.columns > 1 and len(band) >= 2:
                     where = " — " + (s.runs[column] if column < len(s.runs) and s.runs[column]
@@ -118,7 +123,8 @@ def presenter_screens(screens: list[Screen], lang: str = "en") -> list[Screen]:
                 column += 1
                 for chart in col:
                     note = s.notes[k] if k < len(s.notes) else ""
-                    out.append(Screen(f"{s.key}#{k}", s.title + where, [chart], notes=[note]))
+                    out.append(Screen(f"{s.key}#{k}", s.title + where, [chart], notes=[note],
+                                      where=T("ui.place_sep").join(place)))
                     k += 1
     return out
 

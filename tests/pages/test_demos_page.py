@@ -232,6 +232,10 @@ def test_presenter_mode_one_figure_per_screen(key):
     want = presenter_screens(screens_for(key, step, "en", release), "en")
     assert len(chart_nodes(at)) == 0
     _narrative_shown(at, key, step, "en")
+    if key == "where_stale":   # the list of figures says where normal mode draws each ("Top left, ...")
+        listed = [m.value for m in at.markdown if m.value.startswith(f"**{t('demos', 'ui.figures', 'en')}**")]
+        assert listed and "1. " in listed[0] and "(top band, left column)" in listed[0] \
+            and "(bottom band, right column)" in listed[0]
     titles = []
     for i in range(len(want)):
         _click(at, "demos_next")
