@@ -28,6 +28,7 @@ from kvviz.dumps.check import (
 from kvviz.dumps.diff import DiffResult, diff_dumps
 from kvviz.dumps.faults import BUGS, bug_pair
 from kvviz.dumps.format import Dump, dump_to_npz_bytes, load_dump, load_dump_bytes
+from kvviz.views.frames import no_none
 from kvviz.views.runners import VERSION_CHOICES, version_option
 from kvviz.views.dumps_refusal import SCENARIO_REFUSAL, refusal_text  # noqa: F401 - the page's
 from kvviz.errors import BadInput
@@ -431,9 +432,7 @@ def findings_table(findings: list[Finding], lang: str = DEFAULT_LANG, labels: di
     """The page's findings table: row, check, title, message, index (at most FINDINGS_SHOWN lines),
     a missing row or index shown as "—", the columns named by ``labels`` (key -> header), indexed
     by the row so that no bare 0..n index column is drawn."""
-    from kvviz.views.frames import no_none   # a column with a "—" is text throughout (Arrow refuses a mix)
-
-    frame = no_none(findings_frame(findings[:FINDINGS_SHOWN], lang)[list(FINDING_TABLE_COLUMNS)])
+    frame = no_none(findings_frame(findings[:FINDINGS_SHOWN], lang)[list(FINDING_TABLE_COLUMNS)])  # Arrow: no mix
     frame = frame.rename(columns=labels or {})
     return frame.set_index(frame.columns[0])
 
@@ -465,8 +464,7 @@ def concepts_of(findings: list[Finding], lang: str = DEFAULT_LANG) -> dict[str, 
 
 def concept_checks_markdown(checks: list[tuple[str, str, str]], lang: str = DEFAULT_LANG) -> str:
     """A markdown list of the checks that fired, each with its title and explanation."""
-    colon = t("dumps", "colon", lang)
-    return "\n".join(f"- `{cid}` **{title}**{colon}{text}" for cid, title, text in checks)
+    return "\n".join(f"- `{cid}` **{title}**{t('dumps', 'colon', lang)}{text}" for cid, title, text in checks)
 
 
 # --- differences and downloads -----------------------------------------------------------------
