@@ -30,9 +30,12 @@ pytestmark = [pytest.mark.browser, needs_chromium(),
                                  reason="haproxy is missing (make test / .ci/run install it: apt-get install haproxy)")]
 MAIN = '[data-testid="stMain"]'
 APP = '[data-testid="stApp"]'
-WATCH = """() => { window.__kvStates = [];
-  new MutationObserver(() => window.__kvStates.push(
-      document.querySelector('[data-testid="stApp"]').getAttribute('data-test-connection-state')))
+# the tab's connection states, kept in sessionStorage: a tab that reconnected reloads its link (ui/links.py),
+# and the page marker (window.__kvOld) is gone once it has (H2: the tab is then restored from its address)
+WATCH = """() => { window.__kvOld = true; sessionStorage.setItem('kvStates', '[]');
+  new MutationObserver(() => { const s = JSON.parse(sessionStorage.getItem('kvStates'));
+      s.push(document.querySelector('[data-testid="stApp"]').getAttribute('data-test-connection-state'));
+      sessionStorage.setItem('kvStates', JSON.stringify(s)); })
     .observe(document.querySelector('[data-testid="stApp"]'),
              {attributes: true, attributeFilter: ['data-test-connection-state']}); }"""
 
@@ -154,14 +157,18 @@ def test_hall_balances_survives_a_killed_replica_and_stops(tmp_path):
 
             def moved():
                 cookie = {c["name"]: c["value"] for c in ctx.cookies()}["KVVIZ_REPLICA"]
-                return (cookie == other and page.get_attribute(APP, "data-test-connection-state") == "CONNECTED"
-                        and page.inner_text(MAIN) == view)
+                try:   # the tab reloads once reconnected: its old page goes away under these reads
+                    return (cookie == other and page.evaluate("() => !window.__kvOld")
+                            and page.get_attribute(APP, "data-test-connection-state") == "CONNECTED"
+                            and page.inner_text(MAIN) == view)
+                except Exception:  # noqa: BLE001 - mid-reload
+                    return False
             back = _until(moved, 60)
             moved_s = time.time() - t0
             wait_idle(page)
             assert back and page.inner_text(MAIN) == view, "the tab did not come back to the same view"
             assert page.url == link
-            seen = page.evaluate("() => window.__kvStates")
+            seen = page.evaluate("() => JSON.parse(sessionStorage.getItem('kvStates'))")
             assert seen[0] != "CONNECTED" and seen[-1] == "CONNECTED", seen    # it lost its server, then found one
             assert server_states(run_dir)[other]["scur"] >= 1     # its websocket now on the other replica
             browser.close()
