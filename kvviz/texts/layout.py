@@ -32,7 +32,7 @@ STRINGS = {
     # label changes (v0.22.1 -> v0.34.0 showed "flashinfer_packed" beside "In effect: LBNHC")
     "fam_auto": {"en": "auto → {family} (the vLLM version's, for the backend)",
                  "zh": "自动 → {family}（该 vLLM 版本为此后端分配的）",
-                 "es": "automático → {family} (el de la versión de vLLM para el backend)"},
+                 "es": "automático → {family} (según versión y backend)"},
     "vllm": {"en": "vLLM version", "zh": "vLLM 版本", "es": "versión de vLLM"},
     "backend": {"en": "attention backend", "zh": "注意力后端", "es": "backend de atención"},
     "effect_vllm": {"en": "**In effect:** `{line}` — the layout vLLM allocates for this backend in this version.",
