@@ -246,6 +246,11 @@ def test_kernel_lab_step_timeline(server, page):
     # the newest recorded run (2026-12-04) has vLLM's own step kernels beside the fused launch
     expect(page.get_by_text("vLLM's own kernels: 3 launches").first).to_be_visible()
     expect(page.locator(".js-plotly-plot").nth(1)).to_contain_text("4 group(s), V2")
+    # the goals: a summary, then the list folded (targets, not errors); opened, one whole line a goal
+    import re
+
+    expect(page.get_by_text(re.compile(r"^\d+ of \d+ speed goals met on NVIDIA H200")).first).to_be_visible()
+    page.get_by_text(re.compile(r"^All \d+ goals")).first.click()
     expect(page.get_by_text("not met", exact=True).first).to_be_visible()
     no_exception(page)
     shot(page, "10d_kernel_lab_step_timeline")
