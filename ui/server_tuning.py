@@ -1,5 +1,6 @@
 """Process-wide tuning of the Streamlit server for a hall of students (issue 33), applied once per
-process by app.py's first run: the theme message built once, the send loop woken once per batch.
+process by app.py's first run: the theme message built once, the send loop woken once per batch,
+the script threads' events handed to the event loop in batches.
 
 The theme, built once. Streamlit sends a ``new_session`` message at the start of EVERY script run (a
 button press, a fragment's rerun), and builds its theme part anew each time from the config:
@@ -96,10 +97,80 @@ def coalesce_wakeups() -> bool:
     return True
 
 
+class LoopBatch:
+    """Callbacks handed from script threads to the event loop in batches: ``add`` queues one and
+    schedules a drain only when none is pending, so a run's ~60 hops cost one self-pipe write and
+    one GIL handover, not 60. The drain runs the callbacks in the order they were added (a session's
+    messages keep their order) and at most as many as were queued when it started (the loop's other
+    work, the websocket sends, is not starved by a busy producer). A failing callback is reported
+    to the loop's exception handler, as the loop does for its own callbacks, and the rest run."""
+
+    def __init__(self, loop):
+        import collections
+
+        self.loop, self.items, self.pending = loop, collections.deque(), False
+        self.lock = threading.Lock()
+
+    def add(self, callback) -> None:
+        self.items.append(callback)
+        with self.lock:
+            if self.pending:
+                return
+            self.pending = True
+        self.loop.call_soon_threadsafe(self.drain)
+
+    def drain(self) -> None:
+        with self.lock:
+            self.pending = False          # from here on, an add schedules the next drain
+        for _ in range(len(self.items)):
+            try:
+                callback = self.items.popleft()
+            except IndexError:
+                break
+            try:
+                callback()
+            except Exception as e:  # noqa: BLE001 - as the loop treats a failing callback
+                self.loop.call_exception_handler({"message": "kvviz: a batched callback failed",
+                                                  "exception": e})
+
+
+def batch_event_hops() -> bool:
+    """Every AppSession hands its ScriptRunner's events (one per ForwardMsg) to the event loop through
+    one ``LoopBatch`` per loop instead of one ``call_soon_threadsafe`` each; True if installed now."""
+    try:
+        from streamlit.runtime.app_session import AppSession
+    except ImportError:
+        return False
+    with _lock:
+        orig = getattr(AppSession, "_call_soon_on_event_loop", None)
+        if orig is None or getattr(orig, "kvviz_batched", False):
+            return False
+        batches: dict[int, LoopBatch] = {}
+
+        def call_soon(self, callback) -> None:
+            loop = self._event_loop
+            if loop.is_closed():
+                return orig(self, callback)       # the original drops it (shutdown)
+            batch = batches.get(id(loop))
+            if batch is None or batch.loop is not loop:
+                with _lock:
+                    batch = batches[id(loop)] = LoopBatch(loop)
+            batch.add(callback)
+
+        call_soon.kvviz_batched = True
+        call_soon.original = orig
+        AppSession._call_soon_on_event_loop = call_soon
+        return True
+
+
+PARTS = {"theme": memoize_theme, "wake": coalesce_wakeups, "hops": batch_event_hops}
+
+
 def install() -> None:
-    """Everything above; cheap to call on every run (two attribute checks after the first).
-    ``KVVIZ_SERVER_TUNING=0`` in the server's environment turns it off (to measure without it)."""
-    if os.environ.get("KVVIZ_SERVER_TUNING") == "0":
-        return
-    memoize_theme()
-    coalesce_wakeups()
+    """Everything above; cheap to call on every run (an attribute check per part after the first).
+    ``KVVIZ_SERVER_TUNING`` in the server's environment picks parts to measure with and without
+    them: ``0`` none, ``theme,wake`` only those; unset, all of them."""
+    chosen = os.environ.get("KVVIZ_SERVER_TUNING")
+    names = PARTS if chosen is None else [n for n in chosen.split(",") if n in PARTS]
+    for name in names:
+        PARTS[name]()

@@ -53,13 +53,17 @@ class _Loop:
     """The one call the callback makes on the runtime's event loop, recorded instead of run."""
 
     def __init__(self):
-        self.scheduled = []
+        import threading
+
+        self.scheduled, self.lock = [], threading.Lock()
 
     def call_soon_threadsafe(self, fn):
-        self.scheduled.append(fn)
+        with self.lock:
+            self.scheduled.append(fn)
 
     def run(self):
-        todo, self.scheduled = self.scheduled, []
+        with self.lock:
+            todo, self.scheduled = self.scheduled, []
         for fn in todo:
             fn()
 
@@ -120,3 +124,48 @@ def test_a_live_server_still_delivers_every_run():
 
     with serve() as (url, _):
         assert "step=4" in asyncio.run(walk(url))
+
+
+class _BatchLoop(_Loop):
+    def __init__(self):
+        super().__init__()
+        self.errors = []
+
+    def call_exception_handler(self, ctx):
+        self.errors.append(ctx["exception"])
+
+
+def test_event_hops_batched_in_order_and_never_dropped():
+    import threading
+
+    from ui.server_tuning import LoopBatch
+
+    loop = _BatchLoop()
+    batch = LoopBatch(loop)
+    seen = []
+    for i in range(60):                          # one run's events, from its script thread
+        batch.add(lambda i=i: seen.append(i))
+    assert len(loop.scheduled) == 1              # one hop to the event loop, not 60
+    loop.run()
+    assert seen == list(range(60))               # in order: a session's messages keep theirs
+
+    def grow():                                  # a callback that queues another: runs in the next drain
+        seen.append("a")
+        batch.add(lambda: seen.append("b"))
+    batch.add(grow)
+    batch.add(lambda: 1 / 0)                     # a failing callback: reported, the rest still run
+    batch.add(lambda: seen.append("c"))
+    loop.run()
+    assert seen[60:] == ["a", "c"] and len(loop.errors) == 1 and len(loop.scheduled) == 1
+    loop.run()
+    assert seen[-1] == "b"
+    seen.clear()
+    threads = [threading.Thread(target=lambda k=k: [batch.add(lambda k=k, j=j: seen.append((k, j)))
+                                                    for j in range(3000)]) for k in range(4)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads) or loop.scheduled:   # the loop drains while they add
+        loop.run()
+    assert len(seen) == 12000 and not batch.items
+    for k in range(4):
+        assert [j for kk, j in seen if kk == k] == list(range(3000))   # each thread's order kept
