@@ -101,6 +101,15 @@ def test_keys_move_through_figures_and_steps(server, browser):
         # the step's buttons do what the keys do
         page.get_by_role("button", name="›", exact=True).click()
         _at(page, 1, 0)
+        # out of presenter mode the keys are the page's own again (they scroll; nothing moves)
+        page.locator(".st-key-demos_presenter label").first.click()
+        page.wait_for_function("() => location.search.includes('presenter=0')", timeout=60_000)
+        wait_idle(page)
+        page.keyboard.press("ArrowRight")
+        page.keyboard.press("PageDown")
+        page.wait_for_timeout(1000)
+        wait_idle(page)
+        assert "step=1" in page.url and "fig=" not in page.url
         assert page.locator('[data-testid="stException"]').count() == 0
     finally:
         page.close()
