@@ -405,3 +405,22 @@ def test_big_paste_is_read_once_and_taken_out_of_the_box(at):
     small = json.dumps(make_dump("pad_swap").to_json())
     at.text_area(key="dumps.paste_b").input(small).run()
     assert at.text_area(key="dumps.paste_b").value == small and len(findings(at)) == 2
+
+
+@pytest.mark.parametrize("lang", ["zh", "es"])
+def test_the_commonest_refusals_read_in_the_page_language(at, lang):
+    """A paste that is not JSON, or JSON without a dump's keys: the reason in the page's language
+    (the English reader's sentence read back), the pasted name and the parser's words kept as text."""
+    from kvviz.views.dumps_refusal import reason_text
+
+    at.selectbox(key="lang.widget").set_value(lang).run()
+    at.radio(key="dumps.source").set_value("upload").run()
+    name = t("dumps", "pasted", lang)
+    for text, english in (('{"kvviz_dump_version": 1', f"{name} is not valid JSON"),
+                          ('{"kvviz_dump_version": 1}', f"{name}: the dump lacks the required keys")):
+        at.text_area(key="dumps.paste_a").input(text).run()
+        assert not at.exception
+        (err,) = [e.value for e in at.error if e.value.startswith(t("dumps", "bad_input", lang, side="A", msg="")[:6])]
+        assert english not in err and name in err
+    assert reason_text("big.npz is 65.4 MiB; the limit is 64 MiB", "zh") == "big.npz 大小为 65.4 MiB，上限是 64 MiB"
+    assert reason_text("x is **odd**", "es") == "x is \\*\\*odd\\*\\*"              # unknown: as written, as text
