@@ -55,7 +55,11 @@ intro = st.empty()
 intro.markdown(tr("intro"))
 top = st.columns([1.9, 1.7, 1.7, 2.7])   # wide enough for "main (newest)" at 1280 px
 top[0].selectbox(tr("scenario"), stepper.NAMES, key="step.sc", disabled="step.custom" in S)
-choice = ui.version_runner("step", (top[1], top[2]))
+try:   # a pasted scenario's KV-cache groups: a hybrid model's "auto" is V1 before v0.29.0
+    groups = stepper.load(S["step.custom"]).config.groups if S.get("step.custom") else None
+except BadInput:
+    groups = None
+choice = ui.version_runner("step", (top[1], top[2]), groups=groups)
 with top[3].expander(tr("custom")):
     st.caption(tr("custom_help"))
     st.caption(tr("custom_versions"))

@@ -587,11 +587,12 @@ def prefetch_step_figures(source: str, vllm: str | None, runner: str | None, idx
 
 # --- the vLLM version and model runner of a table page ------------------------------------------
 
-def version_runner(prefix: str, cols=None):
+def version_runner(prefix: str, cols=None, groups=None):
     """The vLLM version and model-runner selectors of a page that shows tables (keys ``prefix.vllm``
     and ``prefix.runner``, kept across page visits; default: main, auto), drawn into the two
     containers ``cols`` (default: two new columns). V2 is offered only from v0.12.0 on. Returns the
-    ``RunnerChoice`` for a dense model (see ``runner_note`` for one that must stay on V1)."""
+    ``RunnerChoice`` for the model's KV-cache ``groups`` (default: a dense model): "auto" names the
+    runner the release picks for that model (V1 for a hybrid one before v0.29.0, see ``runner_note``)."""
     from kvviz.views import runners as rv
 
     S = st.session_state
@@ -603,7 +604,7 @@ def version_runner(prefix: str, cols=None):
     options = rv.runner_choices(S[vkey])
     if S[rkey] not in options:     # v2 was chosen, then a version without V2
         S[rkey] = rv.DEFAULT_RUNNER
-    choice = rv.pick_runner(S[vkey], S[rkey])
+    choice = rv.pick_runner(S[vkey], S[rkey], groups=groups)
     a, b = cols if cols is not None else st.columns(2)
     version_select(a, tr("vllm"), rv.VERSION_CHOICES, vkey)
     auto = tr("runner_auto", runner=choice.auto_runner.upper())     # "auto → V1": what this version picks
@@ -676,7 +677,7 @@ def runner_note(choice, ran: str, *, v1_only: bool = False) -> None:
     tr = texts("step_through")
     from kvviz.views.runners import runner_choices
 
-    if v1_only and (choice.choice == "v2" or choice.auto_runner == "v2"):
+    if v1_only and (choice.forced_v1 or choice.choice == "v2" or choice.auto_runner == "v2"):
         st.info(tr("v1_only_model"), icon=":material/info:")
     if "v2" not in runner_choices(choice.version):
         st.caption(tr("no_v2", version=choice.version))

@@ -119,3 +119,22 @@ def test_layout_family_auto_names_the_release_layout():
         family = lay_vm.pick_family(version, at.session_state["lay.backend"]).vllm_family
         assert _sent(at, "lay.family") == t("layout", "fam_auto", "en", family=family), version
         assert any(family in m.value for m in at.markdown), version   # the "In effect" line agrees
+
+
+def test_auto_names_v1_for_a_hybrid_model_that_stays_on_v1():
+    """A pasted scenario with two KV-cache groups at v0.26.0 (dense models run on V2 there, a hybrid one
+    stays on V1 until v0.29.0): the runner picker says "auto → V1", as the caption does."""
+    import json
+
+    at = app_test()
+    open_page(at, "step_through")
+    hybrid = {"config": {"num_blocks": 16, "block_size": 4, "vllm": "v0.26.0",
+                         "groups": [{"kind": "full"}, {"kind": "sliding_window", "sliding_window": 8}]},
+              "requests": [{"id": "H", "prompt_len": 6, "max_tokens": 2}]}
+    at.text_area(key="step.custom_text").set_value(json.dumps(hybrid)).run()
+    at.button(key="step.load").click().run()
+    assert not at.exception and not at.error
+    assert at.selectbox(key="step.vllm").value == "v0.26.0" and at.selectbox(key="step.runner").value == rv.AUTO
+    assert _sent(at, "step.runner") == "auto → V1" and _caption_runner(at) == "v1"
+    at.selectbox(key="step.vllm").set_value("v0.29.0").run()          # from v0.29.0 every model runs on V2
+    assert _sent(at, "step.runner") == "auto → V2" and _caption_runner(at) == "v2"
