@@ -316,7 +316,7 @@ if key == "dcp" and not presenter and not missing:   # the demo's step on real r
     from ui import dcp as ui_dcp
     from kvviz.views.dcp_ranks import demo_batch
 
-    ui_dcp.run_on_ranks("demos", lambda k=key, i=step: demo_batch(k, i), default_world=2)
+    ui_dcp.run_on_ranks("demos", lambda k=key, i=step, r=release: demo_batch(k, i, r), default_world=2)
 
 if presenter:   # nothing below the figure: the address bar holds this screen's link
     st.stop()

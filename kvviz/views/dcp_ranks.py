@@ -260,11 +260,12 @@ def stage_label(stage: str, lang: str = "en") -> str:
     return _T(lang)("stage." + (stage or "starting"))
 
 
-def demo_batch(key: str, step: int) -> dict:
-    """A guided demo's step (its first run: DCP rank 0's view) as a ``compute`` batch."""
-    from kvviz.views.demos import runs_of
+def demo_batch(key: str, step: int, release: str | None = None) -> dict:
+    """A guided demo's step on vLLM ``release`` (default: the narrative's; its first run: DCP rank 0's
+    view) as a ``compute`` batch."""
+    from kvviz.views.demos import NARRATIVE_RELEASE, runs_of
 
-    rec = runs_of(key)[0].history[step]
+    rec = runs_of(key, release or NARRATIVE_RELEASE)[0].history[step]
     if rec.inputs[0] is None or rec.num_reqs == 0:
         raise BadInput("this step schedules no tokens")
     return batch_from_step(rec.inputs[0])

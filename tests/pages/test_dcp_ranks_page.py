@@ -117,7 +117,9 @@ def _check_stored_once(caches: dict, seq_lens: list[int], world: int) -> None:
 @pytest.fixture
 def demo():
     st.cache_resource.clear()
-    at = app_test(query={"demo": "dcp", "step": "1"})
+    # the home page's address holds only its own state (ui/links.py): the demo is chosen in the session
+    at = app_test()
+    at.session_state["demos_demo"], at.session_state["demos_step"] = "dcp", 1
     return open_page(at, "demos")
 
 
