@@ -25,10 +25,10 @@ def main() -> None:
     end = text.index("\n\n", body)
     kept = {}
     for line in text[body:end].split("\n"):
-        m = re.match(r"^\| `(\w+)` = `([^`]*)` \|.*\| (?:#(\d+)|—) \|", line)
-        if m:
-            kept[(m.group(1), m.group(2), m.group(3) or "")] = line
-    rows = [kept.get((r.field, str(r.value), str(r.pr) if r.pr else ""), row(r)) for r in RULES]
+        m = re.match(r"^\| `(\w+)` = `([^`]*)` \|.*\| (?:#(\d+)|—) \| [^|]* \| (\S+) \|$", line)
+        if m:       # one rule: a field may take the same value again in a later release (int32 -> int64 -> ...)
+            kept[(m.group(1), m.group(2), m.group(3) or "", m.group(4))] = line
+    rows = [kept.get((r.field, str(r.value), str(r.pr) if r.pr else "", r.first_release), row(r)) for r in RULES]
     README.write_text(text[:body] + "\n".join(rows) + text[end:])
 
 
