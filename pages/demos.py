@@ -248,7 +248,10 @@ def _strip(shown) -> None:
 
 def _story(shown) -> None:
     """Presenter mode's first screen of a step: its text, and the list of its figures."""
-    with st.container(key="demos_story", height="stretch"):
+    # a long narrative (where_stale's ~1,000 characters) in smaller type, so it fits 1280x720 with its list
+    text = tr(f"{key}.step{step}") + (tr(key + ".intro") if step == 0 else "")
+    long = sum(2 if ord(c) > 0x2E80 else 1 for c in text) > 650     # a Chinese character is two wide
+    with st.container(key="demos_story_long" if long else "demos_story", height="stretch"):
         if step == 0:
             st.markdown(f"*{tr(key + '.intro')}*")
         st.markdown(tr(f"{key}.step{step}") + (f"  \n*{tr('ui.end')}*" if step == n - 1 else ""))

@@ -77,7 +77,10 @@ PRESENTER_CSS = """<style>
   min-height: 12rem;}
 .st-key-demos_presenter_fig {height: 100%; min-height: 0;}
 [data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] > :has(> .st-key-demos_story) {flex: 1 1 0; min-height: 0;}
-.st-key-demos_story {height: 100%; min-height: 0; overflow-y: auto;}
+[data-testid="stMainBlockContainer"] [data-testid="stVerticalBlock"] > :has(> .st-key-demos_story_long) {flex: 1 1 0; min-height: 0;}
+.st-key-demos_story, .st-key-demos_story_long {height: 100%; min-height: 0; overflow-y: auto;}
+[data-testid="stMain"] .st-key-demos_story_long .stMarkdown p, [data-testid="stMain"] .st-key-demos_story_long .stMarkdown li
+  {font-size: clamp(0.95rem, 2.15vh, 1.45rem); line-height: 1.3;}
 [data-testid="stMain"] [data-testid="stButtonGroup"] button p {font-size: clamp(0.95rem, 2vh, 1.3rem);}
 .st-key-demos_presenter_fig [data-testid="stElementContainer"] {height: 100%;}
 </style>"""

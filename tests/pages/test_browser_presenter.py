@@ -145,3 +145,24 @@ def test_one_screen_fits_a_projector(server, browser, key, step, lang, fig):
             assert re.sub(r"\s+", " ", t("demos", f"{key}.step{step}", lang))[:40] not in flat, where   # not the step's
     finally:
         page.close()
+
+
+def test_the_longest_step_text_fits_its_screen(server, browser):
+    """where_stale step 3, the longest narrative (in es ~1,000 characters; in zh the widest), with
+    its list of 12 figures and where each is drawn: the step's own screen holds it all at 1280x720
+    (its box does not scroll more than a few pixels, the page not at all)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        for lang in ("es", "zh"):
+            page.goto(f"{server}/demos?demo=where_stale&step=2&lang={lang}&presenter=1&vllm=v0.33.0")
+            wait_idle(page)
+            page.wait_for_selector(".st-key-demos_story_long", timeout=60_000)
+            page.wait_for_timeout(600)
+            page.screenshot(path=str(SHOTS / f"presenter_story_where_stale_step3_{lang}_1280x720.png"))
+            box, main = page.evaluate("""() => [['.st-key-demos_story_long', '[data-testid=stMain]'].map(s => {
+                const e = document.querySelector(s); return [e.scrollHeight, e.clientHeight]; })][0]""")
+            assert box[0] <= box[1] + 8 and main[0] <= main[1] + 1, (lang, box, main)
+            last = t("demos", "ui.keys", lang)[:12]
+            assert page.get_by_text(last).first.bounding_box()["y"] < 720, lang     # the last line is on screen
+    finally:
+        page.close()
