@@ -29,7 +29,7 @@ with right:
     with st.container(border=True):
         # a sentence, not st.metric: a device name is text, and a metric would cut it short
         where = tr("device_cpu") if label.get("mode") == "interpreter" else tr("device_gpu", device=label["device"])
-        st.markdown(f"{tr('device')}: **{where}**")
+        st.markdown(tr("device", where=where))   # zh: a full-width colon
         st.markdown(tr("versions", triton=label["triton"], torch=label["torch"], mode=label["mode"]))
         st.caption(tr("backend_interp") if label["mode"] == "interpreter" else tr("backend_gpu"))
 

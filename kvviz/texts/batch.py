@@ -164,14 +164,14 @@ STRINGS = {
     "kernel_family_other": {"en": "The kernels write and check the **flash_attn** cache layout (K plane, then V plane); "
                                   "vLLM {version}'s FlashAttention allocates **{release}** instead. They check the "
                                   "release's slots, block table and CSR; the release's byte offsets are the ones the token "
-                                  "panel below shows, not those of the kernels' cache.",
+                                  "panel above shows, not those of the kernels' cache.",
                             "zh": "内核写入并检查的是 **flash_attn** 缓存布局（先 K 平面后 V 平面）；vLLM {version} 的 "
                                   "FlashAttention 分配的却是 **{release}**。内核检查的是该版本的槽位、块表和 CSR；该版本的字节"
-                                  "偏移是下方 token 面板所示的偏移，而不是内核缓存的偏移。",
+                                  "偏移是上方 token 面板所示的偏移，而不是内核缓存的偏移。",
                             "es": "Los kernels escriben y comprueban la disposición **flash_attn** de la caché (plano K y "
                                   "luego plano V); FlashAttention en vLLM {version} asigna en cambio **{release}**. Comprueban "
                                   "los slots, la tabla de bloques y el CSR de la versión; los desplazamientos de la versión son "
-                                  "los que muestra el panel del token de abajo, no los de la caché de los kernels."},
+                                  "los que muestra el panel del token de arriba, no los de la caché de los kernels."},
     # the release is named in the page's caption and the line under the picker: the label stays short
     "fam_auto": {"en": "auto → {family}", "zh": "自动 → {family}", "es": "automático → {family}"},
     "whose_release": {"en": "The bytes follow vLLM {version}: its FlashAttention backend allocates **{family}**.",

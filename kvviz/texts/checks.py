@@ -165,7 +165,7 @@ CHECK_STRINGS = {
               "not at all this step, and the kernel reads old block ids. (Entries past the count are left from "
               "earlier steps and never read.)",
         "zh": "Model Runner V2：输入表的活跃行必须等于 idx_mapping 所指状态行的前 state_num_blocks 个条目；否则说明"
-              "收集发生在状态行写入之前，或这一步根本没有收集，kernel 读到旧的块 id。（计数之后的条目是之前步骤留下的，"
+              "收集发生在状态行写入之前，或这一步根本没有收集，内核读到旧的块 id。（计数之后的条目是之前步骤留下的，"
               "从不被读取。）",
         "es": "Model Runner V2: una fila viva de la tabla de entrada debe ser igual a las primeras state_num_blocks "
               "entradas de la fila de estado que nombra idx_mapping; si no, la reunión se hizo antes de escribir la "
@@ -271,7 +271,7 @@ CHECK_STRINGS = {
               "that trusts another length, hands another request's blocks to the kernel.",
         "zh": "自 v0.27.0 起，vLLM 会把一行不再计入的每个条目清零（移除请求时的 clear_row，condense 中 move_row 的源行），"
               "所以行计数之外的条目都是 0。那里若留有旧的块 id，说明这一行被复用或移动时没有清空尾部（vllm#39589）："
-              "任何读取整行的代码（例如相信另一个长度的页复制）都会把别的请求的块交给 kernel。",
+              "任何读取整行的代码（例如相信另一个长度的页复制）都会把别的请求的块交给内核。",
         "es": "Desde v0.27.0 vLLM pone a 0 cada entrada que una fila deja de contar (clear_row al quitar una "
               "petición, la fila de origen de move_row en condense), así que las entradas tras la cuenta de una "
               "fila son 0. Un id antiguo ahí es una fila reutilizada o movida sin limpiar su cola (vllm#39589): "

@@ -16,7 +16,7 @@ STRINGS = {
                     "never 0. **Empty request** (seq_len 0, e.g. a CUDA-graph padding row): no pages "
                     "(indptr[r] = indptr[r+1]) and last_page_len 0 — before vLLM #25438 (Nov 2025) it was the page "
                     "size.",
-              "zh": "**整页：**当 seq_len 是页大小的整数倍时，last_page_len 等于页大小，而不是 0。**空请求**（seq_len 为 0，"
+              "zh": "**整页**：当 seq_len 是页大小的整数倍时，last_page_len 等于页大小，而不是 0。**空请求**（seq_len 为 0，"
                     "例如 CUDA graph 填充行）：没有页（indptr[r] = indptr[r+1]），last_page_len 为 0——在 vLLM #25438"
                     "（2025 年 11 月）之前它等于页大小。",
               "es": "**Página llena:** cuando seq_len es múltiplo del tamaño de página, last_page_len es el tamaño "

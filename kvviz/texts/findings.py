@@ -60,7 +60,7 @@ STRINGS = {
               "idx_mapping entry, {n} block(s)) has block {want} there, so the kernel reads an old row; the "
               "gather ran before the state row was written, or not at all{more}.",
         "zh": "收集后的输入表第 {r} 行第 {c} 列是块 {got}，但请求状态 {s}（其 idx_mapping 条目，{n} 个块）在该处是块 "
-              "{want}，因此 kernel 读到的是旧行：收集发生在状态行写入之前，或根本没有执行{more}。",
+              "{want}，因此内核读到的是旧行：收集发生在状态行写入之前，或根本没有执行{more}。",
         "es": "La fila {r}, columna {c}, de la tabla de entrada reunida es el bloque {got}, pero el estado de "
               "petición {s} (su entrada de idx_mapping, {n} bloque(s)) tiene ahí el bloque {want}, así que el "
               "kernel lee una fila vieja; la reunión se hizo antes de escribir la fila de estado, o no se hizo{more}."},
@@ -74,7 +74,7 @@ STRINGS = {
         "en": "Row {r} column {c} is block {dev} on the device but block {cpu} in the CPU table, so the kernel "
               "reads an old copy of the row; the row changed after the last commit or the commit skipped "
               "it{more}.",
-        "zh": "第 {r} 行第 {c} 列在设备上是块 {dev}，而在 CPU 表中是块 {cpu}，因此 kernel 读到的是这一行的旧副本："
+        "zh": "第 {r} 行第 {c} 列在设备上是块 {dev}，而在 CPU 表中是块 {cpu}，因此内核读到的是这一行的旧副本："
               "要么这一行在上次提交之后被修改过，要么提交时漏掉了它{more}。",
         "es": "La fila {r}, columna {c}, es el bloque {dev} en el dispositivo pero el bloque {cpu} en la tabla "
               "de la CPU, así que el kernel lee una copia antigua de la fila: la fila cambió después del último "
@@ -112,7 +112,7 @@ STRINGS = {
         "zh": "第 {r} 行只计入 {c} 个块，但它是状态组中一个有 {s} 个 token 的请求，状态组为每个请求保存一个状态块。",
         "es": "La fila {r} cuenta {c} bloque(s), pero es una petición de {s} tokens en un grupo de estado, que "
               "guarda un bloque de estado por petición."},
-    "too-few-blocks.kernel": {"en": " ({n} kernel blocks)", "zh": "（即 {n} 个 kernel 块）",
+    "too-few-blocks.kernel": {"en": " ({n} kernel blocks)", "zh": "（即 {n} 个内核块）",
                               "es": " ({n} bloques del kernel)"},
     # --- duplicate-block-in-row ------------------------------------------------------------------------
     "duplicate-block-in-row": {
@@ -249,7 +249,7 @@ STRINGS = {
               "row was not cleared, and a commit of the padded rows (as a dummy run does) hands those ids to "
               "the kernel.",
         "zh": "填充行 {r} 在 CPU 表中仍计入 {n} 个块（第 {c} 列是块 {b}）；这一行腾空后没有清零，"
-              "一旦提交填充行（空跑就会这样做），这些块 id 就会交给 kernel。",
+              "一旦提交填充行（空跑就会这样做），这些块 id 就会交给内核。",
         "es": "La fila de relleno {r} todavía cuenta {n} bloque(s) en la tabla de la CPU (bloque {b} en la "
               "columna {c}); la fila que se vació no se limpió, y un commit de las filas de relleno (como hace "
               "una ejecución dummy) entrega esos ids al kernel."},
@@ -268,7 +268,7 @@ STRINGS = {
               "commit that copies this row (a dummy run commits its padded rows) hands those ids to the kernel.",
         "zh": "第 {r} 行不是活跃行（num_reqs 为 {live}），却在 CPU 表中仍计入 {n} 个块（第 {c} 列是块 {b}）；"
               "当前的 vLLM 会清空每一个腾出的行（clear_row、move_row），之后一旦有提交复制这一行"
-              "（空跑会提交它的填充行），这些块 id 就会交给 kernel。",
+              "（空跑会提交它的填充行），这些块 id 就会交给内核。",
         "es": "La fila {r} no está viva (num_reqs es {live}) pero todavía cuenta {n} bloque(s) en la tabla de la "
               "CPU (bloque {b} en la columna {c}); el vLLM actual limpia cada fila que vacía (clear_row, "
               "move_row), y un commit posterior que copie esta fila (una ejecución dummy confirma sus filas de "

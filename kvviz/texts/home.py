@@ -83,7 +83,7 @@ STRINGS = {
     "backend_gpu": {"en": "The Triton kernels are compiled for this GPU; timings are CUDA-event medians.",
                     "zh": "Triton 内核为此 GPU 编译；计时为 CUDA 事件的中位数。",
                     "es": "Los kernels Triton se compilan para esta GPU; los tiempos son medianas con eventos CUDA."},
-    "device": {"en": "Device", "zh": "设备", "es": "Dispositivo"},
+    "device": {"en": "Device: **{where}**", "zh": "设备：**{where}**", "es": "Dispositivo: **{where}**"},
     "device_cpu": {"en": "CPU, Triton interpreter", "zh": "CPU，Triton 解释器", "es": "CPU, intérprete de Triton"},
     "device_gpu": {"en": "{device} (compiled Triton)", "zh": "{device}（编译后的 Triton）",
                    "es": "{device} (Triton compilado)"},

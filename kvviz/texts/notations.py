@@ -1,16 +1,16 @@
 """Prose of the notations page (one batch, six engines' arrays)."""
 
 STRINGS = {
-    "title": {"en": "Six notations, one batch", "zh": "同一批次的六种记法", "es": "Seis notaciones, un mismo batch"},
+    "title": {"en": "Six notations, one batch", "zh": "同一批次的六种记法", "es": "Seis notaciones, un mismo lote"},
     "intro": {
         "en": "Every engine answers the same question — where does token *p* of request *r* keep its K and V? — with different arrays. Below is one batch written down six ways. Pick a token: it is highlighted in each, and each notation's own arithmetic lands on the same slot.",
         "zh": "每个引擎回答的都是同一个问题——请求 *r* 的第 *p* 个 token 的 K 和 V 存在哪里？——只是用的数组不同。下面把同一个批次用六种方式写出来。选一个 token：它在每种记法里都会高亮，每种记法按自己的算法都落到同一个槽号。",
-        "es": "Todos los motores responden a la misma pregunta —¿dónde guarda el token *p* de la petición *r* su K y su V?— con arrays distintos. Abajo, un mismo batch escrito de seis maneras. Elige un token: se resalta en cada una, y la aritmética propia de cada notación llega al mismo slot.",
+        "es": "Todos los motores responden a la misma pregunta —¿dónde guarda el token *p* de la petición *r* su K y su V?— con arrays distintos. Abajo, un mismo lote escrito de seis maneras. Elige un token: se resalta en cada una, y la aritmética propia de cada notación llega al mismo slot.",
     },
     "batch": {
         "en": "The batch: A and B share a 256-token system prompt (two 128-token pages, a prefix-cache hit for B); A decodes one token, B prefills its last 14, C prefills 40. The KV manager allocates 128-token pages, so the DeepInfer interval form can hold the batch too.",
         "zh": "这个批次：A 和 B 共享 256 个 token 的系统提示（两个 128 token 的页，B 命中前缀缓存）；A 解码一个 token，B 预填最后 14 个，C 预填 40 个。KV 管理器按 128 token 的页分配，因此 DeepInfer 的区间形式也能表示这个批次。",
-        "es": "El batch: A y B comparten un prompt de sistema de 256 tokens (dos páginas de 128 tokens, un acierto de caché de prefijos para B); A decodifica un token, B hace el prefill de sus últimos 14 y C de 40. El gestor KV asigna páginas de 128 tokens, así que la forma de intervalos de DeepInfer también puede contener el batch.",
+        "es": "El lote: A y B comparten un prompt de sistema de 256 tokens (dos páginas de 128 tokens, un acierto de caché de prefijos para B); A decodifica un token, B hace el prefill de sus últimos 14 y C de 40. El gestor KV asigna páginas de 128 tokens, así que la forma de intervalos de DeepInfer también puede contener el lote.",
     },
     "page_size": {"en": "Block / page size for vLLM, FlashInfer and TensorRT-LLM",
                   "zh": "vLLM、FlashInfer 与 TensorRT-LLM 的块 / 页大小",
@@ -72,7 +72,7 @@ STRINGS = {
     "d_llamacpp": {
         "en": "No pages: cells tagged with the position they hold. By default (kv_unified = false) every sequence has its own stream of cells (n_ctx / n_seq_max cells each), so a prefix several sequences share is stored once in each stream, as a copy. The slot column is kvviz's, not llama.cpp's: the slot of the canonical batch whose K and V the cell holds.",
         "zh": "不分页：每个单元（cell）标着它存的位置。默认（kv_unified = false）每个序列有自己的一条单元流（每条 n_ctx / n_seq_max 个单元），所以几个序列共享的前缀在每条流里各存一份副本。槽这一列是 kvviz 加的，不是 llama.cpp 的数组：它表示该单元存的是规范批次里哪个槽的 K 和 V。",
-        "es": "Sin páginas: celdas etiquetadas con la posición que guardan. Por defecto (kv_unified = false) cada secuencia tiene su propio flujo de celdas (n_ctx / n_seq_max celdas cada uno), así que un prefijo que comparten varias secuencias se guarda una vez en cada flujo, como copia. La columna slot es de kvviz, no de llama.cpp: el slot del batch canónico cuyos K y V guarda la celda.",
+        "es": "Sin páginas: celdas etiquetadas con la posición que guardan. Por defecto (kv_unified = false) cada secuencia tiene su propio flujo de celdas (n_ctx / n_seq_max celdas cada uno), así que un prefijo que comparten varias secuencias se guarda una vez en cada flujo, como copia. La columna slot es de kvviz, no de llama.cpp: el slot del lote canónico cuyos K y V guarda la celda.",
     },
     "d_llamacpp_unified": {
         "en": "kv_unified = true (--kv-unified / -kvu; not llama.cpp's default, though recent llama-server versions turn it on when the number of slots, -np, is left on auto): one array of cells for all sequences, one per slot, each tagged with its position and the set of sequence ids that see it. A shared prefix is one cell with several ids.",
@@ -99,7 +99,7 @@ STRINGS = {
     "roundtrip_help": {
         "en": "Each cell converts the batch from the row's notation back to the canonical form (a slot per token) and into the column's, then counts tokens whose slot changed. Every cell should be 0.",
         "zh": "每个格子把批次从行对应的记法转回规范形式（每个 token 一个槽），再转成列对应的记法，统计槽号变了的 token 数。每格都应为 0。",
-        "es": "Cada celda convierte el batch desde la notación de la fila a la forma canónica (un slot por token) y de ahí a la de la columna, y cuenta los tokens cuyo slot cambió. Todas las celdas deberían valer 0.",
+        "es": "Cada celda convierte el lote desde la notación de la fila a la forma canónica (un slot por token) y de ahí a la de la columna, y cuenta los tokens cuyo slot cambió. Todas las celdas deberían valer 0.",
     },
     "arrays": {"en": "All arrays (JSON)", "zh": "全部数组（JSON）", "es": "Todos los arrays (JSON)"},
 
