@@ -3,7 +3,7 @@ its format; the format names stay as they are)."""
 
 STRINGS = {
     "tokens CSV": {"en": "tokens CSV", "zh": "token CSV", "es": "tokens CSV"},
-    "requests CSV": {"en": "requests CSV", "zh": "请求 CSV", "es": "solicitudes CSV"},
+    "requests CSV": {"en": "requests CSV", "zh": "请求 CSV", "es": "peticiones CSV"},
     "step JSON": {"en": "step JSON", "zh": "本步 JSON", "es": "paso JSON"},
     "events CSV": {"en": "events CSV", "zh": "事件 CSV", "es": "eventos CSV"},
     "table HTML": {"en": "table HTML", "zh": "表 HTML", "es": "tabla HTML"},

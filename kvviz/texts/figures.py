@@ -105,5 +105,5 @@ STRINGS = {
 
 STRINGS.update({
     "block_boundary": {"en": "block boundary", "zh": "块边界", "es": "límite de bloque"},
-    "legend_row": {"en": "request row {r}", "zh": "请求行 {r}", "es": "fila de solicitud {r}"},
+    "legend_row": {"en": "request row {r}", "zh": "请求行 {r}", "es": "fila de petición {r}"},
 })

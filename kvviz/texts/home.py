@@ -128,6 +128,6 @@ STRINGS = {
                       "dos volcados lado a lado."},
     "d_runs": {"en": "Step through a run captured from a real vLLM engine: its request ids, its first wrong step.",
                "zh": "逐步查看从真实 vLLM 引擎捕获的运行：它的请求 ID，它第一个出错的步骤。",
-               "es": "Recorre paso a paso una ejecución capturada de un motor vLLM real: sus ids de solicitud, su "
+               "es": "Recorre paso a paso una ejecución capturada de un motor vLLM real: sus ids de petición, su "
                      "primer paso erróneo."},
 }

@@ -8,7 +8,7 @@ STRINGS = {
                     "打开一个运行，查看检查器的结论，然后逐步浏览：每一行都标有它的请求 ID。",
               "es": "Una *ejecución capturada* es lo que el plugin de vLLM de kvviz graba de un motor real: la tabla de "
                     "bloques, el mapeo de slots y la salida del planificador de cada paso. Abre una, lee el veredicto "
-                    "del verificador y recórrela paso a paso: las filas llevan el id de su solicitud."},
+                    "del verificador y recórrela paso a paso: las filas llevan el id de su petición."},
     "pick": {"en": "Run on this server", "zh": "本服务器上的运行", "es": "Ejecución de este servidor"},
     "pick_placeholder": {"en": "Pick a run", "zh": "选择一个运行", "es": "Elige una ejecución"},
     "pick_help": {"en": "The runs in the folder the operator named when starting the app (KVVIZ_RUNS_DIR).",
@@ -74,7 +74,7 @@ STRINGS = {
     "m_max_model_len": {"en": "max model length", "zh": "最大模型长度", "es": "longitud máxima del modelo"},
     "captured": {"en": "{n} captured steps ({first} … {last}), {reqs} requests; the capture dropped {dropped} steps.",
                  "zh": "共捕获 {n} 步（{first} … {last}），{reqs} 个请求；捕获时丢弃了 {dropped} 步。",
-                 "es": "{n} pasos capturados ({first} … {last}), {reqs} solicitudes; la captura descartó {dropped} pasos."},
+                 "es": "{n} pasos capturados ({first} … {last}), {reqs} peticiones; la captura descartó {dropped} pasos."},
     # --- the verdict ---
     "checking": {"en": "Checking the run: step {done} of {n}…", "zh": "正在检查运行：第 {done} / {n} 步…",
                  "es": "Verificando la ejecución: paso {done} de {n}…"},
@@ -104,7 +104,7 @@ STRINGS = {
                         "CUDA-graph padding), {tok} tokens ({tpad} with padding).",
                   "zh": "第 {step} 步（捕获的第 {i} / {n} 步）：批次中有 {reqs} 个请求（含 CUDA graph 填充共 {rpad} 行），"
                         "{tok} 个 token（含填充共 {tpad} 个）。",
-                  "es": "Paso {step} ({i} de {n} capturados): {reqs} solicitudes en el lote ({rpad} filas con el "
+                  "es": "Paso {step} ({i} de {n} capturados): {reqs} peticiones en el lote ({rpad} filas con el "
                         "relleno de CUDA graph), {tok} tokens ({tpad} con relleno)."},
     "group": {"en": "KV-cache group", "zh": "KV 缓存组", "es": "Grupo de caché KV"},
     "group_option": {"en": "group {g}", "zh": "组 {g}", "es": "grupo {g}"},
@@ -124,15 +124,15 @@ STRINGS = {
     "no_rows": {"en": "none", "zh": "无", "es": "ninguna"},
     "col_check": {"en": "check", "zh": "检查", "es": "verificación"},
     "col_row": {"en": "row", "zh": "行", "es": "fila"},
-    "col_request": {"en": "request", "zh": "请求", "es": "solicitud"},
+    "col_request": {"en": "request", "zh": "请求", "es": "petición"},
     "col_index": {"en": "index", "zh": "索引", "es": "índice"},
     # --- figures ---
     "table": {"en": "Block table, rows named by request id", "zh": "块表（每行标有请求 ID）",
-              "es": "Tabla de bloques, filas con el id de su solicitud"},
+              "es": "Tabla de bloques, filas con el id de su petición"},
     "table_v2": {"en": "Input block table (Model Runner V2: gathered in batch order), rows named by request id",
                  "zh": "输入块表（Model Runner V2：按批次顺序收集），每行标有请求 ID",
                  "es": "Tabla de bloques de entrada (Model Runner V2: reunida en orden de lote), filas con el id de su "
-                       "solicitud"},
+                       "petición"},
     "table_caption": {"en": "Colour and number: the physical block id in each entry (grey: the null block 0). Dotted "
                             "outline: the blocks a row counts. Crimson outline: a row the checker flags. Black box: "
                             "the token you follow.",
@@ -152,7 +152,7 @@ STRINGS = {
                       "zh": "这一步的每个 token 一个标记：纵轴是它的槽位，横轴是它的序号，颜色表示它的请求行（图例写出每行的请求）。"
                             "叉号：填充（槽位 -1）。圆环：你跟踪的 token（如果是这一步写入的）。",
                       "es": "Un marcador por token de este paso: su slot (vertical) según su índice (horizontal), "
-                            "coloreado por su fila de solicitud (la leyenda nombra la solicitud de cada fila). Cruces: "
+                            "coloreado por su fila de petición (la leyenda nombra la petición de cada fila). Cruces: "
                             "relleno (slot -1). Anillo: el token que sigues, si este paso lo escribió."},
     "no_slots": {"en": "This step's dump has no slot mapping (or no query_start_loc or positions): nothing to draw.",
                  "zh": "这一步的转储没有槽位映射（或没有 query_start_loc、positions）：无法绘制。",
@@ -160,11 +160,11 @@ STRINGS = {
                        "dibujar."},
     # --- follow one token ---
     "follow": {"en": "Follow one token", "zh": "跟踪一个 token", "es": "Sigue un token"},
-    "follow_request": {"en": "Request", "zh": "请求", "es": "Solicitud"},
+    "follow_request": {"en": "Request", "zh": "请求", "es": "Petición"},
     "follow_position": {"en": "Token position", "zh": "token 位置", "es": "Posición del token"},
     "follow_position_help": {"en": "0 … {last}: the positions this request holds after the step.",
                              "zh": "0 … {last}：这个请求在这一步之后持有的位置。",
-                             "es": "0 … {last}: las posiciones que esta solicitud tiene tras el paso."},
+                             "es": "0 … {last}: las posiciones que esta petición tiene tras el paso."},
     "chain_logical": {"en": "logical block", "zh": "逻辑块", "es": "bloque lógico"},
     "chain_column": {"en": "column", "zh": "列", "es": "columna"},
     "chain_physical": {"en": "physical block", "zh": "物理块", "es": "bloque físico"},
@@ -191,16 +191,16 @@ STRINGS = {
                          "where no request owns it.",
                    "zh": "块 0 是空块，vLLM 从不分配它：通过这个条目写入的 KV 会落在不属于任何请求的地方。",
                    "es": "El bloque 0 es el bloque nulo, que vLLM nunca entrega: el KV escrito a través de esta entrada "
-                         "cae donde ninguna solicitud lo posee."},
+                         "cae donde ninguna petición lo posee."},
     "other_rank": {"en": "Another DCP rank stores this position.", "zh": "这个位置由另一个 DCP rank 存储。",
                    "es": "Otro rank de DCP guarda esta posición."},
     "no_requests": {"en": "No request is in this step's batch.", "zh": "这一步的批次中没有请求。",
-                    "es": "No hay solicitudes en el lote de este paso."},
+                    "es": "No hay peticiones en el lote de este paso."},
     # --- events and rows ---
     "events": {"en": "Events at this step", "zh": "这一步的事件", "es": "Eventos de este paso"},
     "events_none": {"en": "No request arrived, was preempted, finished or was aborted at this step.",
                     "zh": "这一步没有请求到达、被抢占、完成或中止。",
-                    "es": "En este paso ninguna solicitud llegó, fue expulsada, terminó ni se abortó."},
+                    "es": "En este paso ninguna petición llegó, fue expulsada, terminó ni se abortó."},
     "col_event": {"en": "event", "zh": "事件", "es": "evento"},
     "col_detail": {"en": "detail", "zh": "详情", "es": "detalle"},
     "ev_arrived": {"en": "arrived", "zh": "到达", "es": "llegó"},
@@ -218,7 +218,7 @@ STRINGS = {
                            "scheduler's are the blocks the KV-cache manager gave the request.",
                      "zh": "检查器标出的行带有底色。块表的块是该行计入的块；调度器的块是 KV 缓存管理器分配给该请求的块。",
                      "es": "Las filas que el verificador señala van sombreadas. Los bloques de la tabla son los que cuenta "
-                           "la fila; los del planificador, los que el gestor de caché KV dio a la solicitud."},
+                           "la fila; los del planificador, los que el gestor de caché KV dio a la petición."},
     "col_scheduled": {"en": "tokens now", "zh": "本步 token", "es": "tokens ahora"},
     "col_seq_len": {"en": "seq_len", "zh": "seq_len", "es": "seq_len"},
     "col_table_blocks": {"en": "table's blocks", "zh": "块表的块", "es": "bloques de la tabla"},

@@ -26,11 +26,11 @@ STRINGS = {
         "zh": "三个请求共用一个系统提示词。A 和 B 共享它的满块；B 分叉（对部分填充的最后一块做写时复制）。B 和它的分叉"
               "结束后，提示词的块仍缓存在空闲队列中：最后释放，因此最后被驱逐。D 是一个不相关的长提示词，它耗尽池并驱逐一个"
               "已缓存的块；随后 C 到达，命中了已结束请求留下的、空闲但仍缓存的系统提示词块（并再驱逐一个块来分配自己的块）。",
-        "es": "Tres solicitudes con un mismo prompt de sistema. A y B comparten sus bloques llenos; B se bifurca "
+        "es": "Tres peticiones con un mismo prompt de sistema. A y B comparten sus bloques llenos; B se bifurca "
               "(copia en escritura del último bloque parcial). B y su bifurcación terminan: los bloques del prompt "
               "siguen en caché en la cola libre, liberados al final y por eso desalojados al final. D, un prompt largo "
               "sin relación, agota el pool y desaloja un bloque en caché; después llega C y acierta en los bloques del "
-              "prompt de sistema que las solicitudes terminadas dejaron libres pero en caché (y desaloja uno más para "
+              "prompt de sistema que las peticiones terminadas dejaron libres pero en caché (y desaloja uno más para "
               "asignar el suyo).",
     },
     # the part of a cached block's token span (the prefixes page's hash chain)
