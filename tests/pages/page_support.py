@@ -21,6 +21,18 @@ def app_test(page: str | None = None, *, lang: str | None = None, query: dict | 
     return at
 
 
+def open_link(page: str, *, lang: str | None = None, query: dict | None = None) -> AppTest:
+    """A fresh AppTest of the whole app opened on ``page`` itself with ``query``, as a browser opens a
+    shared link (``/page?...``): the session starts on that page (a page reached later in the session
+    never reads the URL, and Home writes its own state there)."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    if lang is not None:
+        at.session_state["lang"] = lang
+    for k, v in (query or {}).items():
+        at.query_params[k] = v
+    return open_page(at, page)
+
+
 def open_page(at: AppTest, page: str) -> AppTest:
     at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, at.exception

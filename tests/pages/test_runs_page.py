@@ -16,7 +16,7 @@ from kvviz.capture.run import load_run
 from kvviz.errors import BadInput
 from kvviz.texts.i18n import LANGS, missing_translations, t
 from kvviz.views import run_step, runs as view
-from page_support import ROOT, app_test, chart_figures, open_page
+from page_support import ROOT, app_test, chart_figures, open_link, open_page
 
 RUNS = ROOT / "tests" / "data" / "runs"
 FAULT, CLEAN = "fault-032", "clean-032"
@@ -30,7 +30,7 @@ def runs_dir(monkeypatch):
 
 
 def _page(**kw):
-    return open_page(app_test(**kw), "runs")
+    return open_link("runs", **kw)
 
 
 def _info(at) -> str:
