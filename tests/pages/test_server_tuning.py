@@ -169,3 +169,22 @@ def test_event_hops_batched_in_order_and_never_dropped():
     assert len(seen) == 12000 and not batch.items
     for k in range(4):
         assert [j for kk, j in seen if kk == k] == list(range(3000))   # each thread's order kept
+
+
+def test_switch_interval_shortened_by_install(monkeypatch):
+    import sys
+
+    from ui import server_tuning
+
+    before = sys.getswitchinterval()
+    try:
+        monkeypatch.setenv("KVVIZ_SERVER_TUNING", "switch")
+        sys.setswitchinterval(0.005)
+        server_tuning.install()
+        assert sys.getswitchinterval() == server_tuning.SWITCH_INTERVAL_S
+        sys.setswitchinterval(0.005)
+        monkeypatch.setenv("KVVIZ_SERVER_TUNING", "0")           # off: Python's own 5 ms stays
+        server_tuning.install()
+        assert sys.getswitchinterval() == 0.005
+    finally:
+        sys.setswitchinterval(before)
