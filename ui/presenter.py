@@ -19,12 +19,20 @@ def _component():
 
 def keys(on_move) -> None:
     """Mount the key listener (once per tab; each rerun hands it the newest trigger). ``on_move``:
-    called with "next" or "prev" when a key asks for it."""
+    called with "next" or "prev" for each key press, in order, however quickly they come (the
+    browser sends the recent presses, numbered; those already applied are skipped)."""
     def changed():
         value = st.session_state.get(KEY)
         event = value.get("key") if hasattr(value, "get") else None
-        move = event.get("move") if hasattr(event, "get") else None
-        if move in ("next", "prev"):
-            on_move(move)
+        log = event.get("log") if hasattr(event, "get") else None
+        done = st.session_state.get(KEY + ".done", 0)
+        for item in log if isinstance(log, list) else []:     # the presses not applied yet, in order
+            if isinstance(item, list) and len(item) == 2 and isinstance(item[0], int) and item[0] > done \
+                    and item[1] in ("next", "prev"):
+                on_move(item[1])
+                done = item[0]
+        st.session_state[KEY + ".done"] = done
 
-    _component()(key=KEY, data={}, height="content", on_key_change=changed)
+    # the last press applied goes back to the browser, which then sends the presses made meanwhile
+    _component()(key=KEY, data={"done": st.session_state.get(KEY + ".done", 0)}, height="content",
+                 on_key_change=changed)

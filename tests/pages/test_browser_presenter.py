@@ -88,8 +88,15 @@ def test_keys_move_through_figures_and_steps(server, browser):
         _on_screen(page, key, 1, 0)
         page.keyboard.press("ArrowRight")
         _at(page, 1, 1)
-        page.keyboard.press("ArrowLeft")
+        page.keyboard.press("ArrowLeft")                 # a clicker's quick double press: both count
         page.keyboard.press("ArrowLeft")                 # from step 2's own screen: step 1's last figure
+        _at(page, 0, last0)
+        page.keyboard.press("PageDown")                  # three quick presses: three moves
+        page.keyboard.press("PageDown")
+        page.keyboard.press("PageDown")
+        _at(page, 1, 2)
+        for _ in range(3):
+            page.keyboard.press("PageUp")
         _at(page, 0, last0)
         _on_screen(page, key, 0, last0)
         # a key typed into a menu is the menu's: the demo picker keeps its arrows
