@@ -204,7 +204,7 @@ def test_layout_encode_decode(at):
     dec = decoded(at)
     assert (dec["block"], dec["offset_in_block"], dec["head"], dec["dim"]) == (1, 2, 1, 0)
     at.text_input(key="lay.byte").set_value(str(10 ** 6)).run()
-    assert "outside the cache" in at.error[0].value
+    assert "past the end of this cache" in at.error[0].value
     assert len(_plots(at)) == 2 and not at.exception
 
 
@@ -409,8 +409,8 @@ def test_layout_byte_input_pasted_hex_in_a_bigger_cache(at):
 @pytest.mark.parametrize("text,msg", [("zz", "Not a byte address"), ("0x", "Not a byte address"),
                                       ("1.5", "Not a byte address"), ("12 34", "Not a byte address"),
                                       ("-4", "cannot be negative"), ("-0x10", "cannot be negative"),
-                                      ("0x1a0", "outside the cache"), ("256", "outside the cache"),
-                                      ("9" * 60, "outside the cache")])
+                                      ("0x1a0", "past the end of this cache"), ("256", "past the end of this cache"),
+                                      ("9" * 60, "past the end of this cache")])
 def test_layout_byte_input_garbage_is_one_error(at, text, msg):
     _open(at, "layout")
     at.text_input(key="lay.byte").set_value(text).run()
