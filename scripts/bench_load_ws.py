@@ -13,7 +13,8 @@ workers and the balancer). ``--serve N``: start the lecture hall itself (``scrip
 N``, HAProxy in front, every page warmed) and send every student through the balancer; each student's
 websocket is its own connection there, so the balancer spreads them (leastconn) as it spreads browsers.
 
-A student (even: Guided demos, odd: Step through, each on its own demo / scenario in turn) opens
+A student (half on Guided demos, half on Step through, in a seeded shuffled order; each on its own
+demo / scenario in turn) opens
 its page (a ``rerun_script`` with the page name and the query string a shared link carries), learns
 the page's button ids from the run's deltas (widget ids end in the button's key), then every
 ``--period`` seconds (each student its own random phase) presses Next (Prev / Back on the way back,
@@ -179,12 +180,12 @@ async def student(i, url, args, t_end, out):
     from kvviz.views import demo_catalogue as demos
     from kvviz.views import scenarios as stepper
 
-    on_demos = i % 2 == 0 if args.only is None else args.only == "demos"
+    on_demos, rank = args.assign[i] if args.only is None else (args.only == "demos", i)
     if on_demos:
-        what = demos.DEMO_KEYS[(i // 2) % len(demos.DEMO_KEYS)]
+        what = demos.DEMO_KEYS[rank % len(demos.DEMO_KEYS)]
         page, query, fwd, back = "demos", {"demo": what, "step": 0, "lang": "en"}, "demos_next", "demos_prev"
     else:
-        what = stepper.NAMES[(i // 2) % len(stepper.NAMES)]
+        what = stepper.NAMES[rank % len(stepper.NAMES)]
         page, query, fwd, back = "step_through", {"sc": what, "step": 0, "lang": "en"}, "step.next", "step.back"
     rec = {"student": i, "page": page, "what": what, "lat": [], "t": [], "errors": 0, "timeouts": 0}
     out.append(rec)
@@ -224,6 +225,20 @@ async def student(i, url, args, t_end, out):
         rec["exceptions"] = s.exceptions[:3]
         rec["mb_in"] = round(s.bytes_in / 2**20, 1)
         await s.close()
+
+
+def assignment(n: int, seed: int = 33) -> list[tuple[bool, int]]:
+    """Student i's (on Guided demos?, rank among that page's students): half on each page, in a seeded
+    shuffled order. (Alternating pages made a balancer's leastconn put every demos student on one
+    replica and every Step through student on the other.)"""
+    pages = [True] * ((n + 1) // 2) + [False] * (n // 2)
+    random.Random(seed).shuffle(pages)
+    seen = {True: 0, False: 0}
+    out = []
+    for p in pages:
+        out.append((p, seen[p]))
+        seen[p] += 1
+    return out
 
 
 def big_dump_json(seed: int, rows: int, width: int = 2048) -> str:
@@ -343,6 +358,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.ramp is None:
         args.ramp = float(max(5, args.sessions))
+    args.assign = assignment(args.sessions)
     texts = [big_dump_json(seed, args.hostile_rows) for seed in range(6)] if args.hostile else []
     proc = None
     load_before = [round(x, 2) for x in os.getloadavg()]
