@@ -30,8 +30,8 @@ STRINGS = {
                              "es": "flex_interleaved — vLLM Flex, K|V por token (v0.23–v0.25, solo NHD)"},
     # no family named in the option itself: the browser keeps a chosen option's old text when only its
     # label changes (v0.22.1 -> v0.34.0 showed "flashinfer_packed" beside "In effect: LBNHC")
-    "fam_auto": {"en": "auto → {family} (the vLLM version's, for the backend)",
-                 "zh": "自动 → {family}（该 vLLM 版本为此后端分配的）",
+    "fam_auto": {"en": "auto → {family} (release and backend)",
+                 "zh": "自动 → {family}（按版本与后端）",
                  "es": "automático → {family} (según versión y backend)"},
     "vllm": {"en": "vLLM version", "zh": "vLLM 版本", "es": "versión de vLLM"},
     "backend": {"en": "attention backend", "zh": "注意力后端", "es": "backend de atención"},
