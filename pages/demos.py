@@ -137,7 +137,7 @@ if S.get("demos_bad_link"):
 
 # In presenter mode every control is on one row, labels folded into the widgets' tooltips.
 fold = "collapsed" if presenter else "visible"
-top = st.columns([4, 3, 3, 1, 1, 1, 1, 3, 2], vertical_alignment="center") if presenter else st.columns([3, 2, 2, 2])
+top = st.columns([4, 3, 3, 1, 1, 1, 1, 3, 2], vertical_alignment="center") if presenter else st.columns([3, 3, 2, 3])
 if presenter:  # the sidebar (and its language selector) is hidden in presenter mode: a compact one here
     S["demos_lang"] = lang
     top[8].selectbox(f":material/translate: {tr('ui.language')}", list(LANGS), format_func=LANGS.get,

@@ -122,7 +122,7 @@ def test_hash_chain_uncached_blocks_stay_integers():
     assert whole_floats(shown) == []
     assert list(shown["physical block"]) == ["1", "2", "3", "—", "—", "—"]
     page = (ROOT / "pages" / "prefixes.py").read_text(encoding="utf-8")
-    assert "st.dataframe(frames.no_none(chain)" in page
+    assert "st.dataframe(frames.no_none(shown_chain)" in page
 
 
 @pytest.mark.parametrize("preset", ["decode", "prefix", "kernel", "dcp"])
