@@ -54,7 +54,7 @@ serve: $(STAMP) haproxy
 # here instead of skipping). A broken rule fails the target before pytest runs.
 test: $(STAMP) engines haproxy
 	$(BIN)/python scripts/code_shape.py
-	KVVIZ_REQUIRE_ENGINES=1 $(BIN)/python -m pytest tests -q -n 2 --timeout 900
+	KVVIZ_REQUIRE_ENGINES=1 $(BIN)/python -m pytest tests -q -n 2 --timeout 900 --durations=25
 
 test-fast: $(STAMP)
 	$(BIN)/python scripts/code_shape.py
