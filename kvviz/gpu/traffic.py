@@ -154,17 +154,25 @@ def sweep_values(field: str, here: int) -> list[int]:
     return sorted(set(SWEEP_VALUES[field]) | {int(here)})
 
 
+def swept_shape(s: StepShape, field: str, value: int) -> StepShape:
+    """``s`` with ``field`` = ``value``, the sizes it bounds or is bounded by adjusted to stay a valid
+    step (a longer context raises max_model_len, a query never exceeds its context, more requests
+    raise max_num_reqs)."""
+    x = replace(s, **{field: int(value)})
+    if field == "context_len" and x.context_len > x.max_model_len:
+        x = replace(x, max_model_len=x.context_len)
+    if x.query_len > x.context_len:
+        x = replace(x, query_len=x.context_len)
+    if x.num_reqs > x.max_num_reqs:
+        x = replace(x, max_num_reqs=x.num_reqs)
+    return x
+
+
 def sweep(s: StepShape, field: str, values) -> pd.DataFrame:
     """Total bytes per strategy as ``field`` takes each of ``values`` (others fixed)."""
     rows = []
     for v in values:
-        x = replace(s, **{field: int(v)})
-        if field == "context_len" and x.context_len > x.max_model_len:
-            x = replace(x, max_model_len=x.context_len)
-        if x.query_len > x.context_len:
-            x = replace(x, query_len=x.context_len)
-        if x.num_reqs > x.max_num_reqs:
-            x = replace(x, max_num_reqs=x.num_reqs)
+        x = swept_shape(s, field, v)
         rows.append({field: int(v), **{st: total_bytes(x, st) for st in STRATEGIES}})
     return pd.DataFrame(rows)
 

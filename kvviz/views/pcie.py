@@ -2,8 +2,6 @@
 sentences that explain them (text keys of kvviz/texts/pcie.py with their fields)."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pandas as pd
 
 from kvviz.core import step_bytes as core
@@ -67,14 +65,4 @@ def v2_parts(shape: traffic.StepShape) -> dict[str, int]:
 def v2_sweep(shape: traffic.StepShape, field: str, values) -> list[int]:
     """Model Runner V2's host → device bytes as ``field`` takes each of ``values``, the other sizes
     adjusted as ``traffic.sweep`` adjusts them (V1's what-ifs, drawn beside this line)."""
-    out = []
-    for v in values:
-        x = replace(shape, **{field: int(v)})
-        if field == "context_len" and x.context_len > x.max_model_len:
-            x = replace(x, max_model_len=x.context_len)
-        if x.query_len > x.context_len:
-            x = replace(x, query_len=x.context_len)
-        if x.num_reqs > x.max_num_reqs:
-            x = replace(x, max_num_reqs=x.num_reqs)
-        out.append(traffic.release_bytes(x, "v2").pcie)
-    return out
+    return [traffic.release_bytes(traffic.swept_shape(shape, field, v), "v2").pcie for v in values]
