@@ -7,4 +7,6 @@ top-level name ``kernels`` is Hugging Face's package (vLLM depends on it), and a
 from setuptools import find_packages, setup
 
 setup(packages=find_packages(include=["kvviz", "kvviz.*"]) + ["kvviz_kernels"],
-      package_dir={"kvviz_kernels": "kernels"})
+      package_dir={"kvviz_kernels": "kernels"},
+      # what the other engines' own code did with the Notations page's batch (kvviz/notations/engine_examples.py)
+      package_data={"kvviz.notations": ["recorded/*.json"]})
