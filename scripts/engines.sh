@@ -46,7 +46,7 @@ build_other() {  # ENGINE VERSION: the pinned venv of SGLang's bookkeeping or ll
       if [[ "$e" == sglang ]]; then
         "$venv/bin/pip" install -q -c "$cons" "torch==2.13.0+cpu" -r "$req" &&
           "$venv/bin/pip" install -q --no-deps "sglang==$v" &&
-          (cd / && PYTHONPATH="$ROOT" "$venv/bin/python" -c "from kvviz.notations.sglang_driver import _stand_in_torchvision_users as s; s(); import sglang, torch; import sglang.srt.mem_cache.radix_cache, sglang.srt.mem_cache.allocation; print('sglang', sglang.__version__, 'torch', torch.__version__)")
+          (only="$(mktemp -d)" && ln -s "$ROOT/kvviz" "$only/kvviz" && cd / && PYTHONPATH="$only" "$venv/bin/python" -c "from kvviz.notations.sglang_driver import _stand_in_torchvision_users as s; s(); import sglang, torch; import sglang.srt.mem_cache.radix_cache, sglang.srt.mem_cache.allocation; print('sglang', sglang.__version__, 'torch', torch.__version__)")
       else
         CMAKE_ARGS="-DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF" \
           CMAKE_BUILD_PARALLEL_LEVEL="$(nproc)" "$venv/bin/pip" install -q -r "$req" &&

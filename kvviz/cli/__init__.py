@@ -24,6 +24,7 @@ COMMANDS = [
     "kvviz.cli.diff",
     "kvviz.cli.dcp",
     "kvviz.cli.replay",
+    "kvviz.cli.engines",
 ]
 
 MAX_INPUT_BYTES = 64 << 20

@@ -59,6 +59,34 @@ def engine_python(key: str, python: str | None = None) -> Path:
     return py
 
 
+def wait_for_engine(key: str, timeout: float = 900) -> Path:
+    """The engine's python once its venv is whole: a build still running (``make engines`` starts
+    llama.cpp's in the background) holds the venv's lock, so this waits for the lock, at most
+    ``timeout`` seconds, then checks the stamp the build writes last."""
+    import fcntl
+    import time
+
+    eng = REAL_ENGINES[key]
+    venv = engines_dir() / eng.venv_name
+    stamp, lock = venv / ".kvviz-engine-ok", engines_dir() / f"{eng.venv_name}.lock"
+    if not stamp.is_file() and lock.is_file():
+        end = time.monotonic() + timeout
+        with open(lock) as fh:
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except OSError:
+                    if time.monotonic() > end:
+                        raise EngineUnavailable(f"{eng.label} {eng.version} is still building after "
+                                                f"{timeout:.0f} s (see {venv}.log)") from None
+                    time.sleep(2)
+    if not stamp.is_file():
+        raise EngineUnavailable(f"{eng.label} {eng.version} is not built in {venv} "
+                                f"(`scripts/engines.sh {key} {eng.version}`; its log: {venv}.log)")
+    return engine_python(key)
+
+
 def run_driver(key: str, request: dict, *, python: str | None = None, timeout: float = 300) -> dict:
     """Run engine ``key``'s driver on ``request``; its JSON answer, or BadInput with the
     driver's last words (its stderr tail) when it fails."""

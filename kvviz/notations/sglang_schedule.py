@@ -47,6 +47,7 @@ def run_schedule(run, schedule: dict) -> list:
         ext_loc = run.extend(ext) if ext else []
         matched = {e["req"]: run.reqs[e["req"]].matched for e in ext
                    if run.reqs[e["req"]].matched is not None}
+        prefix_lens = [run.reqs[e["req"]].prefix_len for e in ext]
         dec_loc = run.decode(dec) if dec else []
         rows = {e["req"]: run.reqs[e["req"]].row for e in st["batch"]}
         rtt = {e["req"]: [int(x) for x in run.req_pool.req_to_token[rows[e["req"]], :e["end"]]]
@@ -59,7 +60,8 @@ def run_schedule(run, schedule: dict) -> list:
             elif e in ext:
                 run.checkpoint(r, e["end"])
         out.append({"index": st["index"], "extend": {"reqs": [e["req"] for e in ext],
-                    "out_cache_loc": ext_loc, "matched": matched},
+                    "out_cache_loc": ext_loc, "matched": matched,
+                               "prefix_lens": prefix_lens},
                     "decode": {"reqs": [e["req"] for e in dec], "out_cache_loc": dec_loc},
                     "req_pool_indices": rows, "req_to_token": rtt,
                     "available": int(run.alloc.available_size()),

@@ -14,7 +14,7 @@ import pytest
 
 from kvviz.errors import BadInput
 from kvviz.notations import engine_examples as ex
-from kvviz.notations.engine_runs import EngineUnavailable, engine_python, run_driver
+from kvviz.notations.engine_runs import EngineUnavailable, run_driver, wait_for_engine
 from kvviz.notations.engine_schedule import schedule_from_scenario
 from kvviz.notations.sglang_model import compare_sglang, driver_request, model_answer
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.timeout(600)
 
 def _sglang_or_skip():
     try:
-        engine_python("sglang")
+        wait_for_engine("sglang")
     except EngineUnavailable as e:
         if os.environ.get("KVVIZ_REQUIRE_ENGINES"):
             pytest.fail(str(e))
@@ -111,3 +111,18 @@ def test_fault_in_sglangs_allocator_is_caught(answers):
     s, faulty = answers["fault"]
     model = model_answer(s, page_size=16, pool_tokens=ex.example_pool_tokens())
     assert compare_sglang(faulty, model), "freed pages put at the tail went unnoticed"
+
+
+def test_command_runs_sglang_and_agrees(tmp_path):
+    """What a user types: `kvviz engine-notation sglang` (the page's batch, page 16) runs SGLang."""
+    import json
+    import subprocess
+    import sys
+
+    _sglang_or_skip()
+    done = subprocess.run([sys.executable, "-m", "kvviz", "engine-notation", "sglang", "--step", "2"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    d = json.loads(done.stdout)
+    assert d["ran_engine"] and d["equal"] and d["version"] == "0.5.23"
+    assert d["steps"][0]["engine"] == d["steps"][0]["kvviz"]

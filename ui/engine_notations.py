@@ -1,0 +1,68 @@
+"""The Notations page's part drawn from the engines' own code (kvviz/views/engine_notations.py
+computes it; here it is laid out): SGLang's own arrays beside kvviz's model of them, where vLLM
+and SGLang keep the same tokens, and llama.cpp's own cell strip."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import ui
+from kvviz.notations import engine_examples as ex
+from kvviz.notations.sglang_model import compare_sglang
+from kvviz.views import engine_notations as en
+
+CHECKED = {"vllm": ("e.checked_vllm", {}), "flashinfer": ("e.checked_flashinfer", {}),
+           "sglang": ("e.checked_sglang", {"v": "0.5.23"}), "llamacpp": ("e.checked_llamacpp", {"v": "0.3.36"}),
+           "trtllm": ("e.checked_trtllm", {}), "deepinfer": ("e.checked_deepinfer", {})}
+
+
+def checked_caption(name: str) -> None:
+    """What notation ``name`` was checked against, said plainly under its heading."""
+    tr = ui.texts("notations")
+    key, fields = CHECKED[name]
+    st.caption(":material/verified: " + tr("e.checked", what=tr(key, **fields)))
+
+
+@st.cache_data(max_entries=2, show_spinner=False)
+def _sglang():
+    return en.sglang_runs(), ex.example_schedule()
+
+
+def _table(rows: list[list], header: str) -> None:
+    cols = header.split("|")
+    st.dataframe(pd.DataFrame(rows, columns=cols).astype(str), hide_index=True, width="stretch")
+
+
+def sglang_section(step: int, vllm_slots: dict) -> None:
+    tr = ui.texts("notations")
+    (rec, models), schedule = _sglang()
+    sizes = [run["page_size"] for run in rec["runs"]]
+    ui.restore({"notations_sglang_ps": sizes[-1]})
+    ps = st.segmented_control(tr("e.page"), sizes, key="notations_sglang_ps") or sizes[-1]
+    k = sizes.index(ps)
+    real, model = rec["runs"][k], models[k]
+    st.markdown(f"**{tr('e.sglang', v=rec['version'], step=step + 1)}**")
+    _table(en.sglang_rows(real, step), tr("e.cols"))
+    diff = compare_sglang(real, model)
+    if diff:
+        st.error(tr("e.differs", what=diff[0]))
+    else:
+        st.success(tr("e.equal", ps=ps), icon=":material/check_circle:")
+    st.markdown(f"**{tr('e.place')}**")
+    rows = [[r, v, s, tr("e.yes") if same else tr("e.no")]
+            for r, v, s, same in en.placements(real, step, vllm_slots)]
+    _table(rows, tr("e.place_cols"))
+    notes = [tr(key, last=ps - 1, **fields) for key, fields in en.sglang_notes(real, schedule, step)]
+    if real["steps"][step]["decode"]["reqs"] and real["steps"][step]["extend"]["reqs"]:
+        notes.append(tr("e.sglang_order"))
+    st.markdown("\n".join(f"- {n}" for n in notes))
+    ui.keep("notations_sglang_ps")
+
+
+def engines_section(step: int, vllm_slots: dict) -> None:
+    tr = ui.texts("notations")
+    st.subheader(tr("e.title"))
+    st.markdown(tr("e.intro", sg="0.5.23"))
+    with st.container(border=True):
+        st.markdown("#### SGLang")
+        sglang_section(step, vllm_slots)
