@@ -33,7 +33,7 @@ def _table(rows: list[list], header: str) -> None:
     st.dataframe(pd.DataFrame(rows, columns=cols).astype(str), hide_index=True, width="stretch")
 
 
-def sglang_section(step: int, vllm_slots: dict) -> None:
+def sglang_section(step: int, vllm_slots: dict, token: tuple[str, int] | None = None) -> None:
     tr = ui.texts("notations")
     (rec, models), schedule = _sglang()
     sizes = [run["page_size"] for run in rec["runs"]]
@@ -42,7 +42,14 @@ def sglang_section(step: int, vllm_slots: dict) -> None:
     k = sizes.index(ps)
     real, model = rec["runs"][k], models[k]
     st.markdown(f"**{tr('e.sglang', v=rec['version'], step=step + 1)}**")
-    _table(en.sglang_rows(real, step), tr("e.cols"))
+    if token is not None:   # the page's picked token, in both engines
+        req, pos = token
+        row = real["steps"][step]["req_pool_indices"].get(req)
+        if row is not None and pos < len(real["steps"][step]["req_to_token"][req]):
+            st.info(tr("e.token", req=req, pos=pos, v=vllm_slots[req][pos], row=row,
+                       s=real["steps"][step]["req_to_token"][req][pos], ps=ps), icon=":material/my_location:")
+    rows = [[*r[:3], tr(f"e.{r[3]}"), *r[4:]] for r in en.sglang_rows(real, step)]
+    _table(rows, tr("e.cols"))
     diff = compare_sglang(real, model)
     if diff:
         st.error(tr("e.differs", what=diff[0]))
@@ -59,10 +66,10 @@ def sglang_section(step: int, vllm_slots: dict) -> None:
     ui.keep("notations_sglang_ps")
 
 
-def engines_section(step: int, vllm_slots: dict) -> None:
+def engines_section(step: int, vllm_slots: dict, token: tuple[str, int] | None = None) -> None:
     tr = ui.texts("notations")
     st.subheader(tr("e.title"))
     st.markdown(tr("e.intro", sg="0.5.23"))
     with st.container(border=True):
         st.markdown("#### SGLang")
-        sglang_section(step, vllm_slots)
+        sglang_section(step, vllm_slots, token)
