@@ -1,7 +1,12 @@
-"""SGLang: page size 1. ``req_to_token[req_pool_indices[i], pos]`` *is* the slot. Row 0 of
-``req_to_token`` is a dummy (as in 2026 SGLang), so request ``i`` uses pool row ``i + 1``.
-``out_cache_loc`` lists the slots written this step, and slot 0 is never a real token's
-(SGLang reserves it for padded tokens; here it lies in vLLM's null block).
+"""SGLang's arrays, holding vLLM's slots: page size 1, ``req_to_token[req_pool_indices[i], pos]``
+*is* the slot. Row 0 of ``req_to_token`` is never handed out, so here request ``i`` uses pool row
+``i + 1``; ``out_cache_loc`` lists the slots written this step. This form writes kvviz's (vLLM's)
+placement in SGLang's notation, so every notation lands on the same slot.
+
+SGLang places the same tokens elsewhere: slot 0 (or page 0) held back, rows taken from the tail
+of its free list, page-aligned prefix matches, prefills before decodes. kvviz's model of that
+placement is ``kvviz.notations.sglang_model`` (held against SGLang 0.5.23's own code in
+``tests/engines/test_sglang_notation.py``); the Notations page shows both.
 """
 from __future__ import annotations
 
