@@ -30,10 +30,11 @@ setup: $(STAMP) haproxy
 # tests the current code (a few seconds when the venvs exist).
 # SGLang's venv (about 2 min) builds beside the vLLM ones. llama.cpp compiles for about 6 min on a
 # fresh machine: its build starts in the background and the suite runs beside it; its tests wait
-# for it (kvviz/notations/engine_runs.py wait_for_engine) and run last (tests/engines/conftest.py).
+# for it (kvviz/notations/engine_runs.py wait_for_engine) and run last (tests/engines/conftest.py);
+# it runs niced, so the tests come first for the CPU.
 engines:
 	mkdir -p $(KVVIZ_ENGINES_DIR)
-	(scripts/engines.sh llamacpp $(LLAMACPP_VERSION) >$(KVVIZ_ENGINES_DIR)/llamacpp-build.out 2>&1 &)
+	(nice -n 10 scripts/engines.sh llamacpp $(LLAMACPP_VERSION) >$(KVVIZ_ENGINES_DIR)/llamacpp-build.out 2>&1 &)
 	scripts/engines.sh sglang $(SGLANG_VERSION) & sg=$$!; scripts/engines.sh vllm $(VLLM_VERSIONS); v=$$?; \
 	  wait $$sg && exit $$v
 
