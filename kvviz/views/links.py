@@ -396,7 +396,8 @@ def notations_fields(ids, default_req) -> list[Field]:
     return [choice_field("page", "notations_page_size", 16, (16, 32, 64, 128)),
             choice_field("req", "notations_req", default_req, ids),
             int_field("pos", "notations_pos", 255, 0, 1 << 20),
-            bool_field("unified", "notations_kv_unified", False)]
+            bool_field("unified", "notations_kv_unified", False),
+            choice_field("sglang", "notations_sglang_ps", 16, (1, 16))]   # SGLang's own run: page size
 
 
 def kernel_lab_fields(runs, default_source) -> list[Field]:
