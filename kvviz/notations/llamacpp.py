@@ -11,11 +11,23 @@ llama.cpp has two layouts, picked by ``kv_unified`` in ``llama_context_params``:
   copies the buffer data), so the cells in use are the sum of the sequence lengths.
 * ``kv_unified = true`` (``--kv-unified`` / ``-kvu``; recent llama-server also turns it on when
   the number of slots is left on auto): :class:`LlamaCppForm`. One cell array for every
-  sequence, one cell per canonical slot; a shared prefix is one cell carrying several ids.
+  sequence; a shared prefix is one cell carrying several ids.
 
-The canonical slot. In the unified cache a cell *is* a slot. A stream cell is not: a copied
-prefix lives in other bytes than the canonical slot. So the streams form keeps, next to
-llama.cpp's own ``pos`` and ``seq_id``, kvviz's bookkeeping ``stream_slot``: the canonical slot
+Which cell. llama.cpp does not put a token where vLLM does: ``find_slot`` takes the empty cells
+from its ``head`` on (``src/llama-kv-cache.cpp``; kvviz's model of it is
+``kvviz.notations.llamacpp_rules``, checked against llama.cpp's own debug log). A batch alone
+does not say what ran before it, so the forms here are llama.cpp's cells after the *shortest
+history* that leads to it: each request in turn, in request order, takes the longest prefix of
+its earlier tokens (those not computed this step) that an earlier request holds in the same
+slots by ``seq_cp`` and has ``llama_decode`` write the rest; then one ``llama_decode`` writes
+this step's tokens in batch order. In the unified cache that packs the earlier tokens from cell
+0 (a shared prefix once) and puts this step's tokens after them; in a stream, cell ``p`` holds
+position ``p``. For a scenario's real history, step by step, see
+``kvviz.notations.llamacpp_cells.llamacpp_side_by_side``.
+
+The canonical slot. A cell is not a slot: a token's cell and vLLM's slot for it differ, and a
+copied prefix lives in other bytes in each stream. So both forms keep, next to llama.cpp's own
+``pos`` and ``seq_id``, kvviz's bookkeeping (``cell_slot``, ``stream_slot``): the canonical slot
 whose K and V each cell holds (a copy of, for a shared prefix). ``address`` answers with it, so
 every notation can be checked against the same slot; it is not an array llama.cpp has.
 (Sources: ``src/llama-kv-cache.cpp``, ``src/llama-context.cpp``, ``common/arg.cpp``,
@@ -30,6 +42,7 @@ import numpy as np
 from kvviz.errors import BadInput
 from kvviz.notations.canonical import (
     CanonicalBatch, CanonicalRequest, Mark, check_index, new_slots_of, token_index)
+from kvviz.notations.llamacpp_rules import LlamaCells
 
 LLAMA_EMPTY_POS = -1
 LLAMA_KV_UNIFIED_DEFAULT = False
@@ -70,10 +83,12 @@ class _Cells:
 
 @dataclass
 class LlamaCppForm(_Cells):
-    """``kv_unified = true``: one cell array shared by every sequence (one cell per slot)."""
+    """``kv_unified = true``: one cell array shared by every sequence. ``cell_slot[c]`` is the
+    canonical slot whose K/V cell ``c`` holds (kvviz's bookkeeping, -1 empty)."""
     req_ids: list[str]            # request i is sequence id i
     cell_pos: np.ndarray          # int64 [num_cells]; -1 = empty
     cell_seqs: list[frozenset]    # [num_cells]: sequence ids that see the cell
+    cell_slot: np.ndarray         # int64 [num_cells]: canonical slot held; -1 = empty
     ubatch_cells: np.ndarray      # int64 [T]: cells written this step, in batch order
     ubatch_seq: np.ndarray        # int64 [T]: sequence id of each of those tokens
     num_slots: int
@@ -82,6 +97,8 @@ class LlamaCppForm(_Cells):
     kv_unified = True             # a class constant, not a field
 
     def __post_init__(self):
+        if not len(self.cell_pos) == len(self.cell_seqs) == len(self.cell_slot):
+            raise BadInput("cell_pos, cell_seqs and cell_slot must have one entry per cell")
         idx = {}
         for cell, (p, seqs) in enumerate(zip(self.cell_pos, self.cell_seqs)):
             for s in seqs:
@@ -100,11 +117,20 @@ class LlamaCppForm(_Cells):
         """Cells that several sequences see."""
         return sum(1 for s in self.cell_seqs if len(s) > 1)
 
-    def address(self, i: int, pos: int) -> int:
+    @property
+    def kv_size(self) -> int:
+        """Cells in the cache (llama.cpp: ``n_ctx``, a multiple of 256)."""
+        return len(self.cell_pos)
+
+    def cell(self, i: int, pos: int) -> int:
+        """The cell holding position ``pos`` of sequence ``i``."""
         return self._cell(i, pos)
 
+    def address(self, i: int, pos: int) -> int:
+        return int(self.cell_slot[self._cell(i, pos)])
+
     def locate(self, i: int, pos: int) -> list[Mark]:
-        cell = self.address(i, pos)
+        cell = self.cell(i, pos)
         out = [Mark("cells", (cell,), int(self.cell_pos[cell]))]
         t = token_index(self, i, pos)
         if t is not None:
@@ -112,9 +138,9 @@ class LlamaCppForm(_Cells):
         return out
 
     def coords(self, i: int, pos: int) -> dict:
-        cell = self.address(i, pos)
+        cell = self.cell(i, pos)
         return {"cell": cell, "pos": int(self.cell_pos[cell]),
-                "seq_ids": sorted(self.cell_seqs[cell]), "slot": cell}
+                "seq_ids": sorted(self.cell_seqs[cell]), "slot": int(self.cell_slot[cell])}
 
 
 @dataclass
@@ -202,22 +228,55 @@ def to_llamacpp(c: CanonicalBatch, kv_unified: bool = LLAMA_KV_UNIFIED_DEFAULT, 
                 kv_size: int | None = None):
     """The batch as llama.cpp's cells: one stream per sequence (``kv_unified`` false, llama.cpp's
     default), or one shared cell array (``kv_unified`` true). ``kv_size``: cells per stream
-    (default: the longest sequence, the fewest that hold the batch)."""
+    (default: the longest sequence, the fewest that hold the batch), or of the unified cache
+    (default: enough for the batch and at least ``num_slots``, padded to 256 as llama.cpp
+    pads ``n_ctx``)."""
     if kv_unified:
-        return _unified(c)
+        return _unified(c, kv_size)
     return _streams(c, kv_size)
 
 
-def _unified(c: CanonicalBatch) -> LlamaCppForm:
-    pos = np.full(c.num_slots, LLAMA_EMPTY_POS, dtype=np.int64)
-    seqs: list[set] = [set() for _ in range(c.num_slots)]
+def _shortest_history(c: CanonicalBatch, cells: LlamaCells) -> None:
+    """The calls of the module's *shortest history*, then this step's ``llama_decode``."""
+    held: dict[int, int] = {}
     for i, r in enumerate(c.requests):
-        for p, s in enumerate(r.slots):
-            pos[s] = p
-            seqs[s].add(i)
+        early = r.seq_len - r.query_len
+        best, src = 0, -1
+        for j, n in held.items():
+            k = 0
+            while k < min(early, n) and c.requests[j].slots[k] == r.slots[k]:
+                k += 1
+            if k > best:
+                best, src = k, j
+        if best:
+            cells.share(src, i, best)
+        if best < early and not cells.decode([(i, p) for p in range(best, early)]):
+            raise BadInput(f"llama.cpp's cache of {cells.n_ctx} cells cannot hold the batch")
+        if early:
+            held[i] = early
     new = c.new_tokens()
-    return LlamaCppForm([r.req_id for r in c.requests], pos, [frozenset(s) for s in seqs],
-                        new_slots_of(c), np.array([i for i, _ in new], dtype=np.int64), c.num_slots)
+    if new and not cells.decode(new):
+        raise BadInput(f"llama.cpp's cache of {cells.n_ctx} cells cannot hold the batch")
+
+
+def _unified(c: CanonicalBatch, kv_size: int | None) -> LlamaCppForm:
+    n = len(c.requests)
+    need = sum(r.seq_len for r in c.requests)
+    cells = LlamaCells(max(n, 1), int(kv_size) if kv_size else max(c.num_slots, need, 1), True,
+                       strict=False)
+    _shortest_history(c, cells)
+    st = cells.streams[0]
+    slot = np.full(cells.size, LLAMA_EMPTY_POS, dtype=np.int64)
+    where: dict = {}
+    for cell, (p, seqs) in enumerate(zip(st.pos, st.seqs)):
+        for s in seqs:
+            slot[cell] = c.requests[s].slots[p]
+            where[(s, p)] = cell
+    new = c.new_tokens()
+    return LlamaCppForm([r.req_id for r in c.requests], np.array(st.pos, dtype=np.int64),
+                        [frozenset(s) for s in st.seqs], slot,
+                        np.array([where[t] for t in new], dtype=np.int64),
+                        np.array([i for i, _ in new], dtype=np.int64), c.num_slots)
 
 
 def _streams(c: CanonicalBatch, kv_size: int | None) -> LlamaCppStreamsForm:
@@ -228,7 +287,9 @@ def _streams(c: CanonicalBatch, kv_size: int | None) -> LlamaCppStreamsForm:
     n = len(c.requests)
     pos = np.full((n, size), LLAMA_EMPTY_POS, dtype=np.int64)
     slot = np.full((n, size), LLAMA_EMPTY_POS, dtype=np.int64)
-    for i, r in enumerate(c.requests):   # a fresh stream fills from cell 0: cell p holds position p
+    # the shortest history in a stream (llamacpp_rules): a copied prefix sits at the source's
+    # cells 0..n-1, the rest follows from the head: cell p holds position p
+    for i, r in enumerate(c.requests):
         pos[i, : r.seq_len] = np.arange(r.seq_len)
         slot[i, : r.seq_len] = r.slots
     new = c.new_tokens()

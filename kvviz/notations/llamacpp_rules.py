@@ -141,16 +141,18 @@ def default_n_ctx(schedule: dict, kv_unified: bool) -> int:
 
 # --- the cells ----------------------------------------------------------------------------
 
-def geometry(n_seq: int, n_ctx: int, kv_unified: bool, n_ubatch: int | None = None):
+def geometry(n_seq: int, n_ctx: int, kv_unified: bool, n_ubatch: int | None = None, *,
+             strict: bool = True):
     """(``n_ctx``, cells per stream, ``n_ubatch``) as llama.cpp settles them. Per-sequence streams
     need ``n_ubatch`` above the cells of a stream (default: the least above 512), so that the
-    driver's probe is refused by its first ubatch (see ``llamacpp_driver``)."""
-    if not 1 <= n_seq <= MAX_SEQS:
+    driver's probe is refused by its first ubatch (see ``llamacpp_driver``). ``strict``: the
+    bounds of a run read back from the debug log (at most 10 sequences, 8192 cells)."""
+    if n_seq < 1 or (strict and n_seq > MAX_SEQS):
         raise BadInput(f"{n_seq} sequences; 1 to {MAX_SEQS}")
     n_ctx = pad256(n_ctx)
     size = n_ctx if kv_unified else pad256(n_ctx // n_seq)
     n_ctx = size if kv_unified else size * n_seq
-    if n_ctx > MAX_N_CTX:
+    if strict and n_ctx > MAX_N_CTX:
         raise BadInput(f"n_ctx {n_ctx} is over {MAX_N_CTX} (the debug log's positions run together)")
     several = not kv_unified and n_seq > 1
     if n_ubatch is None:
@@ -183,9 +185,11 @@ class _Stream:
 class LlamaCells:
     """The cell metadata of one ``llama_kv_cache`` (the unified stream or one per sequence)."""
 
-    def __init__(self, n_seq: int, n_ctx: int, kv_unified: bool, n_ubatch: int | None = None):
+    def __init__(self, n_seq: int, n_ctx: int, kv_unified: bool, n_ubatch: int | None = None, *,
+                 strict: bool = True):
         self.kv_unified = bool(kv_unified)
-        self.n_ctx, self.size, self.n_ubatch = geometry(n_seq, n_ctx, kv_unified, n_ubatch)
+        self.n_ctx, self.size, self.n_ubatch = geometry(n_seq, n_ctx, kv_unified, n_ubatch,
+                                                        strict=strict)
         self.stream_of = [0] * n_seq if kv_unified else list(range(n_seq))
         self.streams = [_Stream(self.size) for _ in range(1 if kv_unified else n_seq)]
         self.n_batch = self.n_ctx

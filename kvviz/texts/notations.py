@@ -75,9 +75,9 @@ STRINGS = {
         "es": "Sin páginas: celdas etiquetadas con la posición que guardan. Por defecto (kv_unified = false) cada secuencia tiene su propio flujo de celdas (n_ctx / n_seq_max celdas cada uno), así que un prefijo que comparten varias secuencias se guarda una vez en cada flujo, como copia. La columna slot es de kvviz, no de llama.cpp: el slot del lote canónico cuyos K y V guarda la celda.",
     },
     "d_llamacpp_unified": {
-        "en": "kv_unified = true (--kv-unified / -kvu; not llama.cpp's default, though recent llama-server versions turn it on when the number of slots, -np, is left on auto): one array of cells for all sequences, one per slot, each tagged with its position and the set of sequence ids that see it. A shared prefix is one cell with several ids.",
-        "zh": "kv_unified = true（--kv-unified / -kvu；不是 llama.cpp 的默认值，不过较新的 llama-server 在槽位数 -np 保持自动时会自行打开它）：所有序列共用一个单元数组，每个单元对应一个槽，标着它的位置和能看到它的序列 id 集合。共享前缀就是一个带多个 id 的单元。",
-        "es": "kv_unified = true (--kv-unified / -kvu; no es el valor por defecto de llama.cpp, aunque las versiones recientes de llama-server lo activan cuando el número de ranuras, -np, se deja en automático): un solo array de celdas para todas las secuencias, una por slot, cada una etiquetada con su posición y el conjunto de ids de secuencia que la ven. Un prefijo compartido es una celda con varios ids.",
+        "en": "kv_unified = true (--kv-unified / -kvu; not llama.cpp's default, though recent llama-server versions turn it on when the number of slots, -np, is left on auto): one array of cells for all sequences, each tagged with its position and the set of sequence ids that see it. A token goes into the first empty cell from the cache's head, not into vLLM's slot (the slot column is kvviz's note of which slot's K/V the cell holds). A shared prefix is one cell with several ids.",
+        "zh": "kv_unified = true（--kv-unified / -kvu；不是 llama.cpp 的默认值，不过较新的 llama-server 在槽位数 -np 保持自动时会自行打开它）：所有序列共用一个单元数组，每个单元标着它的位置和能看到它的序列 id 集合。token 放进从缓存 head 起的第一个空单元，而不是 vLLM 的槽（槽一列是 kvviz 记下的、该单元存的是哪个槽的 K/V）。共享前缀就是一个带多个 id 的单元。",
+        "es": "kv_unified = true (--kv-unified / -kvu; no es el valor por defecto de llama.cpp, aunque las versiones recientes de llama-server lo activan cuando el número de ranuras, -np, se deja en automático): un solo array de celdas para todas las secuencias, cada una etiquetada con su posición y el conjunto de ids de secuencia que la ven. Un token va a la primera celda vacía desde el head de la caché, no al slot de vLLM (la columna slot es la nota de kvviz de qué slot guarda la celda). Un prefijo compartido es una celda con varios ids.",
     },
     "kv_unified": {
         "en": "unified KV cache (kv_unified = true; llama.cpp default: false)",
@@ -123,9 +123,9 @@ STRINGS = {
         "es": "kv_cache_block_offsets[0, {i}, K, {j}] = {k} (V {v});  {k} // {l2} = bloque {b};  {b} × {tpb} + {off} = **{slot}**",
     },
     "v.lookup_llamacpp": {
-        "en": "the cell with pos = {pos} and seq {i} ∈ {{{ids}}}: cell **{cell}**",
-        "zh": "pos = {pos} 且 seq {i} ∈ {{{ids}}} 的单元：单元 **{cell}**",
-        "es": "la celda con pos = {pos} y seq {i} ∈ {{{ids}}}: celda **{cell}**",
+        "en": "the cell with pos = {pos} and seq {i} ∈ {{{ids}}}: cell {cell}, which holds the K/V of slot **{slot}**",
+        "zh": "pos = {pos} 且 seq {i} ∈ {{{ids}}} 的单元：单元 {cell}，其中存的 K/V 属于槽 **{slot}**",
+        "es": "la celda con pos = {pos} y seq {i} ∈ {{{ids}}}: celda {cell}, que guarda el K/V del slot **{slot}**",
     },
     "v.lookup_llamacpp_streams": {
         "en": "seq {i} → stream {i}; its cell with pos = {pos}: cell {cell}, which holds the K/V of slot **{slot}**",

@@ -122,14 +122,18 @@ def _llamacpp(f, i, pos, T):
 
 
 def _llamacpp_unified(f: nt.LlamaCppForm, i, pos, T):
-    cell = f.address(i, pos)
+    """The cells around the token's (llama.cpp's cell, not vLLM's slot: the slot column is
+    kvviz's bookkeeping of which slot's K/V each cell holds); this step's writes."""
+    cell, slot_col = f.cell(i, pos), T("v.slot_col")
     lo = max(0, min(cell - 3, len(f.cell_pos) - 8))
     rows = range(lo, min(lo + 8, len(f.cell_pos)))
     df = pd.DataFrame({"pos": [int(f.cell_pos[c]) for c in rows],
-                       "seq_id": [" ".join(map(str, sorted(f.cell_seqs[c]))) or "—" for c in rows]},
+                       "seq_id": [" ".join(map(str, sorted(f.cell_seqs[c]))) or "—" for c in rows],
+                       slot_col: [str(int(f.cell_slot[c])) if f.cell_slot[c] >= 0 else "—" for c in rows]},
                       index=[T("v.cell", c=c) for c in rows])
     here = T("v.cell", c=cell)
-    out = [(T("v.cells", lo=lo, hi=rows[-1], n=len(f.cell_pos)), df, [(here, "pos"), (here, "seq_id")])]
+    out = [(T("v.cells", lo=lo, hi=rows[-1], n=len(f.cell_pos)), df,
+            [(here, "pos"), (here, "seq_id"), (here, slot_col)])]
     t = token_index(f, i, pos)
     if len(f.ubatch_cells):
         d2, m = _strip(T("v.ubatch_cell"), f.ubatch_cells, t, [("seq_id", f.ubatch_seq)])
@@ -220,7 +224,8 @@ def lookup_text(name: str, form, i: int, pos: int, lang: str | None = None) -> s
                  l2=2 * form.num_layers, b=c["block"], tpb=form.tokens_per_block, off=c["offset"],
                  slot=c["slot"])
     if name == "llamacpp" and form.kv_unified:
-        return T("v.lookup_llamacpp", pos=pos, i=i, ids=", ".join(map(str, c["seq_ids"])), cell=c["cell"])
+        return T("v.lookup_llamacpp", pos=pos, i=i, ids=", ".join(map(str, c["seq_ids"])), cell=c["cell"],
+                 slot=c["slot"])
     if name == "llamacpp":
         return T("v.lookup_llamacpp_streams", pos=pos, i=i, cell=c["cell"], slot=c["slot"])
     if name == "deepinfer":

@@ -173,3 +173,21 @@ def test_parse_find_slot_reads_the_debug_log():
     assert (block["head"], block["used"], block["size"]) == (7, 7, size)
     with pytest.raises(BadInput, match="cut short"):
         parse_find_slot(log[:200])
+
+
+def test_unified_notation_of_the_example_is_llamacpps_own_strip():
+    """The Notations page's batch (step 1) in kvviz's unified llama.cpp notation holds the cells llama.cpp
+    itself held after that step (recorded/llamacpp.json, read from its debug log): here the shortest
+    history is the real one (A prefilled alone, then B's prefix copied)."""
+    from kvviz.notations import models as nt
+    from kvviz.notations.llamacpp_cells import recorded_example
+    from kvviz.notations.llamacpp_rules import mark
+
+    real = recorded_example()["unified"]["steps"][1]
+    f = nt.to_llamacpp(nt.example_batch(1), kv_unified=True)
+    assert f.cells_used == real["streams"][0]["used"] == 355
+    strip = "".join(mark(s) for s in f.cell_seqs)
+    assert strip[: len(real["strip"])] == real["strip"][: len(strip)]
+    assert [(c["cell"], c["pos"]) for c in real["cells"]] == [
+        (k, int(p)) for k, p in enumerate(f.cell_pos) if p >= 0]
+    assert sum(1 for ch in real["strip"] if ch == "M") == f.shared_cells == 256

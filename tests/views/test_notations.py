@@ -92,16 +92,23 @@ def test_hand_trtllm(hand):
 
 
 def test_hand_llamacpp_unified(hand):
+    """llama.cpp's cells, not vLLM's slots (checked against llama.cpp's own debug log in
+    tests/engines/test_llamacpp_cells.py): r0's earlier tokens from cell 0, r1 shares its earlier
+    prefix (positions 0-5) by seq_cp, and this step's tokens take the next empty cells in batch
+    order. r1 computes positions 6 and 7 this step, so llama.cpp writes them into cells of its own
+    (10, 11), though vLLM's batch puts them in r0's slots 10 and 11: ``cell_slot`` keeps the slot."""
     f = nt.to_llamacpp(hand, kv_unified=True)
     assert f.kv_unified and isinstance(f, nt.LlamaCppForm)
-    assert f.cell_pos[4:14].tolist() == list(range(10))
-    assert f.cell_seqs[4] == frozenset({0, 1})            # shared prefix: one cell, two seqs
-    assert f.cell_seqs[12] == frozenset({0})
-    assert f.cell_seqs[20] == frozenset({1}) and f.cell_pos[20] == 8
-    assert f.cell_pos[0] == nt.LLAMA_EMPTY_POS
-    assert f.ubatch_cells.tolist() == [13, 10, 11, 20]
-    assert f.cells_used == 11 and f.shared_cells == 8        # 10 of r0 + r1's own one; 8 shared
-    assert f.coords(1, 3) == {"cell": 7, "pos": 3, "seq_ids": [0, 1], "slot": 7}
+    assert f.kv_size == 256                                  # n_ctx padded to 256, as llama.cpp does
+    assert f.cell_pos[:14].tolist() == list(range(10)) + [6, 7, 8, nt.LLAMA_EMPTY_POS]
+    assert f.cell_seqs[0] == f.cell_seqs[5] == frozenset({0, 1})   # shared prefix: one cell, two seqs
+    assert f.cell_seqs[6] == frozenset({0}) and f.cell_seqs[10] == frozenset({1})
+    assert f.cell_slot[:13].tolist() == list(range(4, 14)) + [10, 11, 20]
+    assert f.ubatch_cells.tolist() == [9, 10, 11, 12]         # r0 pos 9, r1 pos 6, 7, 8
+    assert f.cells_used == 13 and f.shared_cells == 6
+    assert f.coords(1, 3) == {"cell": 3, "pos": 3, "seq_ids": [0, 1], "slot": 7}
+    assert f.coords(1, 6) == {"cell": 10, "pos": 6, "seq_ids": [1], "slot": 10}
+    assert f.address(0, 6) == f.address(1, 6) == 10 and f.cell(0, 6) != f.cell(1, 6)
 
 
 def test_hand_llamacpp_streams_is_the_default(hand):
@@ -140,7 +147,8 @@ def test_llamacpp_streams_vs_unified_cell_counts():
     assert unified.shared_cells == 256 and streams.copied_cells == 256
     assert unified.cells_used < streams.cells_used
     shared = c.requests[0].slots[:256]
-    assert all(unified.cell_seqs[s] == frozenset({0, 1}) for s in shared)
+    assert all(unified.cell_seqs[k] == frozenset({0, 1}) for k in range(256))   # cells 0..255
+    assert unified.cell_slot[:256].tolist() == list(shared)
     assert streams.stream_slot[0, :256].tolist() == streams.stream_slot[1, :256].tolist() == list(shared)
 
 
@@ -261,7 +269,11 @@ def test_property_all_notations_agree(args):
     lens = [r.seq_len for r in c.requests]
     distinct = len({s for r in c.requests for s in r.slots})
     assert streams.stream_used.tolist() == lens and streams.cells_used == sum(lens)
-    assert unified.cells_used == distinct == streams.cells_used - streams.copied_cells
+    assert distinct == streams.cells_used - streams.copied_cells
+    # llama.cpp shares only cells already written (seq_cp): the earlier tokens' distinct slots once,
+    # and every token computed this step in a cell of its own
+    early = len({s for r in c.requests for s in r.slots[: r.seq_len - r.query_len]})
+    assert unified.cells_used == early + sum(r.query_len for r in c.requests) >= distinct
 
 
 @settings(max_examples=60, deadline=None)
