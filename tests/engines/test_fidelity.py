@@ -5,7 +5,10 @@ from the runs themselves (``kvviz diff CLEAN FAULTY``), never written down here.
 
 Each engine run costs ~20 s (most of it vLLM's import and engine start), so every run is made once per
 session and shared: a run is a folder under the session's shared temporary root, made under a file lock,
-so that two xdist workers asking for the same run wait for one engine instead of starting two.
+so that two xdist workers asking for the same run wait for one engine instead of starting two. The
+in-process runs of a release are made in batches (``BATCHES``): one driver process imports vLLM once and
+runs each on a new engine in turn (``drive_vllm.py --batch``; a fault is installed for its own engine
+alone); the multi-process run is a process of its own.
 """
 from __future__ import annotations
 
@@ -14,11 +17,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from engine_support import (ROOT, preempting_scenario, run_vllm, shared_prefix_scenario,
-                            staggered_scenario)
+from engine_support import (DRIVER, ROOT, SUMMARY_PREFIX, DriverRun, engine_env, engine_python, preempting_scenario,
+                            run_vllm, shared_prefix_scenario, staggered_scenario, write_tiny_model)
 
 KNOBS = {"block_size": 32, "num_gpu_blocks_override": 24, "max_num_seqs": 4, "max_num_batched_tokens": 64,
          "max_model_len": 256, "enable_prefix_caching": True}
@@ -65,6 +69,43 @@ FAULTS = {
 }
 RUNS.update({f"fault-{f}": ("0.32.0", s, False, f) for f, (s, _) in FAULTS.items()})
 CLEAN = [name for name, spec in RUNS.items() if spec[3] is None]
+# runs made by one driver process each (vLLM imported once, a new engine per run): the in-process runs of a
+# release, its faults apart (their tests need the clean runs first); the multi-process run alone
+BATCHES = [["mixed-0.32.0", "preemption-0.32.0", "one_seq-0.32.0", "staggered_nopc-0.32.0"],
+           [f"fault-{f}" for f in FAULTS], ["mixed-0.28.0", "preemption-0.28.0", "one_seq-0.28.0"],
+           ["mixed-mp-0.32.0"]]
+
+
+def run_batch(root: Path, names: list[str]) -> None:
+    """The in-process runs ``names`` (one release) by one ``drive_vllm.py --batch`` process: each whole
+    run gets its ``summary.json`` and ``done`` marker, each other its ``NAME.failed`` with the driver's
+    output."""
+    version = RUNS[names[0]][0]
+    python = engine_python(version)
+    work = root / f"batch-{names[0]}"
+    model = write_tiny_model(work / "tiny-llama")
+    jobs = [{"name": n, "scenario": SCENARIOS[RUNS[n][1]](), "fault": RUNS[n][3], "capture": str(root / n / "run")}
+            for n in names]
+    (work / "jobs.json").write_text(json.dumps(jobs))
+    cmd = [str(python), str(DRIVER), "--batch", str(work / "jobs.json"), "--model", str(model)]
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, cwd=work, env=engine_env(python.parent.parent, root / names[0] / "run", False),
+                              capture_output=True, text=True, timeout=120 + 120 * len(names), stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        proc = subprocess.CompletedProcess(cmd, -9, str(e.stdout or ""), str(e.stderr or ""))
+    done = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith(SUMMARY_PREFIX):
+            summary = json.loads(line[len(SUMMARY_PREFIX):])
+            done[summary["name"]] = summary
+    for n in names:
+        summary = done.get(n)
+        if summary is None or not summary["all_done"]:
+            (root / f"{n}.failed").write_text(DriverRun(proc, summary, time.perf_counter() - t0).explain())
+        else:
+            (root / n / "summary.json").write_text(json.dumps(summary))
+            (root / n / "done").write_text("")   # the marker: this run is whole
 
 
 @pytest.fixture(scope="session")
@@ -77,9 +118,13 @@ def captured(tmp_path_factory):
     def get(name: str) -> Path:
         version, scenario, multiprocess, fault = RUNS[name]
         folder, failed = root / name, root / f"{name}.failed"
-        with open(root / f"{name}.lock", "w") as lock:
+        batch = next(b for b in BATCHES if name in b)
+        with open(root / f"{batch[0]}.lock", "w") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if not (folder / "done").exists() and not failed.exists():
+            todo = [n for n in batch if not (root / n / "done").exists() and not (root / f"{n}.failed").exists()]
+            if todo and not multiprocess:
+                run_batch(root, todo)
+            elif todo:
                 run = run_vllm(version, SCENARIOS[scenario](), folder / "run", multiprocess, fault=fault,
                                workdir=folder / "work")
                 if not run.ok:

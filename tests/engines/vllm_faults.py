@@ -3,8 +3,9 @@ with ``VLLM_ENABLE_V1_MULTIPROCESSING=0`` so the worker is in this process too).
 python: vLLM, the standard library and numpy only.
 
 ``install("NAME[:N]")`` patches, and returns a report dict that the patch fills in as it fires (the driver
-prints it in its summary). ``N`` is the 1-based count of the call that goes wrong (default 1), counted over
-calls that would change something. Placed against vLLM 0.32.0's V1 model runner (the CPU runner is a
+prints it in its summary); ``uninstall()`` takes the patches out again (a batch of engines in one process).
+``N`` is the 1-based count of the call that goes wrong (default 1), counted over calls that would change
+something. Placed against vLLM 0.32.0's V1 model runner (the CPU runner is a
 subclass of ``GPUModelRunner`` and shares its ``InputBatch`` / ``BlockTable``):
 
 - ``drop_append_row:N``: the N-th ``BlockTable.append_row`` with block ids (``add_row`` goes through it
@@ -42,6 +43,25 @@ def parse(spec: str) -> tuple[str, int]:
     return name, nth
 
 
+_MISSING = object()
+_PATCHED: list = []   # (class, attribute, what it held before): uninstall() puts them back, newest first
+
+
+def _set(cls, attr: str, fn) -> None:
+    _PATCHED.append((cls, attr, cls.__dict__.get(attr, _MISSING)))
+    setattr(cls, attr, fn)
+
+
+def uninstall() -> None:
+    """Undo every patch install() made in this process (a driver running several engines in turn)."""
+    while _PATCHED:
+        cls, attr, before = _PATCHED.pop()
+        if before is _MISSING:
+            delattr(cls, attr)
+        else:
+            setattr(cls, attr, before)
+
+
 def install(spec: str) -> dict:
     name, nth = parse(spec)
     report = {"name": name, "n": nth, "calls": 0, "fired": []}
@@ -64,7 +84,7 @@ def _drop_append_row(report: dict) -> None:
                 return None
         return original(self, block_ids, row_idx)
 
-    BlockTable.append_row = append_row
+    _set(BlockTable, "append_row", append_row)
 
 
 def _move_row_keeps_tail(report: dict) -> None:
@@ -93,9 +113,9 @@ def _move_row_keeps_tail(report: dict) -> None:
         if tail:
             report["fired"].append({"add_row": int(row_idx), "count": n, "stale_tail": tail})
 
-    BlockTable.clear_row = clear_row
-    BlockTable.move_row = move_row
-    BlockTable.add_row = add_row
+    _set(BlockTable, "clear_row", clear_row)
+    _set(BlockTable, "move_row", move_row)
+    _set(BlockTable, "add_row", add_row)
 
 
 def _free_while_held(report: dict) -> None:
@@ -120,7 +140,7 @@ def _free_while_held(report: dict) -> None:
             _steal_one(self, request_id, stolen, report)
         return blocks
 
-    SingleTypeKVCacheManager.pop_blocks_for_free = pop_blocks_for_free
+    _set(SingleTypeKVCacheManager, "pop_blocks_for_free", pop_blocks_for_free)
 
 
 def _steal_one(manager, freed_request: str, stolen: dict, report: dict) -> None:
@@ -157,7 +177,7 @@ def _wrong_slot(report: dict) -> None:
                 report["fired"].append({"token": 0, "slot": before, "now": before + 1})
         return result
 
-    BlockTable.compute_slot_mapping = compute_slot_mapping
+    _set(BlockTable, "compute_slot_mapping", compute_slot_mapping)
 
 
 def _preempt_not_from_zero(report: dict) -> None:
@@ -182,7 +202,7 @@ def _preempt_not_from_zero(report: dict) -> None:
             data.new_block_ids[i] = tuple(merged)
         return original(self, scheduler_output, *args, **kwargs)
 
-    GPUModelRunner._update_states = _update_states
+    _set(GPUModelRunner, "_update_states", _update_states)
     _clip_append_row(report)
 
 
@@ -200,7 +220,7 @@ def _clip_append_row(report: dict) -> None:
             block_ids = list(block_ids)[: max(room, 0)]
         return original(self, block_ids, row_idx)
 
-    BlockTable.append_row = append_row
+    _set(BlockTable, "append_row", append_row)
 
 
 def _resumed_ids(data) -> set:
