@@ -16,13 +16,15 @@ from kvviz.notations.llamacpp_rules import (CHECKED_AGAINST, LlamaCells, default
 
 
 def model_answer(schedule: dict, kv_unified: bool = True, n_ctx: int | None = None,
-                 n_ubatch: int | None = None) -> dict:
+                 n_ubatch: int | None = None, *, strict: bool = True) -> dict:
     """kvviz's model run over ``schedule``: the answer the driver would give (its knobs as in
-    :func:`driver_request`)."""
-    ids = seq_ids(schedule)
-    cells = LlamaCells(len(ids), n_ctx or default_n_ctx(schedule, kv_unified), kv_unified, n_ubatch)
+    :func:`driver_request`). ``strict``: only what the driver can read back (10 sequences,
+    8192 cells); otherwise llama.cpp's own bounds (its strip then writes ids 10+ in digits)."""
+    ids = seq_ids(schedule, strict)
+    cells = LlamaCells(len(ids), n_ctx or default_n_ctx(schedule, kv_unified), kv_unified, n_ubatch,
+                       strict=strict)
     steps = []
-    for plan in plan_calls(schedule, cells.n_batch):
+    for plan in plan_calls(schedule, cells.n_batch, strict):
         for op in plan["pre"]:
             _op(cells, op)
         ok = True
@@ -116,12 +118,12 @@ def llamacpp_side_by_side(scenario: dict, step: int, *, kv_unified: bool = True,
     from kvviz.notations.engine_schedule import schedule_from_scenario
 
     sched = schedule_from_scenario(scenario)
-    ans = model_answer(sched, kv_unified, n_ctx)
+    ans = model_answer(sched, kv_unified, n_ctx, strict=False)
     steps = {s["index"]: s for s in ans["steps"]}
     if step not in steps:
         raise BadInput(f"step {step} is not one of the scenario's steps "
                        f"(0..{len(ans['steps']) - 1})")
-    st, names = steps[step], {k: rid for rid, k in seq_ids(sched).items()}
+    st, names = steps[step], {k: rid for rid, k in seq_ids(sched, False).items()}
     cells = [{**c, "stream": g["stream"], "reqs": [names[s] for s in c["seqs"]]}
              for g in st["streams"] for c in g["cells"]]
     return {"step": step, "kv_unified": bool(kv_unified), "n_ctx": ans["n_ctx"],

@@ -257,7 +257,7 @@ def main() -> int:
     raw = sys.stdin.buffer.read(64 << 20)
     try:
         answer = run(json.loads(raw))
-    except BadInput as e:
+    except (BadInput, ValueError, TypeError, KeyError, AttributeError) as e:
         print(f"kvviz: {e}", file=sys.stderr)
         return 2
     sys.stdout.write(json.dumps(answer))

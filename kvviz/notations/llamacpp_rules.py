@@ -65,24 +65,33 @@ def _common(a, b) -> int:
     return n
 
 
-def seq_ids(schedule: dict) -> dict:
-    """Request id -> sequence id (the schedule's order)."""
+LLAMA_MAX_SEQ = 256    # llama.h: the most sequence ids a context has
+
+
+def seq_ids(schedule: dict, strict: bool = True) -> dict:
+    """Request id -> sequence id (the schedule's order). ``strict``: at most 10, as a run read
+    back from the debug log needs (one character a cell); else llama.cpp's own bound."""
     ids = {rid: k for k, rid in enumerate(schedule["requests"])}
-    if len(ids) > MAX_SEQS:
+    if len(ids) > LLAMA_MAX_SEQ:
+        raise BadInput(f"{len(ids)} requests; llama.cpp holds at most {LLAMA_MAX_SEQ} sequences")
+    if strict and len(ids) > MAX_SEQS:
         raise BadInput(f"{len(ids)} requests; llama.cpp's debug strip tells at most {MAX_SEQS} "
                        "sequences apart")
     return ids
 
 
-def plan_calls(schedule: dict, n_batch: int) -> list[dict]:
+def plan_calls(schedule: dict, n_batch: int, strict: bool = True) -> list[dict]:
     """Each step's calls: ``{"index", "pre": [op], "decode": [[[seq, start, end], ...], ...],
     "post": [op]}``; an op is ``["rm", seq]`` or ``["cp", src, dst, n]``. ``decode`` holds one
     entry per ``llama_decode`` (a step over ``n_batch`` tokens takes several)."""
-    ids = seq_ids(schedule)
+    ids = seq_ids(schedule, strict)
     toks = [schedule["requests"][rid]["tokens"] for rid in ids]
     held = [0] * len(ids)
     out = []
     for st in schedule["steps"]:
+        for rid in [*st.get("preempted", []), *st.get("finished", [])]:
+            if rid not in ids:
+                raise BadInput(f"step {st.get('index')}: {rid!r} is not a request of the schedule")
         pre, batch = [], []
         for rid in st.get("preempted", []):
             pre.append(["rm", ids[rid]])
@@ -155,6 +164,8 @@ def geometry(n_seq: int, n_ctx: int, kv_unified: bool, n_ubatch: int | None = No
     if strict and n_ctx > MAX_N_CTX:
         raise BadInput(f"n_ctx {n_ctx} is over {MAX_N_CTX} (the debug log's positions run together)")
     several = not kv_unified and n_seq > 1
+    if n_ubatch is not None and not 1 <= int(n_ubatch) <= 1 << 20:
+        raise BadInput(f"n_ubatch {n_ubatch} outside [1, {1 << 20}]")
     if n_ubatch is None:
         n_ubatch = max(N_UBATCH, size + 1) if several else N_UBATCH
     if several and n_ubatch <= size:

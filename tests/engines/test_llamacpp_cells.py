@@ -157,3 +157,13 @@ def test_a_failed_batch_puts_another_streams_head(engine):
     heads = {g["stream"]: g["head"] for g in real["steps"][1]["streams"]}
     assert heads == {0: 200, 1: 200, 2: 10}
     assert compare_llamacpp(real, model) == []
+
+
+def test_bad_requests_get_one_clear_message(engine):
+    from kvviz.errors import BadInput
+
+    req = record_request(EXAMPLE_SCENARIO)
+    with pytest.raises(BadInput, match="n_ubatch 0 outside"):
+        run_driver("llamacpp", {**req, "n_ubatch": 0}, timeout=120)
+    with pytest.raises(BadInput, match="a schedule is an object"):
+        run_driver("llamacpp", {"schedule": [1, 2]}, timeout=120)

@@ -25,6 +25,9 @@ def test_geometry_pads_like_llama_context():
         geometry(2, 1024, False, 512)
     with pytest.raises(BadInput, match="sequences"):
         geometry(11, 256, True)
+    assert geometry(11, 256, True, strict=False)[0] == 256            # the notation's own bound
+    with pytest.raises(BadInput, match="n_ubatch"):
+        geometry(2, 256, True, 0)
 
 
 def test_lowest_empty_cells_and_the_head_moving_back():
@@ -114,6 +117,9 @@ def test_plan_copies_the_longest_common_prefix_of_a_live_sequence():
     assert plan[1]["pre"] == [["cp", 0, 1, 3], ["cp", 0, 2, 4]]
     assert plan[1]["decode"] == [[[1, 3, 4], [2, 4, 5], [3, 0, 1]]]
     assert plan_calls(s, 2)[0]["decode"] == [[[0, 0, 2]], [[0, 2, 4]], [[0, 4, 5]]]   # n_batch
+    s["steps"][0]["finished"] = ["Z"]
+    with pytest.raises(BadInput, match="'Z' is not a request"):
+        plan_calls(s, 256)
 
 
 def test_side_by_side_of_the_example():
