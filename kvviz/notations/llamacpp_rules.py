@@ -27,7 +27,11 @@ sequences, so there it is ``seq_cp(src, dst, -1, -1)`` then ``seq_rm(dst, n, -1)
 * ``find_slot`` (not contiguous): start at the stream's ``head``, but at cell 0 when
   ``head > used + 2 * n_tokens``; test cells one by one, wrapping at the end, and take the
   empty ones until the ubatch's tokens have a cell each; fail after testing every cell.
-  ``prepare`` places every ubatch in turn (and undoes it): a batch fails as a whole.
+  ``prepare`` places every ubatch in turn (and undoes it): a batch fails as a whole. Its
+  undo gives stream ``strm[s]`` the saved head of stream ``s`` (``s`` the stream's place in
+  the ubatch): after a failed batch over several streams a stream can get another's head.
+* ``llama-batch.cpp`` ``init``: a sequence holding cells goes on from its last position + 1,
+  else the batch is refused.
 * ``apply_ubatch``: a token's cell gets its position and sequence; the head moves just
   past the ubatch's last cell.
 * ``seq_rm``: the sequence leaves the cells in ``[p0, p1)``; a cell left with no
@@ -37,6 +41,12 @@ sequences, so there it is ``seq_cp(src, dst, -1, -1)`` then ``seq_rm(dst, n, -1)
   at the same index, and takes the source's head.
 * The debug strip (``LLAMA_KV_CACHE_DEBUG`` >= 3, logged by ``find_slot``): per cell ``.``
   empty, the sequence id, or ``M`` for several; then each cell's position.
+
+What follows for these calls: every cell below the head is taken (``seq_rm`` moves the head
+back to the first cell it empties, a placement moves it past cells it filled in order), so a
+batch gets the lowest-numbered empty cells, in order, and neither the wrap-around nor the
+restart at cell 0 ever changes a placement; only a failed batch across streams (above) breaks
+that, and then the restart rule matters.
 """
 from __future__ import annotations
 
