@@ -87,7 +87,7 @@ for name in names:
             st.markdown(markdown_table(df, marks))
 
 ui.keep("notations_page_size", "notations_req", "notations_pos", "notations_kv_unified")
-engines_section(1, {r.req_id: r.slots for r in c.requests}, (req, pos))   # the page's batch is the example's step 1
+engines_section(1, {r.req_id: r.slots for r in c.requests}, (req, pos), unified)   # the page's batch is the example's step 1
 st.subheader(tr("roundtrip"))
 st.caption(tr("roundtrip_help"))
 trip = _round_trip(page_size, unified)

@@ -66,10 +66,40 @@ def sglang_section(step: int, vllm_slots: dict, token: tuple[str, int] | None = 
     ui.keep("notations_sglang_ps")
 
 
-def engines_section(step: int, vllm_slots: dict, token: tuple[str, int] | None = None) -> None:
+@st.cache_data(max_entries=4, show_spinner=False)
+def _llamacpp(kv_unified: bool):
+    from kvviz.notations.llamacpp_cells import compare_llamacpp, llamacpp_side_by_side
+    real, model = en.llamacpp_runs(kv_unified)
+    side = llamacpp_side_by_side(ex.example_scenario(), 1, kv_unified=kv_unified, n_ctx=real["n_ctx"])
+    return real, side, compare_llamacpp(real, model)
+
+
+def llamacpp_section(step: int, vllm_slots: dict, kv_unified: bool) -> None:
+    tr = ui.texts("notations")
+    real, side, diff = _llamacpp(kv_unified)
+    st.markdown(f"**{tr('e.llama', v=real['version'], step=step + 1)}**")
+    st.caption(tr("e.llama_unified" if kv_unified else "e.llama_streams", n=real["n_ctx"]))
+    for stream, req, strip in en.llamacpp_strips(real, step, side["requests"]):
+        st.caption(tr("e.llama_cells") if stream is None else tr("e.llama_stream", s=stream, req=req))
+        st.code(strip, language=None, wrap_lines=True)
+    st.caption(tr("e.llama_legend"))
+    if diff:
+        st.error(tr("e.llama_differs", what=diff[0]))
+    else:
+        st.success(tr("e.llama_equal"), icon=":material/check_circle:")
+    _table(en.llamacpp_rows(side, vllm_slots), tr("e.llama_cols"))
+    st.markdown("\n".join(f"- {tr(k)}" for k in ("e.llama_lowest", "e.llama_new_cells",
+                                                   "e.llama_copy" if kv_unified else "e.llama_copy_streams")))
+
+
+def engines_section(step: int, vllm_slots: dict, token: tuple[str, int] | None = None,
+                    kv_unified: bool = False) -> None:
     tr = ui.texts("notations")
     st.subheader(tr("e.title"))
     st.markdown(tr("e.intro", sg="0.5.23"))
     with st.container(border=True):
         st.markdown("#### SGLang")
         sglang_section(step, vllm_slots, token)
+    with st.container(border=True):
+        st.markdown("#### llama.cpp")
+        llamacpp_section(step, vllm_slots, kv_unified)

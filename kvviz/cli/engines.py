@@ -69,7 +69,7 @@ def _sglang(args, scenario, schedule):
 
 
 def _llamacpp(args, scenario, schedule):
-    from kvviz.notations import llamacpp_check as lc
+    from kvviz.notations import llamacpp_cells as lc
     model = lc.model_answer(schedule, kv_unified=args.kv_unified)
     real = None
     if not args.model_only:
@@ -78,6 +78,14 @@ def _llamacpp(args, scenario, schedule):
                           python=args.engine_python, timeout=args.timeout)
     return ({"kv_unified": args.kv_unified}, real, model,
             (lc.compare_llamacpp(real, model) if real else []))
+
+
+def _at(answer: dict | None, k: int):
+    """Step ``k`` of an answer, or None (no engine run, or the run stopped before it: llama.cpp
+    refuses a batch its cells cannot hold, and nothing after it is driven)."""
+    if not answer:
+        return None
+    return next((st for st in answer["steps"] if st["index"] == k), None)
 
 
 def run(args) -> int:
@@ -90,7 +98,7 @@ def run(args) -> int:
     if args.step is not None and not 1 <= args.step <= n:
         raise BadInput(f"--step {args.step}: the scenario runs {n} step(s), counted from 1")
     knobs, real, model, diff = (_sglang if args.engine == "sglang" else _llamacpp)(args, scenario, schedule)
-    if "error" in model or (real and "error" in real):
+    if "error" in model or (real and "error" in real):   # SGLang's own out-of-memory
         raise BadInput(f"{args.engine}: {(real or {}).get('error') or model.get('error')}")
     slots = _vllm_slots(scenario, n)
     pick = range(n) if args.step is None else [args.step - 1]
@@ -99,7 +107,6 @@ def run(args) -> int:
         "engine": args.engine, "version": (real or {}).get("version", eng.version),
         "ran_engine": real is not None, "scenario": scenario.get("name", ""), "knobs": knobs,
         "equal": real is not None and not diff, "differences": diff,
-        "steps": [{"step": k + 1, "engine": real["steps"][k] if real else None,
-                   "kvviz": model["steps"][k], "vllm_slots": slots[k] if k < len(slots) else {}}
-                  for k in pick]}))
+        "steps": [{"step": k + 1, "engine": _at(real, k), "kvviz": _at(model, k),
+                   "vllm_slots": slots[k] if k < len(slots) else {}} for k in pick]}))
     return 1 if diff else 0

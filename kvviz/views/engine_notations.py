@@ -70,3 +70,34 @@ def sglang_notes(answer: dict, schedule: dict, step: int) -> list[tuple[str, dic
     rows = st["req_pool_indices"]
     notes.append(("e.sglang_rows", {"rows": ", ".join(f"{r} → {v}" for r, v in rows.items())}))
     return notes
+
+
+def llamacpp_runs(kv_unified: bool) -> tuple[dict, dict]:
+    """(llama.cpp's recorded answer for the page's batch in that layout, kvviz's model answer)."""
+    from kvviz.notations import llamacpp_cells as lc
+    real = lc.recorded_example()["unified" if kv_unified else "streams"]
+    return real, lc.model_answer(ex.example_schedule(), kv_unified, real["n_ctx"], real.get("n_ubatch"))
+
+
+def llamacpp_strips(answer: dict, step: int, names: dict) -> list[tuple[int | None, str, str]]:
+    """(stream, its request, llama.cpp's own debug strip) per stream after ``step``: the unified
+    cache's one (stream None), or one per sequence."""
+    st = next(s for s in answer["steps"] if s["index"] == step)
+    if answer.get("kv_unified"):
+        return [(None, "", st["streams"][0]["strip"])]
+    return [(g["stream"], names.get(str(g["stream"]), "?"), g["strip"]) for g in st["streams"]]
+
+
+def llamacpp_rows(side: dict, vllm_slots: dict) -> list[list]:
+    """Per request: its sequence id, llama.cpp's cells (per stream when there are several), the
+    positions they hold, and vLLM's slots for the same tokens."""
+    out = []
+    for seq, rid in side["requests"].items():
+        mine = [c for c in side["cells"] if int(seq) in c["seqs"]]
+        cells = slot_ranges([c["cell"] for c in mine])
+        if not side["kv_unified"]:
+            cells = f"{seq}: {cells}"
+        lo, hi = side["seq_pos"].get(seq, [None, None])
+        out.append([rid, seq, cells, "—" if lo is None else f"{lo}–{hi}",
+                    slot_ranges(vllm_slots.get(rid, ()))])
+    return out

@@ -45,3 +45,13 @@ def test_a_pool_sglang_cannot_fill_is_one_line(capsys, tmp_path):
     rc, _, err = _run(capsys, "engine-notation", "sglang", str(p), "--model-only", "--pool-tokens", "16",
                       "--page-size", "16")
     assert rc == 2 and "out of memory" in err
+
+
+def test_llamacpp_model_only(capsys):
+    rc, out, _ = _run(capsys, "engine-notation", "llamacpp", "--model-only", "--step", "2")
+    assert rc == 0
+    d = json.loads(out)
+    (st,) = d["steps"]
+    assert d["knobs"] == {"kv_unified": True} and st["engine"] is None
+    assert st["kvviz"]["strip"].startswith("M" * 256)        # A's 256-token prefix, shared with B
+    assert st["vllm_slots"]["C"][0] == 640
