@@ -56,3 +56,24 @@ def test_page_size_one_and_another_token():
     at.number_input(key="notations_pos").set_value(3).run()
     info = [i.value for i in at.info if "Token 3 of C" in i.value]
     assert info and "**643**" in info[0] and "**318**" in info[0]
+
+
+@pytest.mark.parametrize("lang", list(LANGS))
+def test_llamacpp_own_cells_in_both_layouts(lang):
+    from kvviz.notations.llamacpp_cells import recorded_example
+
+    at = _page(lang)
+    rec = recorded_example()
+    streams = [g["strip"] for g in next(s for s in rec["streams"]["steps"] if s["index"] == 1)["streams"]]
+    codes = [c.value for c in at.code]
+    assert all(s in codes for s in streams)                 # llama.cpp's own strips, one per stream
+    assert any(s.value == t("notations", "e.llama_equal", lang) for s in at.success)
+    rows = {r[0]: r[1:] for r in _frame(at, "e.llama_cols", lang).values.tolist()}
+    assert rows["B"] == ["1", "1: 0–269", "0–269", "128–383, 512–525"]
+    at.toggle(key="notations_kv_unified").set_value(True).run()
+    assert not at.exception
+    strip = next(s for s in rec["unified"]["steps"] if s["index"] == 1)["streams"][0]["strip"]
+    assert strip in [c.value for c in at.code] and strip.startswith("M" * 256)
+    rows = {r[0]: r[1:] for r in _frame(at, "e.llama_cols", lang).values.tolist()}
+    assert rows["A"][1] == "0–300"                              # A's prompt, then its decode token next
+    assert rows["B"][1] == "0–255, 301–314"                     # the shared prefix's cells, then B's own
