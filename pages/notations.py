@@ -8,7 +8,7 @@ import ui
 ui.ensure_app_shell()
 from kvviz.views import links as share  # noqa: E402
 from ui import links  # noqa: E402
-from ui.engine_notations import checked_caption, engines_section  # noqa: E402
+from ui.engine_notations import checked_caption, engines_section, sglang_own_form  # noqa: E402
 
 from kvviz.notations import models as nt  # noqa: E402
 from kvviz.views.notations import (description_key, forms_json, lookup_text, markdown_table, notation_notes,  # noqa: E402
@@ -63,6 +63,8 @@ st.caption(tr("marks"))   # what the tables' one colour encodes
 
 unified = nt.LLAMA_KV_UNIFIED_DEFAULT
 forms = nt.all_forms(c, page_size, kv_unified=unified)
+sglang_ps = st.session_state.get("notations_sglang_ps") or 16   # SGLang's own run, picked further down
+forms["sglang"] = sglang_own_form(c, sglang_ps)                  # SGLang's notation follows SGLang
 names = list(nt.NOTATIONS)
 # one engine a row, at the page's width: a window of nine array entries with its row labels does not
 # fit half the page at 1280 px (it scrolled sideways, hiding the token's cell)
@@ -73,7 +75,7 @@ for name in names:
             unified = st.toggle(tr("kv_unified"), key="notations_kv_unified", help=tr("kv_unified_help"))
             forms[name] = nt.convert(c, name, page_size, kv_unified=unified)
         form = forms[name]
-        st.caption(tr(description_key(name, form)))
+        st.caption(tr(description_key(name, form), ps=sglang_ps))
         checked_caption(name)
         for note in notation_notes(name, form, ui.lang()):
             st.caption(note)

@@ -28,6 +28,16 @@ def _sglang():
     return en.sglang_runs(), ex.example_schedule()
 
 
+def sglang_own_form(c, page_size: int):
+    """The page's batch as SGLang places it (kvviz's model at ``page_size``; the section below
+    shows it equals SGLang's own recorded arrays)."""
+    from kvviz.notations.sglang import sglang_placement
+    (_, models), _ = _sglang()
+    sizes = list(ex.SGLANG_PAGE_SIZES)
+    model = models[sizes.index(page_size) if page_size in sizes else -1]
+    return sglang_placement(c, model["steps"][1])
+
+
 def _table(rows: list[list], header: str) -> None:
     cols = header.split("|")
     st.dataframe(pd.DataFrame(rows, columns=cols).astype(str), hide_index=True, width="stretch")

@@ -64,6 +64,11 @@ STRINGS = {
         "zh": "页大小为 1：req_to_token 把每个位置直接映射到槽号——省掉乘法，但表宽等于上下文长度。第 0 行是占位行；out_cache_loc 列出本步写入的槽。这里的数组存的是 vLLM 的槽号，所以每种记法都落到同一个槽；SGLang 自己会把同样的 token 放到别处（见下方：SGLang 自己的放置）。",
         "es": "Página de tamaño 1: req_to_token lleva cada posición directamente a su slot; no hay multiplicación, pero la tabla es tan ancha como el contexto. La fila 0 es ficticia; out_cache_loc lista los slots escritos en este paso. Aquí los arrays guardan los slots de vLLM, así que todas las notaciones llegan al mismo; SGLang coloca los mismos tokens en otro sitio (abajo: la colocación propia de SGLang).",
     },
+    "d_sglang_own": {
+        "en": "SGLang's own placement (kvviz's model of SGLang 0.5.23 at page size {ps}, equal to SGLang's recorded arrays below): req_to_token maps each position straight to SGLang's slot, in the row SGLang gave the request; out_cache_loc is SGLang's extend batch, then its decode batch. kvviz keeps which vLLM slot holds the same token, so the lookup still ends on the page's slot.",
+        "zh": "SGLang 自己的放置（kvviz 对 SGLang 0.5.23 的模型，页大小 {ps}，与下方记录的 SGLang 数组相同）：req_to_token 把每个位置直接映射到 SGLang 的槽，所在的行是 SGLang 分给这个请求的行；out_cache_loc 先是 SGLang 的 extend 批，再是它的 decode 批。kvviz 记着同一个 token 在 vLLM 里的槽，所以查找最后仍落在本页的槽上。",
+        "es": "La colocación propia de SGLang (el modelo de kvviz de SGLang 0.5.23 con página de {ps}, igual a los arrays grabados de SGLang de abajo): req_to_token lleva cada posición directamente al slot de SGLang, en la fila que SGLang dio a la petición; out_cache_loc es el lote extend de SGLang y luego su lote decode. kvviz guarda qué slot de vLLM tiene el mismo token, así que la búsqueda sigue terminando en el slot de la página.",
+    },
     "d_trtllm": {
         "en": "kv_cache_block_offsets[pool, sequence, K|V, block]: separate K and V indices into a pool laid out as [blocks, layers, 2, …]; one layer here, so K = 2·block and V = 2·block + 1.",
         "zh": "kv_cache_block_offsets[池, 序列, K|V, 块]：K 和 V 各有一个下标，指向按 [块, 层, 2, …] 排布的池；这里只有一层，所以 K = 2·块，V = 2·块 + 1。",
@@ -105,6 +110,12 @@ STRINGS = {
 
     # --- the arrays' labels and each notation's lookup line (kvviz/notation_views.py) -----------
     "v.row": {"en": "row {r} ({q})", "zh": "第 {r} 行（{q}）", "es": "fila {r} ({q})"},
+    "v.free_row": {"en": "{r} (free)", "zh": "{r}（空闲）", "es": "{r} (libre)"},
+    "v.lookup_sglang_own": {
+        "en": "req_to_token[req_pool_indices[{i}] = {row}, {pos}] = SGLang's slot {s}, where SGLang keeps the token vLLM keeps in slot **{slot}**",
+        "zh": "req_to_token[req_pool_indices[{i}] = {row}, {pos}] = SGLang 的槽 {s}，SGLang 在这里存的正是 vLLM 存在槽 **{slot}** 的那个 token",
+        "es": "req_to_token[req_pool_indices[{i}] = {row}, {pos}] = slot {s} de SGLang, donde SGLang guarda el token que vLLM guarda en el slot **{slot}**",
+    },
     "v.dummy": {"en": "0 (dummy)", "zh": "0（占位）", "es": "0 (ficticia)"},
     "v.positions": {"en": "positions", "zh": "位置", "es": "posiciones"},
     "v.cell": {"en": "cell {c}", "zh": "单元 {c}", "es": "celda {c}"},
@@ -253,9 +264,9 @@ ENGINE_STRINGS = {
     "e.checked_flashinfer": {"en": "real FlashInfer on an H100/H200 (tests/gpu, the CSR page index)",
                              "zh": "H100/H200 上的真实 FlashInfer（tests/gpu，CSR 页索引）",
                              "es": "FlashInfer real en una H100/H200 (tests/gpu, el índice CSR de páginas)"},
-    "e.checked_sglang": {"en": "the arrays' form only; SGLang {v}'s own placement of this batch is below, and kvviz's model of it is checked against SGLang's code",
-                         "zh": "只核对了数组的形式；SGLang {v} 自己对这个批次的放置见下方，kvviz 对它的模型已与 SGLang 的代码核对",
-                         "es": "solo la forma de los arrays; la colocación propia de SGLang {v} para este lote está abajo, y el modelo de kvviz se comprueba contra el código de SGLang"},
+    "e.checked_sglang": {"en": "SGLang {v}'s own code: its pools, allocators and radix cache, run on random scenarios in tests/engines (its recorded arrays for this batch are below)",
+                         "zh": "SGLang {v} 自己的代码：它的池、分配器和基数树缓存，在 tests/engines 里用随机场景运行（这个批次记录下来的数组见下方）",
+                         "es": "el propio código de SGLang {v}: sus pools, asignadores y caché radix, ejecutados con escenarios aleatorios en tests/engines (sus arrays grabados para este lote están abajo)"},
     "e.checked_llamacpp": {"en": "llama.cpp's own cells (llama-cpp-python {v}, its debug log; below)",
                            "zh": "llama.cpp 自己的单元格（llama-cpp-python {v}，其调试日志；见下方）",
                            "es": "las celdas propias de llama.cpp (llama-cpp-python {v}, su registro de depuración; abajo)"},

@@ -93,12 +93,13 @@ def _flashinfer(f: nt.FlashInferForm, i, pos, T):
 def _sglang(f: nt.SGLangForm, i, pos, T):
     row = int(f.req_pool_indices[i])
     cols = _window(f.req_to_token.shape[1], pos)
-    labels = [T("v.dummy")] + [f"{r} ({q})" for r, q in enumerate(f.req_ids, start=1)]
+    owner = {int(r): f"{r} ({q})" for r, q in zip(f.req_pool_indices, f.req_ids)}
+    labels = [T("v.dummy")] + [owner.get(r, T("v.free_row", r=r)) for r in range(1, f.req_to_token.shape[0])]
     rtt, m = _rows_frame(f.req_to_token, labels, cols, (labels[row], str(pos)))
     out = [(f"req_to_token  [{f.req_to_token.shape[0]} × {f.req_to_token.shape[1]}] int32", rtt, m)]
     df, m2 = _strip("req_pool_indices", f.req_pool_indices, i)
     out.append(("req_pool_indices", df, m2))
-    t = token_index(f, i, pos)
+    t = f._token_index(i, pos)
     if len(f.out_cache_loc):
         df, m3 = _strip("out_cache_loc", f.out_cache_loc, t)
         out.append((f"out_cache_loc  [{len(f.out_cache_loc)}] int64", df, m3))
@@ -187,6 +188,8 @@ def description_key(name: str, form) -> str:
     """The key of the notation's description in ``kvviz.texts.notations``."""
     if name == "llamacpp" and getattr(form, "kv_unified", False):
         return "d_llamacpp_unified"
+    if name == "sglang" and getattr(form, "follows_sglang", False):
+        return "d_sglang_own"
     return f"d_{name}"
 
 
@@ -217,6 +220,8 @@ def lookup_text(name: str, form, i: int, pos: int, lang: str | None = None) -> s
         k = int(form.kv_indptr[i]) + pos // form.page_size
         return (f"kv_indices[kv_indptr[{i}] + {pos} // {form.page_size} = {k}] = {c['page']};  "
                 f"{c['page']} × {form.page_size} + {c['entry']} = **{c['slot']}**")
+    if name == "sglang" and form.follows_sglang:
+        return T("v.lookup_sglang_own", i=i, row=c["pool_row"], pos=pos, s=c["sglang_slot"], slot=c["slot"])
     if name == "sglang":
         return f"req_to_token[req_pool_indices[{i}] = {c['pool_row']}, {pos}] = **{c['slot']}**"
     if name == "trtllm":

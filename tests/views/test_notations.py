@@ -372,3 +372,23 @@ def test_vllm_query_start_loc_is_shown_whole():
     assert marks == [("query_start_loc", "1"), ("query_start_loc", "2")]
     lens, marks = shown["seq_lens"]
     assert lens.loc["seq_lens"].tolist() == f.seq_lens.tolist() and marks == [("seq_lens", "1")]
+
+
+def test_sglang_notation_follows_sglangs_own_placement():
+    """The page's SGLang notation holds SGLang's rows and slots (kvviz's model, equal to SGLang's
+    recording), and every lookup still answers the canonical slot."""
+    from kvviz.notations import engine_examples as ex
+    from kvviz.notations.sglang import from_sglang, sglang_placement
+
+    c = nt.example_batch()
+    for ps, model in zip(ex.SGLANG_PAGE_SIZES, ex.sglang_model_answers()):
+        f = sglang_placement(c, model["steps"][1])
+        assert f.follows_sglang and list(f.req_pool_indices) == [3, 1, 2]
+        assert from_sglang(f) == c                                        # the round trip
+        for i, r in enumerate(c.requests):
+            for p in (0, r.seq_len - 1):
+                assert f.address(i, p) == r.slots[p]
+        assert f.sglang_slot(1, 255) == f.sglang_slot(0, 255)            # the shared prefix: one slot
+        assert (f.sglang_slot(0, 0), ps) in ((1, 1), (16, 16))            # slot 0 / page 0 held back
+        marks = f.locate(0, 300)                                          # A's decode: SGLang's last
+        assert marks[-1].array == "out_cache_loc" and marks[-1].index == (len(f.out_cache_loc) - 1,)
