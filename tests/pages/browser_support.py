@@ -1,5 +1,7 @@
-"""Shared pieces of the real-browser tests: a streamlit server per test module, Debian's
-chromium driven by Playwright, waiting for a rerun to finish, full-page screenshots."""
+"""Shared pieces of the real-browser tests: starting a streamlit server, Debian's chromium driven by
+Playwright, waiting for a rerun to finish and for the page to stop changing, full-page screenshots.
+The fixtures (``server``: one per xdist worker for the whole session; ``browser`` and ``page``: one
+chromium per test module) are in tests/pages/conftest.py."""
 import contextlib
 import os
 import socket
@@ -54,22 +56,6 @@ def serve(*extra_args: str):
             proc.wait(timeout=10)
 
 
-@pytest.fixture(scope="module")
-def server():
-    with serve() as (url, _):
-        yield url
-
-
-@pytest.fixture(scope="module")
-def page(server):
-    playwright = pytest.importorskip("playwright.sync_api")
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        pg = browser.new_page(viewport={"width": 1400, "height": 1000})
-        yield pg
-        browser.close()
-
-
 def wait_idle(page, timeout=90_000):
     from playwright.sync_api import expect
 
@@ -92,14 +78,36 @@ def charts_drawn(page, timeout=90_000):
     page.wait_for_function(DRAWN, timeout=timeout)
 
 
+# Resolves once nothing in the document has changed for ``quiet`` ms (no node, attribute or text
+# changed: a rerun's last elements placed, plotly's relayout after a resize, a grid's canvas resized),
+# or after ``most`` ms. Then two animation frames, so what the last change asked for is painted.
+QUIET = """([quiet, most]) => new Promise(done => {
+  let timer = null, end = null;
+  const t0 = performance.now();
+  const finish = () => { obs.disconnect(); clearTimeout(timer); clearTimeout(end);
+    requestAnimationFrame(() => requestAnimationFrame(() => done(performance.now() - t0))); };
+  const obs = new MutationObserver(() => { clearTimeout(timer); timer = setTimeout(finish, quiet); });
+  obs.observe(document, {subtree: true, childList: true, attributes: true, characterData: true});
+  timer = setTimeout(finish, quiet);
+  end = setTimeout(finish, most); })"""
+
+
+def quiet(page, quiet_ms=400, most_ms=5000):
+    """Wait until the page has stopped changing for ``quiet_ms`` (at most ``most_ms``): in place of a
+    fixed sleep after a rerun or a resize, as long as the page needs and no longer. The ms it took."""
+    return page.evaluate(QUIET, [quiet_ms, most_ms])
+
+
 def shot(page, name):
+    """A full-page screenshot for a human to look at (the page stopped changing, every chart drawn, the
+    viewport grown to the page's height): the fixed 0.5 s + 0.7 s it waited are waits for quiet now."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(500)
+    quiet(page, 250)
     if page.locator('.kv-live-chart').count():
         charts_drawn(page)
     h = page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     page.set_viewport_size({"width": 1400, "height": max(h, 1000)})
-    page.wait_for_timeout(700)
+    quiet(page, 250)
     path = SHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size({"width": 1400, "height": 1000})
@@ -111,15 +119,6 @@ def no_exception(page):
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
-
-
-@pytest.fixture(scope="module")
-def browser(server):
-    playwright = pytest.importorskip("playwright.sync_api")
-    with playwright.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def needs_chromium():

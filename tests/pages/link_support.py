@@ -2,7 +2,7 @@
 browser shows it (every keyed widget's value, the page's text, every chart's figure) to compare."""
 import re
 
-from browser_support import charts_drawn, wait_idle
+from browser_support import charts_drawn, quiet, wait_idle
 
 # every keyed widget's value, by key (``st-key-<key>``, dots as dashes), as the browser shows it
 WIDGETS_JS = """() => { const out = {};
@@ -95,12 +95,13 @@ def arrives(page, want: dict, timeout_s: float = 120) -> dict:
 
 
 def settled(page, timeout_s: float = 120) -> dict:
-    """The page's state once two reads a second apart agree (every rerun the changes caused is drawn)."""
+    """The page's state once two reads agree, the second after the page has not changed for 0.4 s (every
+    rerun the changes caused is drawn; was: a second apart)."""
     import time
 
     end, last = time.monotonic() + timeout_s, state(page)
     while True:
-        page.wait_for_timeout(1000)
+        quiet(page)
         now = state(page)
         if now == last or time.monotonic() > end:
             return now

@@ -3,7 +3,7 @@ control, save full-page screenshots to artifacts/screenshots/."""
 import pytest
 
 from kvviz.texts.i18n import t
-from browser_support import (charts_drawn, needs_chromium, no_exception, page, server, shot,  # noqa: F401 - fixtures
+from browser_support import (charts_drawn, needs_chromium, no_exception, shot,
                              wait_idle)
 
 pytestmark = [pytest.mark.browser, needs_chromium()]

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from browser_support import SHOTS, browser, charts_drawn, needs_chromium, server, shot, wait_idle  # noqa: F401 - fixtures
+from browser_support import SHOTS, charts_drawn, needs_chromium, shot, wait_idle
 from kvviz.texts.i18n import t
 
 pytestmark = [pytest.mark.browser, needs_chromium()]

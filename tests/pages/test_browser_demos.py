@@ -7,7 +7,7 @@ release says so and one click shows it on the nearest release it can; picking an
 changes the caption, the figures and the figures' own sentences."""
 import pytest
 
-from browser_support import browser, charts_drawn, needs_chromium, server, shot, wait_idle  # noqa: F401 - fixtures
+from browser_support import charts_drawn, needs_chromium, shot, wait_idle
 from kvviz.views import demo_catalogue as demos
 from kvviz.views.demos import presenter_screens, screens_for
 from kvviz.views.runners import version_option

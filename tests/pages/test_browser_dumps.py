@@ -2,7 +2,7 @@
 simulator steps; full-page screenshots go to artifacts/screenshots/dumps_*.png."""
 import pytest
 
-from browser_support import needs_chromium, no_exception, page, server, shot, wait_idle  # noqa: F401 - fixtures
+from browser_support import needs_chromium, no_exception, shot, wait_idle
 
 pytestmark = [pytest.mark.browser, needs_chromium()]
 

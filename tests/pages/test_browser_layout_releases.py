@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from browser_support import SHOTS, browser, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import SHOTS, needs_chromium, wait_idle
 from kvviz.texts.i18n import LANGS, t
 from test_browser_sweep import SIZES, findings
 

@@ -8,7 +8,7 @@ redrawn with the new one (the batch-size sweep's marker at the new value) and op
 """
 import pytest
 
-from browser_support import charts_drawn, needs_chromium, no_exception, page, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import charts_drawn, needs_chromium, no_exception, wait_idle
 from kvviz.texts.i18n import t
 
 pytestmark = [pytest.mark.browser, needs_chromium()]

@@ -11,7 +11,7 @@ artifacts/screenshots/legends_*.png.
 """
 import pytest
 
-from browser_support import SHOTS, browser, charts_drawn, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import SHOTS, charts_drawn, needs_chromium, wait_idle
 from kvviz.texts.i18n import t
 from kvviz.views import batch as ex
 from kvviz.views.demos import presenter_screens, screens_for

@@ -4,7 +4,7 @@ cookies, no session): every widget, every line of text and every figure is the s
 value gives one warning (as text) and the default; another page's address carries nothing of this one."""
 import pytest
 
-from browser_support import ARGS, CHROMIUM, browser, needs_chromium, no_exception, server, wait_idle  # noqa: F401
+from browser_support import needs_chromium, no_exception, wait_idle
 from link_support import FIRST_KEY, arrives, settled, choose, flip, key, number, opened, press, state
 
 pytestmark = [pytest.mark.browser, needs_chromium()]

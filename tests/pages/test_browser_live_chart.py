@@ -6,7 +6,7 @@ the copy the app serves itself, and what changed is drawn — the selection box 
 token's cell, the slot chart's highlighted marker follows."""
 import pytest
 
-from browser_support import charts_drawn, needs_chromium, no_exception, page, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import charts_drawn, needs_chromium, no_exception, wait_idle
 from kvviz.texts.i18n import t
 
 pytestmark = [pytest.mark.browser, needs_chromium()]

@@ -19,7 +19,7 @@ import re
 
 import pytest
 
-from browser_support import SHOTS, browser, charts_drawn, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import SHOTS, charts_drawn, needs_chromium, wait_idle
 from kvviz.texts.i18n import t
 from kvviz.views import batch_offsets as offsets
 from kvviz.views import runners as rv

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from browser_support import SHOTS, browser, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import SHOTS, needs_chromium, wait_idle
 from kvviz.texts.i18n import t
 from kvviz.views import demo_catalogue as demos
 from kvviz.views.demos import presenter_screens, screens_for

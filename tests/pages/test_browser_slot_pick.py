@@ -3,7 +3,7 @@
 checked in chromium. The figure leaves drag to pan: a click is a click."""
 import pytest
 
-from browser_support import browser, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import needs_chromium, wait_idle
 from kvviz.texts.i18n import t
 
 pytestmark = [pytest.mark.browser, needs_chromium()]

@@ -3,7 +3,7 @@ st.fragment (issue 11): Next reruns only that part, yet the address, the link sh
 selectors above stay right, and a change above the fragment still redraws it."""
 import pytest
 
-from browser_support import needs_chromium, no_exception, page, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import needs_chromium, no_exception, wait_idle
 
 pytestmark = [pytest.mark.browser, needs_chromium()]
 

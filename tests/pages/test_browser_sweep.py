@@ -63,7 +63,7 @@ import re
 
 import pytest
 
-from browser_support import IDLE, SHOTS, browser, charts_drawn, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import IDLE, SHOTS, charts_drawn, needs_chromium, quiet, wait_idle
 from kvviz.texts.i18n import LANGS
 from ui import PAGES
 
@@ -338,8 +338,8 @@ def _settle(page):
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stDataFrame]')].every("
                            "d => d.querySelector('canvas[data-testid=data-grid-canvas]') && d.querySelector('table[role=grid]'))",
                            timeout=30_000)
-    # charts and grids draw after the run ends
-    page.wait_for_timeout(1200)
+    # charts and grids draw after the run ends: until the page stops changing (was a fixed 1.2 s)
+    quiet(page)
 
 
 @pytest.fixture(scope="module")
@@ -378,7 +378,7 @@ def test_every_page_nothing_cut_no_none(server, tab, lang):
         for w, h in SIZES:
             if (w, h) != SIZES[0]:
                 tab.set_viewport_size({"width": w, "height": h})
-                tab.wait_for_timeout(900)
+                quiet(tab)                   # the relayout (plotly, grids) done: was a fixed 0.9 s
             SHOTS.mkdir(parents=True, exist_ok=True)
             tab.screenshot(path=str(SHOTS / f"sweep_{name}_{lang}_{w}.png"))
             for f in findings(tab, lang):

@@ -6,7 +6,7 @@ NHD and HND with a colour bar; PCIe's three what-ifs are one a row, aligned, at 
 each with its Model Runner V2 line. Screenshots: artifacts/screenshots/teaching_<page>_<lang>.png."""
 import pytest
 
-from browser_support import SHOTS, browser, charts_drawn, needs_chromium, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import SHOTS, charts_drawn, needs_chromium, wait_idle
 from kvviz.texts.i18n import _table
 
 pytestmark = [pytest.mark.browser, needs_chromium()]

@@ -13,7 +13,7 @@ from kvviz.views import batch as ex
 from kvviz.views import figures
 from kvviz.views.figures import HILITE
 
-from browser_support import charts_drawn, needs_chromium, no_exception, page, server, wait_idle  # noqa: F401 - fixtures
+from browser_support import charts_drawn, needs_chromium, no_exception, wait_idle
 from page_support import batch_kernel_table, chart_figures, chart_specs, open_page as _open, plotly_array as _array  # noqa: F401 - shared helpers
 
 
