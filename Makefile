@@ -60,14 +60,17 @@ serve: $(STAMP) haproxy
 # The house rules first (scripts/code_shape.py: file and function sizes, block arithmetic in
 # Geometry, layer imports, no import cycle), then the whole suite: core, kernels (Triton
 # interpreter), AppTest pages, browser tests, real engines (tests/engines/: a missing engine venv fails
-# here instead of skipping). A broken rule fails the target before pytest runs.
+# here instead of skipping). A broken rule fails the target before pytest runs. Whole files go to each of
+# the two workers, the longest first (XDIST; tests/conftest.py's LONGEST_FIRST): a module's browser, tab or
+# wheel is made once, and the workers end together.
+XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: $(STAMP) engines haproxy
 	$(BIN)/python scripts/code_shape.py
-	KVVIZ_REQUIRE_ENGINES=1 $(BIN)/python -m pytest tests -q -n 2 --timeout 900 --durations=25
+	KVVIZ_REQUIRE_ENGINES=1 $(BIN)/python -m pytest tests -q $(XDIST) --timeout 900 --durations=25
 
 test-fast: $(STAMP)
 	$(BIN)/python scripts/code_shape.py
-	$(BIN)/python -m pytest tests -q -n 2 -m "not browser" --timeout 900
+	$(BIN)/python -m pytest tests -q $(XDIST) -m "not browser" --timeout 900
 
 test-browser: $(STAMP) haproxy
 	$(BIN)/python -m pytest tests -q -m browser --timeout 900

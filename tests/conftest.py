@@ -23,7 +23,36 @@ if not _has_cuda():
 import pytest  # noqa: E402
 
 
+# `make test` hands whole files to its two xdist workers (``--dist loadfile --no-loadscope-reorder``: a
+# module's browser, tab or wheel is made once) in collection order, which puts these files first, the
+# longest first (seconds of one worker, BENCHMARKS.md "make test time after issue 34's cuts"): the last
+# files handed out are short ones, so the two workers end together instead of one running a 3-minute
+# file alone at the end. A file not listed keeps its place after them; a file holding any of the tests
+# that tests/engines/conftest.py sends last (llama.cpp's: its library may still be building) goes last,
+# whole, since a file is handed out at its first test's place.
+LONGEST_FIRST = [
+    "tests/pages/test_browser_demos.py",
+    "tests/engines/test_fidelity.py",
+    "tests/pages/test_browser_links.py",
+    "tests/pages/test_browser_sweep.py",
+    "tests/pages/test_browser_restart.py",
+    "tests/pages/test_server_rss.py",
+    "tests/engines/test_packaging.py",
+]
+
+
+def _file(item) -> str:
+    return item.nodeid.split("::")[0]
+
+
+def _longest_first(items) -> None:
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    last = {_file(item) for item in items if "llamacpp" in item.nodeid}
+    items.sort(key=lambda item: (_file(item) in last, rank.get(_file(item), len(rank))))   # stable
+
+
 def pytest_collection_modifyitems(config, items):
+    _longest_first(items)
     if _has_cuda():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device")
