@@ -188,17 +188,23 @@ class SGLangRun:
         return [int(x) for x in out]
 
 
-def _put_fault(name: str) -> None:
-    """A wrong rule put into SGLang's own allocator, to show the comparison catches it:
-    ``paged_free_at_tail`` puts freed pages at the tail of the free list instead of its head."""
+def _put_fault(name: str):
+    """A wrong rule put into SGLang's own allocator for one run, to show the comparison catches it:
+    ``paged_free_at_tail`` puts freed pages at the tail of the free list instead of its head.
+    Returns the function that takes it out again."""
     import torch
     from sglang.srt.mem_cache.allocator import PagedTokenToKVPoolAllocator
     if name != "paged_free_at_tail":
         raise ValueError(f"unknown fault {name!r}")
+    own = PagedTokenToKVPoolAllocator.__dict__["_release_page_ids"]
 
     def release_at_tail(self, *page_ids):
         self.free_pages = torch.cat((self.free_pages, *page_ids))
     PagedTokenToKVPoolAllocator._release_page_ids = release_at_tail
+
+    def take_out():
+        PagedTokenToKVPoolAllocator._release_page_ids = own
+    return take_out
 
 
 def _one(req: dict) -> dict:
@@ -207,8 +213,7 @@ def _one(req: dict) -> dict:
     import sglang
     schedule = check_schedule(req["schedule"])
     check_knobs(req)
-    if req.get("fault"):
-        _put_fault(req["fault"])
+    take_out = _put_fault(req["fault"]) if req.get("fault") else None
     longest = max((len(r["tokens"]) for r in schedule["requests"].values()), default=1)
     run = SGLangRun(int(req.get("page_size", 1)), int(req["pool_tokens"]),
                     int(req.get("max_reqs") or len(schedule["requests"]) or 1), longest + 1)
@@ -216,6 +221,9 @@ def _one(req: dict) -> dict:
         steps = run_schedule(run, schedule)
     except RuntimeError as e:   # SGLang's own out-of-memory
         return {"engine": "sglang", "version": sglang.__version__, "error": str(e).splitlines()[0]}
+    finally:
+        if take_out is not None:   # the next run of this call gets SGLang's own rule back
+            take_out()
     return {"engine": "sglang", "version": sglang.__version__, "page_size": run.ps,
             "pool_tokens": int(req["pool_tokens"]), "steps": steps}
 

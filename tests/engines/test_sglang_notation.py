@@ -66,18 +66,20 @@ def _random_runs(seed: int, count: int) -> list[tuple[str, dict, dict]]:
 
 @pytest.fixture(scope="module")
 def answers():
-    """One driver call for everything this module checks."""
+    """One driver call (one SGLang import) for everything this module checks: the random runs, the
+    page's batch, the page's batch again with a fault in SGLang's allocator for that run alone, and
+    once more without it (the fault must not outlive its run)."""
     _sglang_or_skip()
     seed = int.from_bytes(os.urandom(4), "little")
     runs = _random_runs(seed, 24)
     example = ex.sglang_requests()
     fault_s = schedule_from_scenario(ex.example_scenario())
-    fault = dict(driver_request(fault_s, page_size=16, pool_tokens=ex.example_pool_tokens()),
-                 fault="paged_free_at_tail")
-    got = run_driver("sglang", {"runs": [r for _, _, r in runs] + example})["runs"]
-    faulty = run_driver("sglang", fault)
-    return {"seed": seed, "runs": runs, "random": got[:len(runs)], "example": got[len(runs):],
-            "fault": (fault_s, faulty)}
+    clean = driver_request(fault_s, page_size=16, pool_tokens=ex.example_pool_tokens())
+    got = run_driver("sglang", {"runs": [r for _, _, r in runs] + example
+                                + [dict(clean, fault="paged_free_at_tail"), clean]})["runs"]
+    n = len(runs)
+    return {"seed": seed, "runs": runs, "random": got[:n], "example": got[n:n + len(example)],
+            "fault": (fault_s, got[-2], got[-1])}
 
 
 def test_random_scenarios_equal_sglang(answers):
@@ -108,9 +110,10 @@ def test_page_example_recording_is_sglangs_answer(answers):
 
 
 def test_fault_in_sglangs_allocator_is_caught(answers):
-    s, faulty = answers["fault"]
+    s, faulty, after = answers["fault"]
     model = model_answer(s, page_size=16, pool_tokens=ex.example_pool_tokens())
     assert compare_sglang(faulty, model), "freed pages put at the tail went unnoticed"
+    assert compare_sglang(after, model) == []      # the next run had SGLang's own rule back
 
 
 def test_command_runs_sglang_and_agrees(tmp_path):
