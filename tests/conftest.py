@@ -38,6 +38,20 @@ LONGEST_FIRST = [
     "tests/pages/test_browser_restart.py",
     "tests/pages/test_server_rss.py",
     "tests/engines/test_packaging.py",
+    # the next ones (seconds of one worker on the clean-clone runs after issue 34's engines): so the
+    # files handed out last are short whichever worker takes them
+    "tests/pages/test_every_page.py",
+    "tests/pages/test_browser_dcp.py",
+    "tests/pages/test_browser.py",
+    "tests/gpu/test_fused_step.py",
+    "tests/pages/test_outside_text_stays_text.py",
+    "tests/engines/test_live_capture.py",
+    "tests/engines/test_sglang_notation.py",
+    "tests/pages/test_browser_presenter.py",
+    "tests/pages/test_dumps_page.py",
+    "tests/dist/test_dcp_gloo.py",
+    "tests/pages/test_browser_serve.py",
+    "tests/pages/test_every_page_shows.py",
 ]
 
 
