@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import sys
 
-from kvviz.notations.sglang_schedule import SGLangReq, run_schedule
+from kvviz.notations.sglang_schedule import SGLangRelease, SGLangReq, run_schedule
 
 TORCHVISION_STANDINS = ("sglang.srt.configs.deepseek_ocr", "sglang.srt.multimodal.internvl_utils")
 
@@ -63,7 +63,7 @@ def _stand_in_torchvision_users() -> None:
         sys.modules.setdefault(name, mod)
 
 
-class SGLangRun:
+class SGLangRun(SGLangRelease):
     def __init__(self, page_size: int, pool_tokens: int, max_reqs: int, max_context: int):
         import torch
         from sglang.srt.mem_cache.allocator import (PagedTokenToKVPoolAllocator,
@@ -120,16 +120,6 @@ class SGLangRun:
         r.protected = len(new)
         self.tree.unlock(r.lock)
         r.lock, r.node = self.tree.lock(node), node
-
-    def release(self, r: SGLangReq, owned: int, *, checkpoint: bool) -> None:
-        if checkpoint:
-            self.checkpoint(r, owned)
-        if r.protected < owned:
-            row = self.req_pool.req_to_token[r.row]
-            self.alloc.free_segments([(row[r.protected:owned], r.protected)])
-        self.tree.unlock(r.lock)
-        self.req_pool.free_rows([r.row])
-        r.row, r.lock, r.node, r.inserted = None, None, None, 0
 
     # --- the two kinds of batch ----------------------------------------------------------
     def extend(self, entries: list) -> list:

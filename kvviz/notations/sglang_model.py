@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from kvviz.notations.sglang_pools import (PagedAllocator, PoolFull, RadixTree, RowPool,
                                           TokenAllocator)
-from kvviz.notations.sglang_schedule import SGLangReq, check_knobs, run_schedule
+from kvviz.notations.sglang_schedule import SGLangRelease, SGLangReq, check_knobs, run_schedule
 
 SGLANG_VERSION = "0.5.23"
 """The SGLang release the model was read from and is tested against."""
 
 
-class SGLangModel:
+class SGLangModel(SGLangRelease):
     def __init__(self, page_size: int, pool_tokens: int, max_reqs: int, max_context: int):
         self.ps = page_size
         self.req_pool = RowPool(max_reqs, max_context)
@@ -45,16 +45,6 @@ class SGLangModel:
         self.tree.unlock(r.lock)
         self.tree.lock(node)
         r.lock = r.node = node
-
-    def release(self, r: SGLangReq, owned: int, *, checkpoint: bool) -> None:
-        if checkpoint:
-            self.checkpoint(r, owned)
-        if r.protected < owned:
-            row = self.req_pool.req_to_token[r.row]
-            self.alloc.free_segments([(row[r.protected:owned], r.protected)])
-        self.tree.unlock(r.lock)
-        self.req_pool.free_rows([r.row])
-        r.row, r.lock, r.node, r.inserted = None, None, None, 0
 
     def extend(self, entries: list) -> list:
         reqs = [self.reqs[e["req"]] for e in entries]

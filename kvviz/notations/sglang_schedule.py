@@ -27,6 +27,22 @@ class SGLangReq:
         self.matched = None      # this admission's prefix match
 
 
+class SGLangRelease:
+    """``release_kv_cache``, shared by the driver (SGLang's own objects) and kvviz's model (its
+    stand-ins, with the same methods): checkpoint when asked, free the row's tail past what the tree
+    owns, unlock, give the row back."""
+
+    def release(self, r: SGLangReq, owned: int, *, checkpoint: bool) -> None:
+        if checkpoint:
+            self.checkpoint(r, owned)
+        if r.protected < owned:
+            row = self.req_pool.req_to_token[r.row]
+            self.alloc.free_segments([(row[r.protected:owned], r.protected)])
+        self.tree.unlock(r.lock)
+        self.req_pool.free_rows([r.row])
+        r.row, r.lock, r.node, r.inserted = None, None, None, 0
+
+
 def _is_decode(entry: dict, req: SGLangReq) -> bool:
     return req.row is not None and entry["end"] - entry["start"] == 1 \
         and entry["start"] >= len(req.prompt)
